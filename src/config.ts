@@ -1,0 +1,241 @@
+/**
+ * The only reader of `process.env`. Every setting is read and validated here, once, at start;
+ * a bad value throws a {@link ConfigError} whose message is one line naming the variable.
+ * The result is frozen and handed to everything else explicitly.
+ */
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+export type SandboxMode = 'auto' | 'bwrap' | 'none';
+export type RegistrationMode = 'open' | 'closed';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Absolute path of the data directory: SQLite file, server directories, generated secrets. */
+  readonly dataDir: string;
+  /** Absolute path of the directory that holds one folder per game server. */
+  readonly serversDir: string;
+  readonly database:
+    | { readonly kind: 'sqlite'; readonly file: string }
+    | { readonly kind: 'postgres'; readonly url: string };
+  /** HS256 key, at least 32 bytes. */
+  readonly jwtSecret: Uint8Array;
+  /** Where people reach the panel, without a trailing slash. */
+  readonly publicUrl: string;
+  readonly sandbox: SandboxMode;
+  readonly registration: RegistrationMode;
+  readonly maxBodyBytes: number;
+  /** `null`: no limit. */
+  readonly maxUploadBytes: number | null;
+  readonly maxEditBytes: number;
+  readonly logLevel: LogLevel;
+  readonly loginThrottle: {
+    /** Failed logins one account may collect inside the window before it is refused with 429. */
+    readonly maxFailuresPerAccount: number;
+    /** Failed logins one client address may collect inside the window before it is refused. */
+    readonly maxFailuresPerAddress: number;
+    readonly windowSeconds: number;
+  };
+  /**
+   * Addresses or CIDR ranges of reverse proxies whose `X-Forwarded-For` is believed when telling
+   * the client's address (login throttling). Empty: the socket's address counts.
+   */
+  readonly trustProxy: readonly string[];
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const MIN_SECRET_BYTES = 32;
+const SECRET_FILE = 'jwt-secret';
+
+/**
+ * Reads the configuration from `env`. Creates `DATA_DIR` (and the generated JWT secret, when
+ * `JWT_SECRET` is unset) as a side effect: both must exist before anything else starts.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const host = text(env, 'HOST', '127.0.0.1');
+  const port = integer(env, 'PORT', 8000, 0, 65535);
+  const dataDir = path.resolve(text(env, 'DATA_DIR', './data'));
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new ConfigError('DATA_DIR', `cannot create ${dataDir} (${errorCode(error)})`);
+  }
+  const serversDir = path.join(dataDir, 'servers');
+
+  const databaseUrl = env.DATABASE_URL?.trim();
+  let database: Config['database'];
+  if (databaseUrl === undefined || databaseUrl === '') {
+    database = { kind: 'sqlite', file: path.join(dataDir, 'panel.sqlite') };
+  } else if (/^postgres(ql)?:\/\//.test(databaseUrl) && URL.canParse(databaseUrl)) {
+    database = { kind: 'postgres', url: databaseUrl };
+  } else {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL, or unset for SQLite');
+  }
+
+  const publicUrl = parsePublicUrl(env, host, port);
+
+  const config: Config = {
+    host,
+    port,
+    dataDir,
+    serversDir,
+    database,
+    jwtSecret: jwtSecret(env, dataDir),
+    publicUrl,
+    sandbox: oneOf(env, 'SANDBOX', ['auto', 'bwrap', 'none'], 'auto'),
+    registration: oneOf(env, 'REGISTRATION', ['open', 'closed'], 'open'),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
+    maxUploadBytes: optionalInteger(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
+    maxEditBytes: integer(env, 'MAX_EDIT_BYTES', 5 * 1024 * 1024, 1, 1024 ** 3),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'info',
+    ),
+    loginThrottle: {
+      maxFailuresPerAccount: integer(env, 'LOGIN_MAX_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),
+      maxFailuresPerAddress: integer(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000),
+      windowSeconds: integer(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 900, 1, 86_400),
+    },
+    trustProxy: addressList(env, 'TRUST_PROXY'),
+  };
+  return Object.freeze(config);
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  return optionalInteger(env, name, min, max) ?? fallback;
+}
+
+function optionalInteger(env: Env, name: string, min: number, max: number): number | null {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return null;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) {
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw}`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const found = allowed.find((value) => value === raw);
+  if (found === undefined) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return found;
+}
+
+function addressList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim() ?? '';
+  if (raw === '') return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= 128);
+    if (rest.length > 0 || address === undefined || isIP(address) === 0 || !validBits) {
+      throw new ConfigError(name, `"${entry}" is not an IP address or CIDR range`);
+    }
+  }
+  return entries;
+}
+
+function parsePublicUrl(env: Env, host: string, port: number): string {
+  const raw = env.PUBLIC_URL?.trim();
+  if (raw === undefined || raw === '') {
+    const shownHost = host.includes(':') ? `[${host}]` : host;
+    return `http://${shownHost}:${port}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/**
+ * `JWT_SECRET` when set (at least 32 bytes); otherwise the secret kept in `DATA_DIR/jwt-secret`,
+ * generated on first start with mode 0600. The file is created exclusively, so two panels
+ * starting at once on a fresh directory end up with the same secret.
+ */
+function jwtSecret(env: Env, dataDir: string): Uint8Array {
+  const given = env.JWT_SECRET;
+  if (given !== undefined && given !== '') {
+    const bytes = Buffer.from(given, 'utf8');
+    if (bytes.length < MIN_SECRET_BYTES) {
+      throw new ConfigError(
+        'JWT_SECRET',
+        `must be at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}`,
+      );
+    }
+    return new Uint8Array(bytes);
+  }
+
+  const file = path.join(dataDir, SECRET_FILE);
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    try {
+      writeSync(fd, randomBytes(48).toString('base64url'));
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    if (errorCode(error) !== 'EEXIST') {
+      throw new ConfigError('JWT_SECRET', `cannot create ${file} (${errorCode(error)})`);
+    }
+  }
+
+  let stored: Buffer;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      if ((fstatSync(fd).mode & 0o077) !== 0) {
+        throw new ConfigError('JWT_SECRET', `${file} must not be readable by others (chmod 600)`);
+      }
+      stored = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError('JWT_SECRET', `cannot read ${file} (${errorCode(error)})`);
+  }
+  const secret = stored.toString('utf8').trim();
+  if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
+    throw new ConfigError('JWT_SECRET', `${file} holds fewer than ${MIN_SECRET_BYTES} bytes`);
+  }
+  return new Uint8Array(Buffer.from(secret, 'utf8'));
+}
+
+function errorCode(error: unknown): string {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : 'unknown error';
+}

@@ -1,0 +1,94 @@
+/**
+ * Opens the panel's database: embedded SQLite (a file in DATA_DIR) or PostgreSQL, behind the same
+ * Kysely interface, and brings its schema up to date. Only this folder and the repositories know
+ * which one is in use.
+ */
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config.js';
+import * as initial from './migrations/0001_initial.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: Dialect;
+  close(): Promise<void>;
+}
+
+/** Every migration, in order. Listed explicitly so a build holds them all and none is skipped. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': initial,
+};
+
+/** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */
+const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+
+export async function openDatabase(database: Config['database']): Promise<Db> {
+  if (database.kind === 'sqlite') {
+    const file = new SQLite(database.file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+    file.pragma('journal_mode = WAL');
+    file.pragma('synchronous = NORMAL');
+    file.pragma('foreign_keys = ON');
+    file.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+    return withMigrations({ kysely, dialect: 'sqlite', close: () => kysely.destroy() });
+  }
+
+  const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+  // An idle client whose connection drops emits 'error' on the pool; without a listener that
+  // would crash the panel. The next query simply gets a fresh connection.
+  pool.on('error', () => undefined);
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return withMigrations({ kysely, dialect: 'postgres', close: () => kysely.destroy() });
+}
+
+async function withMigrations(db: Db): Promise<Db> {
+  try {
+    await migrate(db);
+    return db;
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
+
+async function migrate(db: Db): Promise<void> {
+  // On PostgreSQL the bookkeeping tables go in the schema the connection works in, so panels
+  // sharing one database in separate schemas (search_path) never see each other's migrations.
+  const migrationTableSchema =
+    db.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely))
+          .rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+    ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
+  }
+}
+
+const errorCode = (error: unknown): unknown =>
+  typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+
+/** True when `error` is a unique-constraint violation, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = errorCode(error);
+  return (
+    code === '23505' ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  );
+}
+
+/** True when `error` is a foreign-key violation, on either database. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}

@@ -1,0 +1,73 @@
+/**
+ * The one error type that services throw. Its `code` is a closed union: a client may switch on it,
+ * so a code, once shipped, keeps its meaning. The HTTP layer turns it into the body of
+ * DECISIONS.md §2: `{ message, code, statusCode }`.
+ */
+export type ErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'INVALID_JSON'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNKNOWN_SERVER'
+  | 'UNAUTHORIZED'
+  | 'INVALID_CREDENTIALS'
+  | 'FORBIDDEN'
+  | 'BANNED'
+  | 'WRONG_PASSWORD'
+  | 'REGISTRATION_CLOSED'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONFLICT'
+  | 'USERNAME_TAKEN'
+  | 'LAST_ADMIN'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL';
+
+const STATUS: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  UNKNOWN_SERVER: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNAUTHORIZED: 401,
+  INVALID_CREDENTIALS: 401,
+  FORBIDDEN: 403,
+  BANNED: 403,
+  WRONG_PASSWORD: 403,
+  REGISTRATION_CLOSED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  USERNAME_TAKEN: 409,
+  LAST_ADMIN: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+};
+
+export interface ErrorDetail {
+  /** Where the problem is: a JSON pointer into the request part, or a name. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export class AppError extends Error {
+  readonly statusCode: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: {
+      readonly details?: readonly ErrorDetail[];
+      /** Seconds, sent as `Retry-After` (429). */
+      readonly retryAfter?: number;
+    } = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.statusCode = STATUS[code];
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
+export const forbidden = (message = 'You are not allowed to do this'): AppError =>
+  new AppError('FORBIDDEN', message);

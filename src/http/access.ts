@@ -1,0 +1,76 @@
+/**
+ * Who may call a route, declared on the route itself (`config.access`) and checked before the
+ * body is even parsed. A route that declares nothing is open to signed-in, non-banned users only:
+ * forgetting the declaration can never make a route public.
+ *
+ * The token only says who the caller is; the user is loaded from the database on every request,
+ * so roles, bans, deletions and password changes count at once.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Role } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import type { AuthService } from '../modules/auth/auth.service.js';
+import type { User } from '../modules/users/users.repository.js';
+import type { App } from './types.js';
+
+export type Access =
+  /** Anyone, without a token. */
+  | 'public'
+  /** Any valid token, banned users included (only `GET /api/auth/me`). */
+  | 'signed-in'
+  /** Any valid token of a user who is not banned. The default. */
+  | 'active'
+  /** A user holding one of these roles (never `banned`). */
+  | { readonly roles: readonly Exclude<Role, 'banned'>[] };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    /** The caller, loaded for every route that is not public. */
+    user: User | null;
+  }
+}
+
+/** The token of an `Authorization: Bearer …` header, or `undefined`. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header);
+  return match?.[1];
+}
+
+/**
+ * Resolves a token to a user allowed by `access`, or throws the 401/403 to answer. Shared by
+ * the HTTP routes and, later, the console socket's upgrade.
+ */
+export async function authorize(
+  auth: AuthService,
+  token: string | undefined,
+  access: Exclude<Access, 'public'>,
+): Promise<User> {
+  if (token === undefined) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
+  const user = await auth.authenticate(token);
+  if (!user) throw new AppError('UNAUTHORIZED', 'Invalid, expired or revoked token');
+  if (access === 'signed-in') return user;
+  if (user.role === 'banned') throw new AppError('BANNED', 'This account is banned');
+  if (access !== 'active' && !access.roles.some((role) => role === user.role)) {
+    throw new AppError('FORBIDDEN', 'Your role does not allow this');
+  }
+  return user;
+}
+
+export function registerAccessControl(app: App, auth: AuthService): void {
+  app.decorateRequest('user', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) return;
+    const access = request.routeOptions.config.access ?? 'active';
+    if (access === 'public') return;
+    request.user = await authorize(auth, bearerToken(request.headers.authorization), access);
+  });
+}
+
+/** The caller of a protected route. */
+export function currentUser(request: FastifyRequest): User {
+  if (!request.user) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
+  return request.user;
+}

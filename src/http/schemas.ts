@@ -1,0 +1,51 @@
+/**
+ * Schemas shared by every module: the envelope of DECISIONS.md §2 and the error body, plus the
+ * field formats that several routes accept (usernames, passwords, roles).
+ */
+import { Type, type TSchema } from 'typebox';
+import { ROLES } from '../db/schema.js';
+
+export const ErrorBody = Type.Object(
+  {
+    message: Type.String(),
+    code: Type.String({ description: 'Stable UPPER_SNAKE machine code' }),
+    statusCode: Type.Integer(),
+    details: Type.Optional(
+      Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+    ),
+  },
+  { $id: 'ErrorBody', description: 'Every error has this shape' },
+);
+
+/** `{ message, data }`, the shape of every successful response but register, login and me. */
+export const Envelope = <T extends TSchema>(data: T) =>
+  Type.Object({ message: Type.String(), data });
+
+/**
+ * The response schemas of a route: 200 with `ok`, and the error body for each listed status. The
+ * 200 schema is also what keeps anything undeclared, such as a password hash, out of the reply.
+ */
+export function responses<T extends TSchema>(ok: T, ...errors: readonly number[]) {
+  const schemas: Record<number, TSchema> = { 200: ok };
+  for (const status of errors) schemas[status] = Type.Ref('ErrorBody');
+  return schemas as { 200: T } & Record<number, TSchema>;
+}
+
+export const Username = Type.String({
+  minLength: 3,
+  maxLength: 32,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description: '3 to 32 of A-Z a-z 0-9 _ . -, unique regardless of case',
+});
+
+/** Any string a client may send where a username is looked up (not created). */
+export const UsernameLookup = Type.String({ minLength: 1, maxLength: 256 });
+
+export const NewPassword = Type.String({ minLength: 6, maxLength: 1024 });
+
+/** A password being checked: any length up to the limit, so a wrong one is a 401, not a 400. */
+export const PasswordAttempt = Type.String({ minLength: 1, maxLength: 1024 });
+
+export const RoleSchema = Type.Union(ROLES.map((role) => Type.Literal(role)));
+
+export const UsernameParams = Type.Object({ username: UsernameLookup });

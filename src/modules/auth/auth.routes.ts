@@ -1,0 +1,56 @@
+import { currentUser } from '../../http/access.js';
+import { responses } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { LoginBody, MeResponse, RegisterBody, TokenResponseSchema } from './auth.schemas.js';
+import type { AuthService } from './auth.service.js';
+
+export function authRoutes(app: App, auth: AuthService): void {
+  app.post(
+    '/api/auth/register',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Create an account (the first one becomes admin)',
+        body: RegisterBody,
+        response: responses(TokenResponseSchema, 400, 403, 409, 413),
+      },
+    },
+    (request) => auth.register(request.body),
+  );
+
+  app.post(
+    '/api/auth/login',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Exchange a username and password for a token',
+        description: 'Repeated failures for one account or address answer 429 with Retry-After.',
+        body: LoginBody,
+        response: responses(TokenResponseSchema, 400, 401, 413, 429),
+      },
+    },
+    (request) => auth.login(request.body, request.ip),
+  );
+
+  app.get(
+    '/api/auth/me',
+    {
+      config: { access: 'signed-in' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Who the token belongs to (answers banned users too)',
+        response: responses(MeResponse, 401),
+      },
+    },
+    async (request) => {
+      const user = currentUser(request);
+      return {
+        username: user.username,
+        role: user.role,
+        servers: await auth.reachableServers(user),
+      };
+    },
+  );
+}

@@ -1,0 +1,115 @@
+/**
+ * Registration, password login and token checking. Tokens carry only the user's id and token
+ * version; `authenticate` reloads the user on every request, so a role change, ban, deletion or
+ * password change takes effect on the very next one.
+ */
+import type { RegistrationMode } from '../../config.js';
+import { isUniqueViolation } from '../../db/database.js';
+import type { Role } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import type { ServersRepository } from '../servers/servers.repository.js';
+import { usernameKey, type User, type UsersRepository } from '../users/users.repository.js';
+import type { LoginThrottle } from './login-throttle.js';
+import type { PasswordHasher } from './passwords.js';
+import type { TokenService } from './tokens.js';
+
+export interface TokenResponse {
+  readonly access_token: string;
+  readonly token_type: 'bearer';
+  readonly username: string;
+  readonly role: Role;
+}
+
+export interface Credentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface AuthService {
+  register(credentials: Credentials): Promise<TokenResponse>;
+  /** `address` is the client's address, for throttling failed attempts. */
+  login(credentials: Credentials, address: string): Promise<TokenResponse>;
+  /** The current user behind a token, or `null` when the token is not (or no longer) valid. */
+  authenticate(token: string): Promise<User | null>;
+  tokenResponse(user: User): Promise<TokenResponse>;
+  /** The servers a user can reach: every server for an admin, else the assigned ones. */
+  reachableServers(user: User): Promise<string[]>;
+}
+
+const INVALID_CREDENTIALS = 'Wrong username or password';
+
+export function createAuthService(deps: {
+  users: UsersRepository;
+  servers: ServersRepository;
+  hasher: PasswordHasher;
+  tokens: TokenService;
+  throttle: LoginThrottle;
+  registration: RegistrationMode;
+  now: () => Date;
+}): AuthService {
+  const { users, servers, hasher, tokens, throttle, now } = deps;
+
+  const tokenResponse = async (user: User): Promise<TokenResponse> => ({
+    access_token: await tokens.issue({ userId: user.id, version: user.tokenVersion }),
+    token_type: 'bearer',
+    username: user.username,
+    role: user.role,
+  });
+
+  return {
+    tokenResponse,
+
+    async register({ username, password }) {
+      if (deps.registration === 'closed') {
+        throw new AppError('REGISTRATION_CLOSED', 'Registration is closed on this panel');
+      }
+      if (await users.findByUsername(username)) throw usernameTaken();
+      const passwordHash = await hasher.hash(password);
+      let user: User;
+      try {
+        user = await users.transaction(async (locked) => {
+          const role: Role = (await locked.anyEverRegistered()) ? 'user' : 'admin';
+          return locked.insert({ username, passwordHash, role, now: now() });
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw usernameTaken();
+        throw error;
+      }
+      return tokenResponse(user);
+    },
+
+    async login({ username, password }, address) {
+      const account = usernameKey(username);
+      const wait = throttle.retryAfter(account, address);
+      if (wait !== null) {
+        throw new AppError('RATE_LIMITED', 'Too many failed logins; try again later', {
+          retryAfter: wait,
+        });
+      }
+      const found = await users.findCredentials(username);
+      let valid = false;
+      if (found?.passwordHash != null) valid = await hasher.verify(found.passwordHash, password);
+      else await hasher.burn(password);
+      if (!found || !valid) {
+        throttle.recordFailure(account, address);
+        throw new AppError('INVALID_CREDENTIALS', INVALID_CREDENTIALS);
+      }
+      throttle.recordSuccess(account);
+      await users.recordLogin(found.user.id, now());
+      return tokenResponse(found.user);
+    },
+
+    async authenticate(token) {
+      const claims = await tokens.verify(token);
+      if (!claims) return null;
+      const user = await users.findById(claims.userId);
+      return user?.tokenVersion === claims.version ? user : null;
+    },
+
+    async reachableServers(user) {
+      return user.role === 'admin' ? servers.allNames() : users.serverNames(user.id);
+    },
+  };
+}
+
+const usernameTaken = (): AppError => new AppError('USERNAME_TAKEN', 'That username is taken');

@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+import {
+  Envelope,
+  NewPassword,
+  PasswordAttempt,
+  RoleSchema,
+  Username,
+} from '../../http/schemas.js';
+import { TokenResponseSchema } from '../auth/auth.schemas.js';
+
+const Count = Type.Integer({ minimum: 0 });
+
+export const StatsEnvelope = Envelope(
+  Type.Object({
+    username: Type.String(),
+    role: RoleSchema,
+    createdAt: Type.String({ format: 'date-time', description: 'When the account was created' }),
+    lastLoginAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'Last successful password login; null if never',
+    }),
+    serverCount: Type.Integer({
+      minimum: 0,
+      description: 'Servers the user can reach (every server for an admin)',
+    }),
+    tickets: Type.Object(
+      { total: Count, pending: Count, in_progress: Count, closed: Count },
+      { description: 'Tickets the user opened, by current status' },
+    ),
+    messagesWritten: Type.Integer({
+      minimum: 0,
+      description: 'Ticket messages the user wrote, on any ticket',
+    }),
+  }),
+);
+
+export const RenameBody = Type.Object(
+  { new_username: Username, password: PasswordAttempt },
+  { additionalProperties: false },
+);
+
+export const RenamedEnvelope = Envelope(Type.Object({ username: Type.String(), role: RoleSchema }));
+
+export const PasswordBody = Type.Object(
+  { old_password: PasswordAttempt, new_password: NewPassword },
+  { additionalProperties: false },
+);
+
+export const PasswordChangedEnvelope = Envelope(TokenResponseSchema);

@@ -1,0 +1,235 @@
+/**
+ * The only code that queries the users and user_servers tables. Deleted users keep their row
+ * (their tickets and messages still name them) but lose their login name key, password and
+ * server access, and no lookup here returns them.
+ */
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database, Role, UsersTable } from '../../db/schema.js';
+
+export interface User {
+  readonly id: number;
+  readonly username: string;
+  readonly role: Role;
+  readonly tokenVersion: number;
+  readonly createdAt: string;
+  readonly lastLoginAt: string | null;
+}
+
+export interface UserWithServers extends User {
+  /** The servers assigned to the user by an admin, sorted by name. */
+  readonly servers: readonly string[];
+}
+
+/** Usernames are unique regardless of case: "Steve" and "steve" are the same account name. */
+export const usernameKey = (username: string): string => username.toLowerCase();
+
+/** Any constant; it names the advisory lock that serialises changes to who is admin. */
+const USERS_LOCK = 0x5e7_2024;
+
+const USER_COLUMNS = [
+  'id',
+  'username',
+  'role',
+  'token_version',
+  'created_at',
+  'last_login_at',
+] as const;
+
+type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
+
+const toUser = (row: UserRow): User => ({
+  id: row.id,
+  username: row.username,
+  role: row.role,
+  tokenVersion: row.token_version,
+  createdAt: row.created_at,
+  lastLoginAt: row.last_login_at,
+});
+
+export class UsersRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Runs `work` in one transaction that holds the users lock: on PostgreSQL an advisory lock, on
+   * SQLite the single connection itself. Used where a rule spans rows ("first user is admin",
+   * "an admin must remain"), so two requests cannot both pass the check.
+   */
+  transaction<T>(work: (users: UsersRepository) => Promise<T>): Promise<T> {
+    if (this.db.isTransaction) return work(this);
+    return this.db.transaction().execute(async (trx) => {
+      if (this.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(${USERS_LOCK})`.execute(trx);
+      }
+      return work(new UsersRepository(trx, this.dialect));
+    });
+  }
+
+  async findById(id: number): Promise<User | undefined> {
+    const row = await this.db
+      .selectFrom('users')
+      .select(USER_COLUMNS)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async findByUsername(username: string): Promise<User | undefined> {
+    return (await this.findCredentials(username))?.user;
+  }
+
+  async findCredentials(
+    username: string,
+  ): Promise<{ user: User; passwordHash: string | null } | undefined> {
+    const row = await this.db
+      .selectFrom('users')
+      .select([...USER_COLUMNS, 'password_hash'])
+      .where('username_key', '=', usernameKey(username))
+      .executeTakeFirst();
+    return row && { user: toUser(row), passwordHash: row.password_hash };
+  }
+
+  async passwordHash(id: number): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return row?.password_hash ?? null;
+  }
+
+  async list(): Promise<UserWithServers[]> {
+    const [rows, links] = await Promise.all([
+      this.db
+        .selectFrom('users')
+        .select(USER_COLUMNS)
+        .where('deleted_at', 'is', null)
+        .orderBy('username_key')
+        .execute(),
+      this.db
+        .selectFrom('user_servers')
+        .select(['user_id', 'server_name'])
+        .orderBy('server_name')
+        .execute(),
+    ]);
+    const servers = new Map<number, string[]>();
+    for (const link of links) {
+      const list = servers.get(link.user_id);
+      if (list) list.push(link.server_name);
+      else servers.set(link.user_id, [link.server_name]);
+    }
+    return rows.map((row) => ({ ...toUser(row), servers: servers.get(row.id) ?? [] }));
+  }
+
+  async serverNames(userId: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('user_servers')
+      .select('server_name')
+      .where('user_id', '=', userId)
+      .orderBy('server_name')
+      .execute();
+    return rows.map((row) => row.server_name);
+  }
+
+  /** True once any user was ever registered, deleted ones included. */
+  async anyEverRegistered(): Promise<boolean> {
+    const row = await this.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async countAdmins(): Promise<number> {
+    const row = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('role', '=', 'admin')
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /** Throws the database's unique violation when the name is taken (see `isUniqueViolation`). */
+  async insert(user: {
+    username: string;
+    passwordHash: string | null;
+    role: Role;
+    now: Date;
+  }): Promise<User> {
+    const row = await this.db
+      .insertInto('users')
+      .values({
+        username: user.username,
+        username_key: usernameKey(user.username),
+        password_hash: user.passwordHash,
+        role: user.role,
+        token_version: 0,
+        created_at: user.now.toISOString(),
+        last_login_at: null,
+        deleted_at: null,
+      })
+      .returning(USER_COLUMNS)
+      .executeTakeFirstOrThrow();
+    return toUser(row);
+  }
+
+  async setRole(id: number, role: Role): Promise<void> {
+    await this.db.updateTable('users').set({ role }).where('id', '=', id).execute();
+  }
+
+  async replaceServers(userId: number, names: readonly string[]): Promise<void> {
+    await this.db.deleteFrom('user_servers').where('user_id', '=', userId).execute();
+    if (names.length > 0) {
+      await this.db
+        .insertInto('user_servers')
+        .values(names.map((server_name) => ({ user_id: userId, server_name })))
+        .execute();
+    }
+  }
+
+  /** Throws the database's unique violation when the name is taken. */
+  async rename(id: number, username: string): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set({ username, username_key: usernameKey(username) })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Stores the new hash and bumps the token version; returns the new version. */
+  async setPassword(id: number, passwordHash: string): Promise<number> {
+    const row = await this.db
+      .updateTable('users')
+      .set((eb) => ({ password_hash: passwordHash, token_version: eb('token_version', '+', 1) }))
+      .where('id', '=', id)
+      .returning('token_version')
+      .executeTakeFirstOrThrow();
+    return row.token_version;
+  }
+
+  async recordLogin(id: number, now: Date): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set({ last_login_at: now.toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Frees the name, drops the password and server access; keeps the row for authorship. */
+  async markDeleted(id: number, now: Date): Promise<void> {
+    await this.db.deleteFrom('user_servers').where('user_id', '=', id).execute();
+    await this.db
+      .updateTable('users')
+      .set((eb) => ({
+        username_key: null,
+        password_hash: null,
+        deleted_at: now.toISOString(),
+        token_version: eb('token_version', '+', 1),
+      }))
+      .where('id', '=', id)
+      .execute();
+  }
+}

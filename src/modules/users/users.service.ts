@@ -1,0 +1,84 @@
+/**
+ * User administration: listing, roles, server access and deletion. The caller's right to do each
+ * is checked by the route's access policy; the rules that span users (an admin must remain,
+ * server names must exist) are kept here.
+ */
+import { isForeignKeyViolation } from '../../db/database.js';
+import type { Role } from '../../db/schema.js';
+import { AppError, notFound } from '../../errors.js';
+import type { ServersRepository } from '../servers/servers.repository.js';
+import type { User, UserWithServers, UsersRepository } from './users.repository.js';
+
+export interface UsersService {
+  list(): Promise<UserWithServers[]>;
+  setRole(username: string, role: Role): Promise<UserWithServers>;
+  setServers(username: string, servers: readonly string[]): Promise<UserWithServers>;
+  remove(username: string): Promise<void>;
+}
+
+export function createUsersService(deps: {
+  users: UsersRepository;
+  servers: ServersRepository;
+  now: () => Date;
+}): UsersService {
+  const { users, servers, now } = deps;
+
+  /** Inside a transaction, pass its repository: the outer one would wait for the connection. */
+  const find = async (username: string, repo: UsersRepository = users): Promise<User> => {
+    const user = await repo.findByUsername(username);
+    if (!user) throw notFound('User');
+    return user;
+  };
+  const withServers = async (user: User, repo: UsersRepository): Promise<UserWithServers> => ({
+    ...user,
+    servers: await repo.serverNames(user.id),
+  });
+  const refuseLastAdmin = async (user: User, locked: UsersRepository): Promise<void> => {
+    if (user.role === 'admin' && (await locked.countAdmins()) <= 1) {
+      throw new AppError('LAST_ADMIN', 'The last admin cannot be demoted or deleted');
+    }
+  };
+
+  return {
+    list: () => users.list(),
+
+    async setRole(username, role) {
+      return users.transaction(async (locked) => {
+        const user = await find(username, locked);
+        if (role !== 'admin') await refuseLastAdmin(user, locked);
+        await locked.setRole(user.id, role);
+        return withServers({ ...user, role }, locked);
+      });
+    },
+
+    async setServers(username, requested) {
+      const names = [...new Set(requested)].sort();
+      const user = await find(username);
+      const known = new Set(await servers.existing(names));
+      const unknown = names.filter((name) => !known.has(name));
+      if (unknown.length > 0) {
+        throw new AppError('UNKNOWN_SERVER', `No such server: ${unknown.join(', ')}`, {
+          details: unknown.map((name) => ({ path: '/servers', message: `no server "${name}"` })),
+        });
+      }
+      try {
+        await users.transaction((locked) => locked.replaceServers(user.id, names));
+      } catch (error) {
+        // A server deleted between the check above and the insert.
+        if (isForeignKeyViolation(error)) {
+          throw new AppError('UNKNOWN_SERVER', 'One of those servers no longer exists');
+        }
+        throw error;
+      }
+      return { ...user, servers: names };
+    },
+
+    async remove(username) {
+      await users.transaction(async (locked) => {
+        const user = await find(username, locked);
+        await refuseLastAdmin(user, locked);
+        await locked.markDeleted(user.id, now());
+      });
+    },
+  };
+}

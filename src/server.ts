@@ -1,0 +1,41 @@
+/**
+ * Entry point: read the configuration, build the panel, listen, and close cleanly on SIGINT or
+ * SIGTERM. A bad setting stops the start with one line naming it.
+ */
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`Configuration error: ${error.message}\n`);
+  process.exit(1);
+}
+
+const app = await buildApp(config);
+
+let closing = false;
+const shutdown = (signal: NodeJS.Signals): void => {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  app.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+};
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);
+
+try {
+  await app.listen({ host: config.host, port: config.port });
+} catch (error) {
+  app.log.fatal({ err: error }, 'cannot listen');
+  await app.close();
+  process.exit(1);
+}
