@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration', () => {
+  let dataDir: string;
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'panel-config-'));
+  });
+  after(() => rm(dataDir, { recursive: true, force: true }));
+
+  const env = (extra: Record<string, string> = {}) => ({ DATA_DIR: dataDir, ...extra });
+
+  it('has the defaults of DECISIONS.md §1', () => {
+    const config = loadConfig(env());
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8000);
+    assert.equal(config.dataDir, dataDir);
+    assert.deepEqual(config.database, { kind: 'sqlite', file: path.join(dataDir, 'panel.sqlite') });
+    assert.equal(config.publicUrl, 'http://127.0.0.1:8000');
+    assert.equal(config.sandbox, 'auto');
+    assert.equal(config.registration, 'open');
+    assert.equal(config.maxBodyBytes, 1024 * 1024);
+    assert.equal(config.maxUploadBytes, null);
+    assert.equal(config.maxEditBytes, 5 * 1024 * 1024);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('reads every variable it documents', () => {
+    const config = loadConfig(
+      env({
+        HOST: '0.0.0.0',
+        PORT: '9000',
+        DATABASE_URL: 'postgres://panel@db.example:5432/panel',
+        JWT_SECRET: 'x'.repeat(32),
+        PUBLIC_URL: 'https://panel.example/',
+        SANDBOX: 'none',
+        REGISTRATION: 'closed',
+        MAX_BODY_BYTES: '2048',
+        MAX_UPLOAD_BYTES: '1000000',
+        MAX_EDIT_BYTES: '1000',
+        LOG_LEVEL: 'warn',
+        TRUST_PROXY: '127.0.0.1, 10.0.0.0/8',
+      }),
+    );
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.port, 9000);
+    assert.deepEqual(config.database, {
+      kind: 'postgres',
+      url: 'postgres://panel@db.example:5432/panel',
+    });
+    assert.equal(config.publicUrl, 'https://panel.example');
+    assert.equal(config.sandbox, 'none');
+    assert.equal(config.registration, 'closed');
+    assert.equal(config.maxBodyBytes, 2048);
+    assert.equal(config.maxUploadBytes, 1_000_000);
+    assert.equal(config.maxEditBytes, 1000);
+    assert.equal(config.logLevel, 'warn');
+    assert.deepEqual(config.trustProxy, ['127.0.0.1', '10.0.0.0/8']);
+  });
+
+  it('refuses bad values with an error naming the variable', () => {
+    const cases: [string, string][] = [
+      ['PORT', 'eighty'],
+      ['PORT', '70000'],
+      ['PORT', '-1'],
+      ['DATABASE_URL', 'mysql://localhost/panel'],
+      ['DATABASE_URL', 'not a url'],
+      ['JWT_SECRET', 'short'],
+      ['JWT_SECRET', 'x'.repeat(31)],
+      ['PUBLIC_URL', 'ftp://panel.example'],
+      ['PUBLIC_URL', '/relative'],
+      ['SANDBOX', 'docker'],
+      ['REGISTRATION', 'maybe'],
+      ['MAX_BODY_BYTES', '1.5'],
+      ['MAX_UPLOAD_BYTES', '0'],
+      ['LOG_LEVEL', 'loud'],
+      ['TRUST_PROXY', 'proxy.example'],
+    ];
+    for (const [variable, value] of cases) {
+      assert.throws(
+        () => loadConfig(env({ [variable]: value })),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.variable === variable &&
+          error.message.startsWith(`${variable}: `) &&
+          !error.message.includes('\n'),
+        `${variable}=${value}`,
+      );
+    }
+  });
+
+  it('generates the JWT secret once, with mode 0600, and reuses it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'panel-secret-'));
+    try {
+      const first = loadConfig({ DATA_DIR: dir });
+      const file = path.join(dir, 'jwt-secret');
+      assert.equal((await stat(file)).mode & 0o777, 0o600);
+      assert.ok(first.jwtSecret.length >= 32);
+      const second = loadConfig({ DATA_DIR: dir });
+      assert.deepEqual(second.jwtSecret, first.jwtSecret);
+      assert.equal((await readFile(file, 'utf8')).trim(), Buffer.from(first.jwtSecret).toString());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a stored secret that others can read or that is too short', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'panel-secret-'));
+    const file = path.join(dir, 'jwt-secret');
+    try {
+      await writeFile(file, 'y'.repeat(40), { mode: 0o644 });
+      assert.throws(() => loadConfig({ DATA_DIR: dir }), /JWT_SECRET: .*chmod 600/);
+      await rm(file);
+      await writeFile(file, 'tiny', { mode: 0o600 });
+      assert.throws(() => loadConfig({ DATA_DIR: dir }), /JWT_SECRET: .*fewer than 32 bytes/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prefers JWT_SECRET over the stored file', () => {
+    const config = loadConfig(env({ JWT_SECRET: 'z'.repeat(40) }));
+    assert.equal(Buffer.from(config.jwtSecret).toString(), 'z'.repeat(40));
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * A fresh panel per test file: its own data directory and its own database, a SQLite file by
+ * default or, when TEST_DATABASE_URL is set, a fresh schema in that PostgreSQL database (dropped
+ * on close). Everything goes through the real HTTP surface with `app.inject`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { buildApp, type AppOverrides } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Db } from '../../src/db/database.js';
+
+export type Panel = Awaited<ReturnType<typeof buildApp>>;
+
+export interface TestPanel {
+  readonly app: Panel;
+  /** A second handle on the same database, for inserting rows that have no endpoint yet. */
+  readonly db: Db;
+  readonly config: Config;
+  readonly dataDir: string;
+  close(): Promise<void>;
+}
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
+
+/** The database the tests run on, for messages and for skipping dialect-specific checks. */
+export const testDialect = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+/**
+ * Creates a fresh schema in the PostgreSQL database of TEST_DATABASE_URL and returns a URL whose
+ * connections work in it; `drop` removes it with everything inside.
+ */
+export async function freshPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.href,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+/**
+ * The environment a test panel starts from: a temporary DATA_DIR, a fixed JWT secret, no logs,
+ * and the test database. `env` overrides any of it.
+ */
+export async function testEnvironment(
+  env: Record<string, string> = {},
+): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'panel-test-'));
+  const postgres = testDialect === 'postgres' ? await freshPostgresSchema() : undefined;
+  return {
+    env: {
+      DATA_DIR: dataDir,
+      JWT_SECRET: TEST_JWT_SECRET,
+      LOG_LEVEL: 'silent',
+      ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+      ...env,
+    },
+    cleanup: async () => {
+      await postgres?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startPanel(
+  env: Record<string, string> = {},
+  overrides: Omit<AppOverrides, 'db'> = {},
+): Promise<TestPanel> {
+  const { env: fullEnv, cleanup } = await testEnvironment(env);
+  const config = loadConfig(fullEnv);
+  const app = await buildApp(config, overrides);
+  await app.ready();
+  const db = await openDatabase(config.database);
+  return {
+    app,
+    db,
+    config,
+    dataDir: config.dataDir,
+    async close() {
+      await app.close();
+      await db.close();
+      await cleanup();
+    },
+  };
+}

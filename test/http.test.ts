@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startPanel, type TestPanel } from './helpers/app.js';
+import { assertError, json, register, type Session } from './helpers/factories.js';
+
+const ENDPOINTS = [
+  ['get', '/api/health'],
+  ['post', '/api/auth/register'],
+  ['post', '/api/auth/login'],
+  ['get', '/api/auth/me'],
+  ['get', '/api/users'],
+  ['put', '/api/users/{username}/role'],
+  ['put', '/api/users/{username}/servers'],
+  ['delete', '/api/users/{username}'],
+  ['get', '/api/profile/stats'],
+  ['get', '/api/profile/stats/{username}'],
+  ['put', '/api/profile/username'],
+  ['put', '/api/profile/password'],
+] as const;
+
+const PUBLIC = new Set(['/api/health', '/api/auth/register', '/api/auth/login']);
+
+describe('the HTTP surface', () => {
+  let panel: TestPanel;
+  let admin: Session;
+  before(async () => {
+    panel = await startPanel();
+    admin = await register(panel, 'admin');
+  });
+  after(() => panel.close());
+
+  it('answers health publicly in the envelope', async () => {
+    const response = await panel.app.inject({ url: '/api/health' });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(json(response), {
+      message: 'OK',
+      data: { status: 'ok', version: '0.1.0' },
+    });
+  });
+
+  it('answers unknown routes with the error envelope, never revealing more to the anonymous', async () => {
+    for (const [method, url] of [
+      ['GET', '/api/nothing-here'],
+      ['POST', '/api/health'],
+      ['PATCH', '/api/users/admin/role'],
+      ['GET', '/'],
+    ] as const) {
+      assertError(await panel.app.inject({ method, url }), 404, 'NOT_FOUND');
+    }
+  });
+
+  it('answers a malformed URL with 400', async () => {
+    assertError(
+      await panel.app.inject({ url: '/api/users/%E0%A4%A/role', headers: admin.headers }),
+      400,
+    );
+  });
+
+  it('sets the security headers on successes and errors alike', async () => {
+    for (const response of [
+      await panel.app.inject({ url: '/api/health' }),
+      await panel.app.inject({ url: '/api/auth/me', headers: admin.headers }),
+      await panel.app.inject({ url: '/api/users' }),
+      await panel.app.inject({ url: '/api/missing' }),
+    ]) {
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
+      assert.equal(response.headers['x-frame-options'], 'DENY');
+      assert.equal(response.headers['cache-control'], 'no-store');
+      assert.match(String(response.headers['content-security-policy']), /default-src 'none'/);
+      assert.equal(response.headers['x-powered-by'], undefined);
+      assert.match(String(response.headers['content-type']), /^application\/json/);
+    }
+  });
+
+  it('publishes an OpenAPI 3 document with every endpoint and its security', async () => {
+    const response = await panel.app.inject({ url: '/api/openapi.json' });
+    assert.equal(response.statusCode, 200);
+    const document = json<{
+      openapi: string;
+      paths: Record<string, Record<string, { security?: unknown; responses: object }>>;
+    }>(response);
+    assert.match(document.openapi, /^3\./);
+    for (const [method, path] of ENDPOINTS) {
+      const operation = document.paths[path]?.[method];
+      assert.ok(operation, `${method.toUpperCase()} ${path} is documented`);
+      assert.equal(
+        operation.security === undefined,
+        PUBLIC.has(path),
+        `${method.toUpperCase()} ${path} security`,
+      );
+      assert.ok('200' in operation.responses);
+    }
+    assert.ok(!JSON.stringify(document).includes('password_hash'));
+  });
+
+  it('serves the interactive docs page with a strict Content-Security-Policy', async () => {
+    const page = await panel.app.inject({ url: '/api/docs' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /text\/html/);
+    const csp = String(page.headers['content-security-policy']);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.match(csp, /object-src 'none'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(page.headers['x-content-type-options'], 'nosniff');
+    assert.match(page.body, /swagger-ui/);
+    const script = await panel.app.inject({ url: '/api/docs/static/swagger-initializer.js' });
+    assert.equal(script.statusCode, 200);
+  });
+
+  it('never surfaces concurrent writes as 500', async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `writer${i}`);
+    const registrations = await Promise.all(
+      names.map((username) =>
+        panel.app.inject({
+          method: 'POST',
+          url: '/api/auth/register',
+          payload: { username, password: 'parallel writes' },
+        }),
+      ),
+    );
+    assert.deepEqual(
+      registrations.map((response) => response.statusCode),
+      names.map(() => 200),
+    );
+    const changes = await Promise.all(
+      names.flatMap((username, i) => [
+        panel.app.inject({
+          method: 'PUT',
+          url: `/api/users/${username}/role`,
+          headers: admin.headers,
+          payload: { role: i % 2 === 0 ? 'support' : 'banned' },
+        }),
+        panel.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { username, password: 'parallel writes' },
+        }),
+      ]),
+    );
+    for (const response of changes) assert.equal(response.statusCode, 200, response.body);
+    const users = json<{ data: { username: string; role: string }[] }>(
+      await panel.app.inject({ url: '/api/users', headers: admin.headers }),
+    ).data;
+    assert.equal(users.filter((user) => user.role === 'support').length, 20);
+    assert.equal(users.filter((user) => user.role === 'banned').length, 20);
+  });
+});
