@@ -4,11 +4,14 @@
  */
 import { readFileSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
+import { PanelEvents } from './events.js';
+import { ServerStorage } from './files/storage.js';
 import { registerAccessControl } from './http/access.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling, sendError } from './http/errors.js';
@@ -19,14 +22,26 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { LoginThrottle } from './modules/auth/login-throttle.js';
 import { createPasswordHasher } from './modules/auth/passwords.js';
 import { createTokenService } from './modules/auth/tokens.js';
+import {
+  ConsoleHub,
+  DEFAULT_CONSOLE_LIMITS,
+  MAX_INCOMING_BYTES,
+  type ConsoleLimits,
+} from './modules/console/console.hub.js';
+import { consoleRoutes } from './modules/console/console.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
+import { serversRoutes } from './modules/servers/servers.routes.js';
+import { ServersService } from './modules/servers/servers.service.js';
+import { Supervisor } from './modules/servers/supervisor.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { createUsersService } from './modules/users/users.service.js';
+import { createLocalRuntime } from './servers/runtime/local-runtime.js';
+import type { ProcessRuntime } from './servers/runtime/process-runtime.js';
 
 export interface AppOverrides {
   /** An already open database (tests keep a handle to insert rows directly). */
@@ -34,6 +49,9 @@ export interface AppOverrides {
   readonly now?: () => Date;
   /** Replaces the logger settings, e.g. to capture the log in a test. */
   readonly logger?: FastifyServerOptions['logger'];
+  /** Replaces the local process runtime (the only thing that spawns server processes). */
+  readonly runtime?: ProcessRuntime;
+  readonly consoleLimits?: Partial<ConsoleLimits>;
 }
 
 export const VERSION = (
@@ -58,15 +76,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   setValidators(app);
   // Every body this API takes is JSON (uploads arrive with the file manager); text is refused (415).
   app.removeContentTypeParser('text/plain');
-  app.addHook('onClose', () => db.close());
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
   registerSecurityHeaders(app);
   await registerDocs(app, VERSION);
+  await app.register(websocket, { options: { maxPayload: MAX_INCOMING_BYTES } });
 
+  const events = new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
   const tickets = new TicketsRepository(db.kysely);
+  const storage = new ServerStorage(config.serversDir);
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
   const throttle = new LoginThrottle({ ...config.loginThrottle, now });
@@ -79,12 +99,43 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     registration: config.registration,
     now,
   });
+  const runtime =
+    overrides.runtime ?? createLocalRuntime({ sandbox: config.sandbox, dataDir: config.dataDir });
+  const supervisor = new Supervisor({ runtime, servers, storage, log: app.log, now });
+  const serversService = new ServersService({
+    servers,
+    users,
+    supervisor,
+    storage,
+    events,
+    now,
+  });
+  const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
+  const hub = new ConsoleHub({
+    supervisor,
+    servers: serversService,
+    auth,
+    events,
+    log: app.log,
+    limits: consoleLimits,
+  });
 
   registerAccessControl(app, auth);
   healthRoutes(app, VERSION);
   authRoutes(app, auth);
-  usersRoutes(app, createUsersService({ users, servers, now }));
-  profileRoutes(app, createProfileService({ users, tickets, auth, hasher }));
+  usersRoutes(app, createUsersService({ users, servers, events, now }));
+  profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
+  serversRoutes(app, serversService);
+  consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
+
+  // Start what should run once the panel is ready; stop every server before the panel closes,
+  // and only then close the database they record their state in.
+  app.addHook('onReady', async () => {
+    app.log.info(runtime.description);
+    await supervisor.recover();
+  });
+  app.addHook('preClose', () => supervisor.shutdown());
+  app.addHook('onClose', () => db.close());
 
   return app;
 }

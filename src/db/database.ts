@@ -8,6 +8,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration }
 import pg from 'pg';
 import type { Config } from '../config.js';
 import * as initial from './migrations/0001_initial.js';
+import * as serverRuntime from './migrations/0002_server_runtime.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -21,6 +22,7 @@ export interface Db {
 /** Every migration, in order. Listed explicitly so a build holds them all and none is skipped. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_server_runtime': serverRuntime,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -40,6 +40,12 @@ export interface ServersTable {
   stop_timeout_seconds: number;
   auto_restart: number;
   created_at: string;
+  /** 1 while the server should run: set by start, cleared by stop; restarts follow it. */
+  desired_running: number;
+  /** The running process, kept to find leftovers after the panel itself was killed. */
+  pid: number | null;
+  pid_identity: string | null;
+  started_at: string | null;
 }
 
 export interface UserServersTable {

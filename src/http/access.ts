@@ -26,6 +26,8 @@ export type Access =
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
+    /** Also take the token from the `token` query parameter (the console socket). */
+    tokenInQuery?: boolean;
   }
   interface FastifyRequest {
     /** The caller, loaded for every route that is not public. */
@@ -65,7 +67,13 @@ export function registerAccessControl(app: App, auth: AuthService): void {
     if (request.is404) return;
     const access = request.routeOptions.config.access ?? 'active';
     if (access === 'public') return;
-    request.user = await authorize(auth, bearerToken(request.headers.authorization), access);
+    const fromQuery = request.routeOptions.config.tokenInQuery
+      ? (request.query as { token?: unknown }).token
+      : undefined;
+    const token =
+      bearerToken(request.headers.authorization) ??
+      (typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined);
+    request.user = await authorize(auth, token, access);
   });
 }
 

@@ -82,6 +82,10 @@ export async function createServerRow(panel: TestPanel, name: string): Promise<v
       stop_timeout_seconds: 10,
       auto_restart: 0,
       created_at: new Date().toISOString(),
+      desired_running: 0,
+      pid: null,
+      pid_identity: null,
+      started_at: null,
     })
     .execute();
 }

@@ -50,7 +50,7 @@ export function profileRoutes(app: App, profile: ProfileService): void {
         tags: ['profile'],
         summary: 'Rename the caller (needs the current password); tokens stay valid',
         body: RenameBody,
-        response: responses(RenamedEnvelope, 400, 401, 403, 409),
+        response: responses(RenamedEnvelope, 400, 401, 403, 409, 429),
       },
     },
     async (request) => {
@@ -58,6 +58,7 @@ export function profileRoutes(app: App, profile: ProfileService): void {
         currentUser(request),
         request.body.new_username,
         request.body.password,
+        request.ip,
       );
       return { message: 'Username changed', data: { username: user.username, role: user.role } };
     },
@@ -71,7 +72,7 @@ export function profileRoutes(app: App, profile: ProfileService): void {
         summary: "Change the caller's password; revokes every earlier token",
         description: 'The response carries a fresh token to use from now on.',
         body: PasswordBody,
-        response: responses(PasswordChangedEnvelope, 400, 401, 403),
+        response: responses(PasswordChangedEnvelope, 400, 401, 403, 429),
       },
     },
     async (request) => ({
@@ -80,6 +81,7 @@ export function profileRoutes(app: App, profile: ProfileService): void {
         currentUser(request),
         request.body.old_password,
         request.body.new_password,
+        request.ip,
       ),
     }),
   );

@@ -5,10 +5,12 @@
 import type { Role } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/database.js';
 import { AppError, notFound } from '../../errors.js';
+import type { PanelEvents } from '../../events.js';
 import type { AuthService, TokenResponse } from '../auth/auth.service.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { TicketsRepository } from '../tickets/tickets.repository.js';
-import type { User, UsersRepository } from '../users/users.repository.js';
+import { usernameKey, type User, type UsersRepository } from '../users/users.repository.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
 
 export interface ProfileStats {
   readonly username: string;
@@ -29,9 +31,15 @@ export interface ProfileStats {
 export interface ProfileService {
   stats(user: User): Promise<ProfileStats>;
   statsOf(username: string): Promise<ProfileStats>;
-  rename(user: User, newUsername: string, password: string): Promise<User>;
+  /** `address` is the client's, for throttling wrong passwords like failed logins. */
+  rename(user: User, newUsername: string, password: string, address: string): Promise<User>;
   /** Revokes every earlier token; returns a fresh one. */
-  changePassword(user: User, oldPassword: string, newPassword: string): Promise<TokenResponse>;
+  changePassword(
+    user: User,
+    oldPassword: string,
+    newPassword: string,
+    address: string,
+  ): Promise<TokenResponse>;
 }
 
 export function createProfileService(deps: {
@@ -39,14 +47,29 @@ export function createProfileService(deps: {
   tickets: TicketsRepository;
   auth: AuthService;
   hasher: PasswordHasher;
+  /** Wrong current passwords count as failed logins: a stolen token must not allow guessing. */
+  throttle: LoginThrottle;
+  /** Told when a password change revokes the user's tokens, so open consoles close. */
+  events: PanelEvents;
 }): ProfileService {
-  const { users, tickets, auth, hasher } = deps;
+  const { users, tickets, auth, hasher, throttle, events } = deps;
 
-  const checkPassword = async (user: User, password: string): Promise<void> => {
+  const checkPassword = async (user: User, password: string, address: string): Promise<void> => {
+    const account = usernameKey(user.username);
+    const wait = throttle.retryAfter(account, address);
+    if (wait !== null) {
+      throw new AppError('RATE_LIMITED', 'Too many wrong passwords; try again later', {
+        retryAfter: wait,
+      });
+    }
     const hash = await users.passwordHash(user.id);
     const valid = hash !== null && (await hasher.verify(hash, password));
-    if (!valid) throw new AppError('WRONG_PASSWORD', 'The current password is wrong');
+    if (!valid) {
+      throttle.recordFailure(account, address);
+      throw new AppError('WRONG_PASSWORD', 'The current password is wrong');
+    }
   };
+  const gone = (): AppError => new AppError('UNAUTHORIZED', 'This account no longer exists');
 
   const stats = async (user: User): Promise<ProfileStats> => {
     const [servers, activity] = await Promise.all([
@@ -74,10 +97,10 @@ export function createProfileService(deps: {
       return stats(user);
     },
 
-    async rename(user, newUsername, password) {
-      await checkPassword(user, password);
+    async rename(user, newUsername, password, address) {
+      await checkPassword(user, password, address);
       try {
-        await users.rename(user.id, newUsername);
+        if (!(await users.rename(user.id, newUsername))) throw gone();
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw new AppError('USERNAME_TAKEN', 'That username is taken');
@@ -87,9 +110,11 @@ export function createProfileService(deps: {
       return { ...user, username: newUsername };
     },
 
-    async changePassword(user, oldPassword, newPassword) {
-      await checkPassword(user, oldPassword);
+    async changePassword(user, oldPassword, newPassword, address) {
+      await checkPassword(user, oldPassword, address);
       const tokenVersion = await users.setPassword(user.id, await hasher.hash(newPassword));
+      if (tokenVersion === undefined) throw gone();
+      events.emit('access-changed', user.id);
       return auth.tokenResponse({ ...user, tokenVersion });
     },
   };

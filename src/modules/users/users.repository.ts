@@ -6,6 +6,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, Role, UsersTable } from '../../db/schema.js';
+import { byText } from '../../sort.js';
 
 export interface User {
   readonly id: number;
@@ -109,14 +110,11 @@ export class UsersRepository {
         .selectFrom('users')
         .select(USER_COLUMNS)
         .where('deleted_at', 'is', null)
-        .orderBy('username_key')
         .execute(),
-      this.db
-        .selectFrom('user_servers')
-        .select(['user_id', 'server_name'])
-        .orderBy('server_name')
-        .execute(),
+      this.db.selectFrom('user_servers').select(['user_id', 'server_name']).execute(),
     ]);
+    rows.sort((a, b) => byText(usernameKey(a.username), usernameKey(b.username)));
+    links.sort((a, b) => byText(a.server_name, b.server_name));
     const servers = new Map<number, string[]>();
     for (const link of links) {
       const list = servers.get(link.user_id);
@@ -131,9 +129,8 @@ export class UsersRepository {
       .selectFrom('user_servers')
       .select('server_name')
       .where('user_id', '=', userId)
-      .orderBy('server_name')
       .execute();
-    return rows.map((row) => row.server_name);
+    return rows.map((row) => row.server_name).sort(byText);
   }
 
   /** True once any user was ever registered, deleted ones included. */
@@ -190,24 +187,33 @@ export class UsersRepository {
     }
   }
 
-  /** Throws the database's unique violation when the name is taken. */
-  async rename(id: number, username: string): Promise<void> {
-    await this.db
+  /**
+   * Renames a live user; false when the user was deleted meanwhile. Throws the database's unique
+   * violation when the name is taken.
+   */
+  async rename(id: number, username: string): Promise<boolean> {
+    const result = await this.db
       .updateTable('users')
       .set({ username, username_key: usernameKey(username) })
       .where('id', '=', id)
-      .execute();
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
-  /** Stores the new hash and bumps the token version; returns the new version. */
-  async setPassword(id: number, passwordHash: string): Promise<number> {
+  /**
+   * Stores the new hash of a live user and bumps the token version; returns the new version, or
+   * `undefined` when the user was deleted meanwhile.
+   */
+  async setPassword(id: number, passwordHash: string): Promise<number | undefined> {
     const row = await this.db
       .updateTable('users')
       .set((eb) => ({ password_hash: passwordHash, token_version: eb('token_version', '+', 1) }))
       .where('id', '=', id)
+      .where('deleted_at', 'is', null)
       .returning('token_version')
-      .executeTakeFirstOrThrow();
-    return row.token_version;
+      .executeTakeFirst();
+    return row?.token_version;
   }
 
   async recordLogin(id: number, now: Date): Promise<void> {

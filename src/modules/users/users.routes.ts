@@ -80,8 +80,8 @@ export function usersRoutes(app: App, users: UsersService): void {
       },
     },
     async (request) => {
-      await users.remove(request.params.username);
-      return { message: 'User deleted', data: { username: request.params.username } };
+      const username = await users.remove(request.params.username);
+      return { message: 'User deleted', data: { username } };
     },
   );
 }

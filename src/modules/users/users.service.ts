@@ -6,6 +6,7 @@
 import { isForeignKeyViolation } from '../../db/database.js';
 import type { Role } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
+import type { PanelEvents } from '../../events.js';
 import type { ServersRepository } from '../servers/servers.repository.js';
 import type { User, UserWithServers, UsersRepository } from './users.repository.js';
 
@@ -13,15 +14,18 @@ export interface UsersService {
   list(): Promise<UserWithServers[]>;
   setRole(username: string, role: Role): Promise<UserWithServers>;
   setServers(username: string, servers: readonly string[]): Promise<UserWithServers>;
-  remove(username: string): Promise<void>;
+  /** Deletes the user; answers the name they had. */
+  remove(username: string): Promise<string>;
 }
 
 export function createUsersService(deps: {
   users: UsersRepository;
   servers: ServersRepository;
+  /** Told whenever a user's rights change, so open consoles are re-checked. */
+  events: PanelEvents;
   now: () => Date;
 }): UsersService {
-  const { users, servers, now } = deps;
+  const { users, servers, events, now } = deps;
 
   /** Inside a transaction, pass its repository: the outer one would wait for the connection. */
   const find = async (username: string, repo: UsersRepository = users): Promise<User> => {
@@ -43,17 +47,22 @@ export function createUsersService(deps: {
     list: () => users.list(),
 
     async setRole(username, role) {
-      return users.transaction(async (locked) => {
-        const user = await find(username, locked);
-        if (role !== 'admin') await refuseLastAdmin(user, locked);
-        await locked.setRole(user.id, role);
-        return withServers({ ...user, role }, locked);
-      });
+      return users
+        .transaction(async (locked) => {
+          const user = await find(username, locked);
+          if (role !== 'admin') await refuseLastAdmin(user, locked);
+          await locked.setRole(user.id, role);
+          return withServers({ ...user, role }, locked);
+        })
+        .then((changed) => {
+          events.emit('access-changed', changed.id);
+          return changed;
+        });
     },
 
     async setServers(username, requested) {
       const names = [...new Set(requested)].sort();
-      const user = await find(username);
+      await find(username); // 404 before 400, for an unknown user
       const known = new Set(await servers.existing(names));
       const unknown = names.filter((name) => !known.has(name));
       if (unknown.length > 0) {
@@ -61,8 +70,14 @@ export function createUsersService(deps: {
           details: unknown.map((name) => ({ path: '/servers', message: `no server "${name}"` })),
         });
       }
+      let user: User;
       try {
-        await users.transaction((locked) => locked.replaceServers(user.id, names));
+        // Under the users lock, so a deletion cannot slip in between the lookup and the write.
+        user = await users.transaction(async (locked) => {
+          const target = await find(username, locked);
+          await locked.replaceServers(target.id, names);
+          return target;
+        });
       } catch (error) {
         // A server deleted between the check above and the insert.
         if (isForeignKeyViolation(error)) {
@@ -70,15 +85,19 @@ export function createUsersService(deps: {
         }
         throw error;
       }
+      events.emit('access-changed', user.id);
       return { ...user, servers: names };
     },
 
     async remove(username) {
-      await users.transaction(async (locked) => {
-        const user = await find(username, locked);
-        await refuseLastAdmin(user, locked);
-        await locked.markDeleted(user.id, now());
+      const user = await users.transaction(async (locked) => {
+        const target = await find(username, locked);
+        await refuseLastAdmin(target, locked);
+        await locked.markDeleted(target.id, now());
+        return target;
       });
+      events.emit('access-changed', user.id);
+      return user.username;
     },
   };
 }

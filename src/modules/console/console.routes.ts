@@ -1,0 +1,51 @@
+import { Type } from 'typebox';
+import { bearerToken, currentUser } from '../../http/access.js';
+import { AppError } from '../../errors.js';
+import type { App } from '../../http/types.js';
+import { ServerParams } from '../servers/servers.schemas.js';
+import type { ServersService } from '../servers/servers.service.js';
+import type { ConsoleHub, ConsoleLimits } from './console.hub.js';
+
+const ConsoleQuery = Type.Object({
+  token: Type.Optional(
+    Type.String({ description: 'The bearer token, for browsers that cannot set headers' }),
+  ),
+});
+
+export function consoleRoutes(
+  app: App,
+  deps: { servers: ServersService; hub: ConsoleHub; limits: ConsoleLimits },
+): void {
+  app.get(
+    '/ws/servers/:server/console',
+    {
+      websocket: true,
+      config: { tokenInQuery: true },
+      schema: {
+        tags: ['servers'],
+        summary: 'Live console (WebSocket)',
+        description:
+          'Token in the Authorization header or the `token` query parameter; refused with 401/403/404 before the upgrade, 429 past the sockets-per-user cap. ' +
+          'Server to client: `{"type":"history","lines":[…]}` first, then `{"type":"log","line","ts"}` and `{"type":"status","status"}`. ' +
+          'Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid, 4403 access removed, 4404 server deleted, 4408 too slow, 4429 too many messages.',
+        params: ServerParams,
+        querystring: ConsoleQuery,
+      },
+      preHandler: async (request) => {
+        const user = currentUser(request);
+        await deps.servers.require(user, request.params.server);
+        if (deps.hub.socketsOf(user.id) >= deps.limits.socketsPerUser) {
+          throw new AppError('RATE_LIMITED', 'Too many open consoles; close one first');
+        }
+      },
+    },
+    (socket, request) => {
+      const token = bearerToken(request.headers.authorization) ?? request.query.token ?? '';
+      deps.hub.attach(socket, {
+        userId: currentUser(request).id,
+        token,
+        server: request.params.server,
+      });
+    },
+  );
+}

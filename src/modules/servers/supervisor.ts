@@ -1,0 +1,381 @@
+/**
+ * Keeps each game server's process: start and stop under a per-server lock, crash detection and
+ * automatic restart with back-off, the console (a ring buffer of the last 1000 lines plus live
+ * listeners), and the panel's own life: leftovers of a killed panel are ended and the servers
+ * that should run are started again; the panel's shutdown stops every server gracefully.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../../errors.js';
+import type { ServerStorage } from '../../files/storage.js';
+import type {
+  ProcessRuntime,
+  RunningProcess,
+  Usage,
+} from '../../servers/runtime/process-runtime.js';
+import { StartError } from '../../servers/runtime/process-runtime.js';
+import { LineSplitter, RingBuffer, type ConsoleLine } from '../console/console-log.js';
+import { parseCommand } from './command.js';
+import type { ServerRecord, ServersRepository } from './servers.repository.js';
+
+export type ServerStatus = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+
+export type ConsoleEvent =
+  | { readonly type: 'log'; readonly line: string; readonly ts: string }
+  | { readonly type: 'status'; readonly status: ServerStatus };
+
+/** At most this many automatic restarts inside the window; then the server stays crashed. */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+/** The first automatic restart waits this long; each further one twice as long. */
+const RESTART_BASE_DELAY_MS = 1_000;
+/** Between SIGTERM and SIGKILL (DECISIONS.md §4). */
+const TERM_GRACE_MS = 5_000;
+
+/** Runs one task at a time, in order of arrival. */
+class Lock {
+  #tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(task);
+    this.#tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+interface Entry {
+  status: ServerStatus;
+  process: RunningProcess | null;
+  stopRequested: boolean;
+  restartTimer: NodeJS.Timeout | null;
+  /** When the automatic restarts of the current window happened. */
+  restarts: number[];
+  readonly log: RingBuffer;
+  readonly listeners: Set<(event: ConsoleEvent) => void>;
+  readonly lock: Lock;
+}
+
+export interface ServerState {
+  readonly status: ServerStatus;
+  readonly pid: number | null;
+  readonly startedAt: Date | null;
+}
+
+export class Supervisor {
+  readonly #entries = new Map<string, Entry>();
+  #closing = false;
+
+  constructor(
+    private readonly deps: {
+      readonly runtime: ProcessRuntime;
+      readonly servers: ServersRepository;
+      readonly storage: ServerStorage;
+      readonly log: FastifyBaseLogger;
+      readonly now: () => Date;
+    },
+  ) {}
+
+  state(name: string): ServerState {
+    const entry = this.#entries.get(name);
+    return {
+      status: entry?.status ?? 'stopped',
+      pid: entry?.process?.pid ?? null,
+      startedAt: entry?.process?.startedAt ?? null,
+    };
+  }
+
+  history(name: string): ConsoleLine[] {
+    return this.#entries.get(name)?.log.toArray() ?? [];
+  }
+
+  /** Calls `listener` with every console line and status change of `name` until unsubscribed. */
+  subscribe(name: string, listener: (event: ConsoleEvent) => void): () => void {
+    const entry = this.#entry(name);
+    entry.listeners.add(listener);
+    return () => entry.listeners.delete(listener);
+  }
+
+  start(name: string): Promise<ServerStatus> {
+    const entry = this.#entry(name);
+    return entry.lock.run(() => this.#start(name, entry, false));
+  }
+
+  stop(name: string): Promise<ServerStatus> {
+    const entry = this.#entry(name);
+    return entry.lock.run(async () => {
+      if (entry.status === 'stopped' || entry.status === 'crashed') {
+        if (!this.#cancelRestart(entry)) {
+          throw new AppError('CONFLICT', 'The server is not running');
+        }
+        this.#setStatus(entry, 'stopped');
+        await this.deps.servers.recordStopped(name, false);
+        return entry.status;
+      }
+      const record = await this.#record(name);
+      await this.#halt(entry, record);
+      return entry.status;
+    });
+  }
+
+  /** Writes `command` and a newline to the server's standard input. */
+  command(name: string, command: string): void {
+    const entry = this.#entries.get(name);
+    if (entry?.status !== 'running' || !entry.process?.writeLine(command)) {
+      throw new AppError('CONFLICT', 'The server is not running');
+    }
+  }
+
+  async usage(name: string): Promise<Usage> {
+    const process = this.#entries.get(name)?.process;
+    return process ? process.usage() : { cpuPercent: 0, memoryBytes: 0 };
+  }
+
+  /** Stops the server if it runs and forgets it; its listeners hear nothing more. */
+  async forget(name: string): Promise<void> {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    await entry.lock.run(async () => {
+      this.#cancelRestart(entry);
+      if (entry.process) await this.#halt(entry, await this.#record(name));
+    });
+    entry.listeners.clear();
+    this.#entries.delete(name);
+  }
+
+  /**
+   * At the panel's start: ends what a killed panel left running (only processes whose identity
+   * matches: a reused pid is left alone), then starts the servers that should be running.
+   */
+  async recover(): Promise<void> {
+    const records = await this.deps.servers.list();
+    for (const record of records) {
+      if (record.pid !== null && record.pidIdentity !== null) {
+        const ended = await this.deps.runtime.reap({
+          pid: record.pid,
+          identity: record.pidIdentity,
+        });
+        if (ended)
+          this.deps.log.warn(
+            { server: record.name, pid: record.pid },
+            'ended a leftover server process',
+          );
+        await this.deps.servers.recordStopped(record.name, record.desiredRunning);
+      }
+    }
+    for (const record of records.filter((r) => r.desiredRunning)) {
+      try {
+        await this.start(record.name);
+      } catch (error) {
+        this.deps.log.error({ err: error, server: record.name }, 'could not restart a server');
+      }
+    }
+  }
+
+  /** The panel is closing: no more restarts; every server is stopped and will start next time. */
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    await Promise.all(
+      [...this.#entries].map(([name, entry]) =>
+        entry.lock.run(async () => {
+          this.#cancelRestart(entry);
+          if (!entry.process) return;
+          await this.#halt(entry, await this.#record(name), { keepDesired: true });
+        }),
+      ),
+    );
+  }
+
+  #entry(name: string): Entry {
+    let entry = this.#entries.get(name);
+    if (!entry) {
+      entry = {
+        status: 'stopped',
+        process: null,
+        stopRequested: false,
+        restartTimer: null,
+        restarts: [],
+        log: new RingBuffer(),
+        listeners: new Set(),
+        lock: new Lock(),
+      };
+      this.#entries.set(name, entry);
+    }
+    return entry;
+  }
+
+  async #record(name: string): Promise<ServerRecord> {
+    const record = await this.deps.servers.find(name);
+    if (!record) throw new AppError('NOT_FOUND', 'Server not found');
+    return record;
+  }
+
+  /** Must run under the entry's lock. */
+  async #start(name: string, entry: Entry, automatic: boolean): Promise<ServerStatus> {
+    if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
+    if (entry.status === 'running' || entry.status === 'starting' || entry.status === 'stopping') {
+      throw new AppError('CONFLICT', `The server is already ${entry.status}`);
+    }
+    if (!automatic) {
+      this.#cancelRestart(entry);
+      entry.restarts = [];
+    }
+    const record = await this.#record(name);
+    const command = parseCommand(record.startCommand);
+    if (!command.ok) throw new AppError('VALIDATION_FAILED', `startCommand: ${command.reason}`);
+
+    this.#setStatus(entry, 'starting');
+    let process: RunningProcess;
+    try {
+      await this.deps.storage.create(name);
+      process = await this.deps.runtime.start({
+        name,
+        argv: command.argv,
+        cwd: this.deps.storage.directoryOf(name),
+      });
+    } catch (error) {
+      if (!(error instanceof StartError)) {
+        this.#setStatus(entry, 'stopped');
+        throw error;
+      }
+      this.#append(entry, `[panel] ${error.message}`);
+      this.#setStatus(entry, 'crashed');
+      await this.deps.servers.recordStopped(name, false);
+      return entry.status;
+    }
+
+    entry.process = process;
+    entry.stopRequested = false;
+    const splitters = {
+      stdout: new LineSplitter((line) => {
+        this.#append(entry, line);
+      }),
+      stderr: new LineSplitter((line) => {
+        this.#append(entry, line);
+      }),
+    };
+    process.onOutput((chunk, stream) => {
+      splitters[stream].push(chunk);
+    });
+    void process.exited.then(async (exit) => {
+      splitters.stdout.end();
+      splitters.stderr.end();
+      await this.#exited(name, entry, process, exit);
+    });
+    await this.deps.servers.recordStarted(name, process);
+    this.#append(entry, `[panel] started (pid ${process.pid})`);
+    this.#setStatus(entry, 'running');
+    return entry.status;
+  }
+
+  /**
+   * The stop sequence of DECISIONS.md §4; returns once every process of the server is gone.
+   * Must run under the entry's lock.
+   */
+  async #halt(entry: Entry, record: ServerRecord, options: { keepDesired?: boolean } = {}) {
+    const process = entry.process;
+    if (!process) return;
+    entry.stopRequested = true;
+    this.#setStatus(entry, 'stopping');
+    const exited = process.exited.then(() => true);
+    if (record.stopCommand !== null && process.writeLine(record.stopCommand)) {
+      this.#append(
+        entry,
+        `[panel] sent the stop command; waiting up to ${record.stopTimeoutSeconds} s`,
+      );
+      if (await within(exited, record.stopTimeoutSeconds * 1000))
+        return this.#stopped(entry, record, options);
+    }
+    await process.terminate();
+    if (!(await within(exited, TERM_GRACE_MS))) {
+      this.#append(entry, '[panel] the server did not end on SIGTERM; killing it');
+      await process.kill();
+      await exited;
+    }
+    return this.#stopped(entry, record, options);
+  }
+
+  async #stopped(entry: Entry, record: ServerRecord, options: { keepDesired?: boolean }) {
+    await entry.process?.exited;
+    entry.process = null;
+    this.#append(entry, '[panel] stopped');
+    this.#setStatus(entry, 'stopped');
+    await this.deps.servers.recordStopped(record.name, options.keepDesired ?? false);
+  }
+
+  async #exited(
+    name: string,
+    entry: Entry,
+    process: RunningProcess,
+    exit: { code: number | null; signal: string | null },
+  ): Promise<void> {
+    // A requested stop is finished by #halt; only an exit nobody asked for is handled here.
+    if (entry.process !== process || entry.stopRequested) return;
+    entry.process = null;
+    const how = exit.signal === null ? `code ${exit.code ?? 'unknown'}` : `signal ${exit.signal}`;
+    this.#append(entry, `[panel] the server exited unexpectedly (${how})`);
+    this.#setStatus(entry, 'crashed');
+    const record = await this.deps.servers.find(name);
+    if (!record) return;
+    if (this.#closing || !record.autoRestart) {
+      await this.deps.servers.recordStopped(name, false);
+      return;
+    }
+    const now = Date.now();
+    entry.restarts = entry.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
+    if (entry.restarts.length >= MAX_RESTARTS) {
+      this.#append(entry, `[panel] crashed ${MAX_RESTARTS + 1} times within 60 s; not restarting`);
+      await this.deps.servers.recordStopped(name, false);
+      return;
+    }
+    const delay = RESTART_BASE_DELAY_MS * 2 ** entry.restarts.length;
+    entry.restarts.push(now + delay);
+    this.#append(entry, `[panel] restarting in ${delay / 1000} s`);
+    await this.deps.servers.recordStopped(name, true);
+    entry.restartTimer = setTimeout(() => {
+      entry.restartTimer = null;
+      entry.lock
+        .run(() => this.#start(name, entry, true))
+        .catch((error: unknown) => {
+          this.deps.log.error({ err: error, server: name }, 'automatic restart failed');
+        });
+    }, delay);
+    entry.restartTimer.unref();
+  }
+
+  /** True when a pending automatic restart was cancelled. */
+  #cancelRestart(entry: Entry): boolean {
+    if (!entry.restartTimer) return false;
+    clearTimeout(entry.restartTimer);
+    entry.restartTimer = null;
+    return true;
+  }
+
+  #setStatus(entry: Entry, status: ServerStatus): void {
+    entry.status = status;
+    this.#emit(entry, { type: 'status', status });
+  }
+
+  #append(entry: Entry, line: string): void {
+    const ts = this.deps.now().toISOString();
+    entry.log.push({ line, ts });
+    this.#emit(entry, { type: 'log', line, ts });
+  }
+
+  #emit(entry: Entry, event: ConsoleEvent): void {
+    for (const listener of entry.listeners) listener(event);
+  }
+}
+
+/** True if `promise` settles within `ms`; the timer never outlives the wait. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
