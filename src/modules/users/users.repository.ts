@@ -106,11 +106,7 @@ export class UsersRepository {
 
   async list(): Promise<UserWithServers[]> {
     const [rows, links] = await Promise.all([
-      this.db
-        .selectFrom('users')
-        .select(USER_COLUMNS)
-        .where('deleted_at', 'is', null)
-        .execute(),
+      this.db.selectFrom('users').select(USER_COLUMNS).where('deleted_at', 'is', null).execute(),
       this.db.selectFrom('user_servers').select(['user_id', 'server_name']).execute(),
     ]);
     rows.sort((a, b) => byText(usernameKey(a.username), usernameKey(b.username)));
