@@ -20,6 +20,8 @@ export interface TestPanel {
   readonly db: Db;
   readonly config: Config;
   readonly dataDir: string;
+  /** Listens on a free loopback port (once; for WebSocket clients) and answers its base URL. */
+  listen(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -86,11 +88,16 @@ export async function startPanel(
   const app = await buildApp(config, overrides);
   await app.ready();
   const db = await openDatabase(config.database);
+  let listening: Promise<string> | undefined;
   return {
     app,
     db,
     config,
     dataDir: config.dataDir,
+    listen() {
+      listening ??= app.listen({ host: '127.0.0.1', port: 0 });
+      return listening;
+    },
     async close() {
       await app.close();
       await db.close();

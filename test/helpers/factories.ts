@@ -1,5 +1,6 @@
 /** Small factories that act through the API, so tests read as what a person does. */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestPanel } from './app.js';
 
@@ -102,4 +103,106 @@ export function assertError(
   assert.equal(body.statusCode, statusCode);
   assert.match(String(body.code), /^[A-Z_]+$/);
   if (code !== undefined) assert.equal(body.code, code);
+}
+
+/** The stand-in game server of test/fixtures, as a start command (absolute paths, no shell). */
+export function gameServerCommand(...flags: string[]): string {
+  const script = new URL('../fixtures/game-server.mjs', import.meta.url).pathname;
+  return [process.execPath, script, ...flags].map((part) => JSON.stringify(part)).join(' ');
+}
+
+/** Creates a server through the API as `admin`. */
+export async function createServer(
+  panel: TestPanel,
+  admin: Session,
+  name: string,
+  config: Record<string, unknown> = {},
+): Promise<void> {
+  const response = await panel.app.inject({
+    method: 'POST',
+    url: '/api/servers/create',
+    headers: admin.headers,
+    payload: { name, displayName: name, startCommand: gameServerCommand(), ...config },
+  });
+  assert.equal(response.statusCode, 200, response.body);
+}
+
+/** POSTs a lifecycle action (`start`, `stop`) or a console command for a server. */
+export function serverAction(
+  panel: TestPanel,
+  session: Session,
+  name: string,
+  action: 'start' | 'stop',
+): Promise<LightMyRequestResponse> {
+  return panel.app.inject({
+    method: 'POST',
+    url: `/api/servers/${name}/${action}`,
+    headers: session.headers,
+  });
+}
+
+export function sendCommand(
+  panel: TestPanel,
+  session: Session,
+  name: string,
+  command: string,
+): Promise<LightMyRequestResponse> {
+  return panel.app.inject({
+    method: 'POST',
+    url: `/api/servers/${name}/command`,
+    headers: session.headers,
+    payload: { command },
+  });
+}
+
+export interface ServerStatsBody {
+  status: string;
+  pid: number | null;
+  uptimeSeconds: number;
+  cpu: { percent: number };
+  memory: { bytes: number };
+  disk: { bytes: number };
+}
+
+export async function stats(
+  panel: TestPanel,
+  session: Session,
+  name: string,
+): Promise<ServerStatsBody> {
+  const response = await panel.app.inject({
+    url: `/api/servers/${name}/stats`,
+    headers: session.headers,
+  });
+  assert.equal(response.statusCode, 200, response.body);
+  return json<{ data: ServerStatsBody }>(response).data;
+}
+
+/** Polls `check` every 25 ms until it returns a value other than undefined, or fails. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** True while a process with this pid exists (and is not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }
