@@ -131,7 +131,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // Start what should run once the panel is ready; stop every server before the panel closes,
   // and only then close the database they record their state in.
   app.addHook('onReady', async () => {
-    app.log.info(runtime.description);
+    if (runtime.isolated) app.log.info(runtime.description);
+    else app.log.warn(runtime.description);
     await supervisor.recover();
   });
   app.addHook('preClose', () => supervisor.shutdown());

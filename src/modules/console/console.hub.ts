@@ -76,8 +76,11 @@ export class ConsoleHub {
       void this.#recheck(userId);
     });
     deps.events.on('server-deleted', (name) => {
-      for (const client of this.#byServer.get(name) ?? []) {
+      // Forget the server's clients now rather than at each close handshake, so that a new
+      // server of the same name starts with a fresh subscription.
+      for (const client of [...(this.#byServer.get(name) ?? [])]) {
         client.socket.close(CLOSE.serverDeleted, 'server deleted');
+        this.#detach(client);
       }
     });
   }

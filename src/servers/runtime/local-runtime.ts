@@ -88,6 +88,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): ProcessRuntime
       : [...spec.argv];
 
   return {
+    isolated: sandboxed,
     description: sandboxed
       ? 'servers run in a bubblewrap sandbox'
       : 'servers run WITHOUT a sandbox: install bubblewrap (apt-get install bubblewrap) to isolate them',

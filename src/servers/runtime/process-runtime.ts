@@ -55,6 +55,8 @@ export interface LeftoverProcess {
 export interface ProcessRuntime {
   /** One line for the start-up log: how servers are isolated. */
   readonly description: string;
+  /** False when servers run without isolation from the host: the panel warns at start. */
+  readonly isolated: boolean;
   /** Starts a process; rejects with {@link StartError} when it cannot be started at all. */
   start(spec: LaunchSpec): Promise<RunningProcess>;
   /**
