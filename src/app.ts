@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -29,6 +30,8 @@ import {
   type ConsoleLimits,
 } from './modules/console/console.hub.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
+import { filesRoutes } from './modules/files/files.routes.js';
+import { FilesService } from './modules/files/files.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
@@ -81,6 +84,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   registerSecurityHeaders(app);
   await registerDocs(app, VERSION);
   await app.register(websocket, { options: { maxPayload: MAX_INCOMING_BYTES } });
+  await app.register(multipart, {
+    // Files are streamed to disk; the upload limit is counted there (MAX_UPLOAD_BYTES).
+    limits: {
+      fileSize: config.maxUploadBytes ?? Number.MAX_SAFE_INTEGER,
+      files: 1000,
+      parts: 1000,
+      fields: 20,
+      fieldNameSize: 100,
+      fieldSize: 64 * 1024,
+      headerPairs: 100,
+    },
+  });
 
   const events = new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
@@ -127,10 +142,25 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
+  filesRoutes(
+    app,
+    new FilesService({
+      servers: serversService,
+      storage,
+      maxUploadBytes: config.maxUploadBytes,
+      maxEditBytes: config.maxEditBytes,
+    }),
+    { maxEditBytes: config.maxEditBytes },
+  );
 
   // Start what should run once the panel is ready; stop every server before the panel closes,
   // and only then close the database they record their state in.
   app.addHook('onReady', async () => {
+    // Uploads and saves cut short by a killed panel leave temporary files; none may linger.
+    for (const name of await servers.allNames()) {
+      const removed = await storage.cleanTemporaryFiles(name);
+      if (removed > 0) app.log.warn({ server: name, removed }, 'removed leftover temporary files');
+    }
     if (runtime.isolated) app.log.info(runtime.description);
     else app.log.warn(runtime.description);
     await supervisor.recover();

@@ -1,12 +1,79 @@
 /**
- * The only code that touches a server's directory (`DATA_DIR/servers/<name>`). Server names are
- * validated before they get here (DECISIONS.md §4), so a name is always one plain path segment.
+ * The only code that touches a server's directory (`DATA_DIR/servers/<name>`).
+ *
+ * Every user path is first reduced to segments by `userPath` (paths.ts); then it is resolved from
+ * a descriptor of the server directory, one segment at a time: each folder is opened relative to
+ * its parent's descriptor (`/proc/self/fd/<fd>/<name>`, Linux's openat) with O_NOFOLLOW, so a
+ * folder swapped for a symlink mid-way is never followed, and no check can be outrun by a change
+ * on disk. Symlinks are read and followed by this code only, and only while their target stays
+ * inside the directory. Files are opened with O_NOFOLLOW and O_NONBLOCK (a FIFO never hangs),
+ * checked to be regular files, created with O_EXCL, and written to a temporary file in the same
+ * folder that is renamed into place when complete.
+ *
+ * Errors carry the user's own paths only, never the host's.
  */
-import { lstat, mkdir, opendir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import {
+  link,
+  lstat,
+  mkdir,
+  open,
+  opendir,
+  readdir,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { AppError, notFound } from '../errors.js';
+import { joinSegments, linkTarget } from './paths.js';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 /** How long a measured directory size is reused before the directory is walked again. */
 const DISK_USAGE_TTL_MS = 10_000;
+/** Symlinks followed while resolving one path before it counts as a loop. */
+const MAX_LINK_HOPS = 40;
+/** Temporary files of uploads and saves; never listed, removed at start. */
+export const TEMP_PREFIX = '.panel-tmp-';
+
+export type EntryType = 'file' | 'folder' | 'symlink';
+
+export interface Entry {
+  readonly name: string;
+  readonly path: string;
+  readonly type: EntryType;
+  readonly size: number;
+  readonly modified: string;
+}
+
+export interface OpenedFile {
+  readonly handle: FileHandle;
+  readonly name: string;
+  readonly size: number;
+  readonly modified: Date;
+}
+
+/** A resolved place: the open folder that holds `name` (`null`: the folder is the target). */
+interface Place {
+  readonly dir: FileHandle;
+  readonly name: string | null;
+  /** Segments of the place inside the server directory, for messages. */
+  readonly segments: readonly string[];
+  /** lstat of the entry, when it exists. */
+  readonly stat: Stats | null;
+}
+
+const at = (fd: number, name?: string): string =>
+  name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`;
+
+const shown = (segments: readonly string[]): string => `"/${joinSegments(segments)}"`;
 
 export class ServerStorage {
   readonly #measured = new Map<string, { bytes: number; at: number }>();
@@ -30,7 +97,8 @@ export class ServerStorage {
     await mkdir(this.directoryOf(name), { recursive: true, mode: 0o755 });
   }
 
-  async remove(name: string): Promise<void> {
+  /** Deletes the server's whole directory (the server is being deleted). */
+  async removeServerDirectory(name: string): Promise<void> {
     this.#measured.delete(name);
     await rm(this.directoryOf(name), { recursive: true, force: true });
   }
@@ -50,6 +118,546 @@ export class ServerStorage {
     const bytes = await walk;
     this.#measured.set(name, { bytes, at: this.now() });
     return bytes;
+  }
+
+  /** Removes temporary files a killed panel left behind, anywhere in the server's directory. */
+  async cleanTemporaryFiles(server: string): Promise<number> {
+    let removed = 0;
+    const stack = [this.directoryOf(server)];
+    for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) stack.push(full);
+        else if (entry.name.startsWith(TEMP_PREFIX) && entry.isFile()) {
+          await unlink(full).catch(() => undefined);
+          removed += 1;
+        }
+      }
+    }
+    return removed;
+  }
+
+  /** The entries of a folder: folders first, then by name; temporary files are not shown. */
+  async list(server: string, segments: readonly string[]): Promise<Entry[]> {
+    return this.#withFolder(server, segments, async (dir, folder) => {
+      const names = (await readdir(at(dir.fd))).filter((name) => !name.startsWith(TEMP_PREFIX));
+      const entries: Entry[] = [];
+      await Promise.all(
+        names.map(async (name) => {
+          let stat: Stats;
+          try {
+            stat = await lstat(at(dir.fd, name));
+          } catch {
+            return; // removed meanwhile
+          }
+          const type: EntryType | null = stat.isSymbolicLink()
+            ? 'symlink'
+            : stat.isDirectory()
+              ? 'folder'
+              : stat.isFile()
+                ? 'file'
+                : null; // FIFOs, sockets and devices are not shown
+          if (type === null) return;
+          entries.push({
+            name,
+            path: joinSegments([...folder, name]),
+            type,
+            size: type === 'folder' ? 0 : stat.size,
+            modified: stat.mtime.toISOString(),
+          });
+        }),
+      );
+      return entries.sort(
+        (a, b) =>
+          Number(b.type === 'folder') - Number(a.type === 'folder') ||
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+      );
+    });
+  }
+
+  /** Creates an empty file or a folder named `name` in the folder `parent`. */
+  async createEntry(
+    server: string,
+    parent: readonly string[],
+    name: string,
+    type: 'file' | 'folder',
+  ): Promise<Entry> {
+    return this.#withFolder(server, parent, async (dir, folder) => {
+      const segments = [...folder, name];
+      try {
+        if (type === 'folder') await mkdir(at(dir.fd, name), { mode: 0o755 });
+        else
+          await (
+            await open(at(dir.fd, name), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0o644)
+          ).close();
+      } catch (error) {
+        throw fsError(error, segments);
+      }
+      const stat = await lstat(at(dir.fd, name));
+      return {
+        name,
+        path: joinSegments(segments),
+        type,
+        size: 0,
+        modified: stat.mtime.toISOString(),
+      };
+    });
+  }
+
+  /**
+   * Opens a regular file for reading (following symlinks that stay inside). The caller owns the
+   * handle and must close it.
+   */
+  async openFile(server: string, segments: readonly string[]): Promise<OpenedFile> {
+    return this.#withPlace(server, segments, true, async (place) => {
+      if (place.name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
+      const handle = await openRegular(place.dir, place.name, place.segments);
+      const stat = await handle.stat();
+      return { handle, name: place.name, size: stat.size, modified: stat.mtime };
+    });
+  }
+
+  /** A text file's content: UTF-8 only (else 400), at most `maxBytes` (else 413). */
+  async readText(server: string, segments: readonly string[], maxBytes: number): Promise<string> {
+    const file = await this.openFile(server, segments);
+    try {
+      if (file.size > maxBytes) {
+        throw new AppError(
+          'PAYLOAD_TOO_LARGE',
+          `The file is larger than ${maxBytes} bytes; download it instead`,
+        );
+      }
+      const buffer = Buffer.alloc(file.size);
+      const { bytesRead } = await file.handle.read(buffer, 0, file.size, 0);
+      const bytes = buffer.subarray(0, bytesRead);
+      if (bytes.includes(0)) throw binary();
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        throw binary();
+      }
+    } finally {
+      await file.handle.close();
+    }
+  }
+
+  /**
+   * Replaces (or creates) a file's content atomically: a temporary file in the same folder,
+   * written, given the old file's mode, flushed, then renamed over it. The folder must exist.
+   */
+  async writeText(server: string, segments: readonly string[], content: string): Promise<Entry> {
+    return this.#withPlace(server, segments, true, async (place) => {
+      const name = place.name;
+      if (name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
+      if (place.stat?.isDirectory())
+        throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
+      if (place.stat && !place.stat.isFile()) throw special(place.segments);
+      const mode = place.stat ? place.stat.mode & 0o7777 : 0o644;
+      await writeAtomically(place.dir, name, mode, place.segments, async (handle) => {
+        await handle.writeFile(content, 'utf8');
+      });
+      const stat = await lstat(at(place.dir.fd, name));
+      return entryOf(place.segments, stat);
+    });
+  }
+
+  /**
+   * Streams `source` into the file `name` in the folder `folder`, replacing an existing file only
+   * once the upload is complete. Over `maxBytes`: 413 and nothing is left behind; an aborted
+   * source leaves nothing behind either, and the previous file intact.
+   */
+  async upload(
+    server: string,
+    folder: readonly string[],
+    name: string,
+    source: Readable,
+    maxBytes: number | null,
+  ): Promise<Entry> {
+    return this.#withFolder(server, folder, async (dir, folderSegments) => {
+      const segments = [...folderSegments, name];
+      const existing = await lstat(at(dir.fd, name)).catch(() => null);
+      if (existing?.isDirectory())
+        throw new AppError('NOT_A_FILE', `${shown(segments)} is a folder`);
+      if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw special(segments);
+      const mode = existing?.isFile() ? existing.mode & 0o7777 : 0o644;
+      let cutShort = false;
+      source.once('error', () => {
+        cutShort = true;
+      });
+      await writeAtomically(dir, name, mode, segments, async (handle) => {
+        // Chunk by chunk, each write awaited: memory stays flat and the disk sets the pace.
+        let written = 0;
+        for await (const chunk of source as AsyncIterable<Buffer>) {
+          written += chunk.length;
+          if (maxBytes !== null && written > maxBytes) {
+            throw new AppError('PAYLOAD_TOO_LARGE', `Files may be at most ${maxBytes} bytes`);
+          }
+          await handle.write(chunk);
+        }
+      }).catch((error: unknown) => {
+        if (cutShort && !(error instanceof AppError)) {
+          throw new AppError('INVALID_UPLOAD', 'The upload ended before the file was complete');
+        }
+        throw error;
+      });
+      return entryOf(segments, await lstat(at(dir.fd, name)));
+    });
+  }
+
+  /** Renames an entry inside its folder (a symlink is renamed, not its target). */
+  async renameEntry(server: string, segments: readonly string[], newName: string): Promise<Entry> {
+    return this.#withPlace(server, segments, false, async (place) => {
+      const name = existingName(place);
+      const target = [...place.segments.slice(0, -1), newName];
+      await moveWithoutReplacing(place.dir, name, place.dir, newName, place.segments, target);
+      return entryOf(target, await lstat(at(place.dir.fd, newName)));
+    });
+  }
+
+  /**
+   * Moves an entry with `mv` meaning: into `destination` when that is an existing folder, else to
+   * that path (its folder must exist). An existing entry at the target: 409.
+   */
+  async move(
+    server: string,
+    source: readonly string[],
+    destination: readonly string[],
+  ): Promise<Entry> {
+    return this.#withPlace(server, source, false, async (from) => {
+      const name = existingName(from);
+      return this.#withPlace(server, destination, true, async (to) => {
+        if (to.name === null || to.stat?.isDirectory()) {
+          return this.#withFolder(server, destination, async (dir, folder) => {
+            const target = [...folder, name];
+            await moveWithoutReplacing(from.dir, name, dir, name, from.segments, target);
+            return entryOf(target, await lstat(at(dir.fd, name)));
+          });
+        }
+        await moveWithoutReplacing(from.dir, name, to.dir, to.name, from.segments, to.segments);
+        return entryOf(to.segments, await lstat(at(to.dir.fd, to.name)));
+      });
+    });
+  }
+
+  /** Deletes a file, a symlink (not its target) or a folder with everything in it. */
+  async deleteEntry(server: string, segments: readonly string[]): Promise<void> {
+    await this.#withPlace(server, segments, false, async (place) => {
+      const name = existingName(place);
+      try {
+        if (place.stat?.isDirectory()) await removeTree(place.dir, name);
+        else await unlink(at(place.dir.fd, name));
+      } catch (error) {
+        throw fsError(error, place.segments);
+      }
+    });
+  }
+
+  /** Resolves `segments` to a folder and runs `work` with its open descriptor. */
+  async #withFolder<T>(
+    server: string,
+    segments: readonly string[],
+    work: (dir: FileHandle, folder: readonly string[]) => Promise<T>,
+  ): Promise<T> {
+    return this.#withPlace(server, segments, true, async (place) => {
+      if (place.name === null) return work(place.dir, place.segments);
+      if (!place.stat) throw notFound(`Folder ${shown(place.segments)}`);
+      if (!place.stat.isDirectory()) {
+        throw new AppError('NOT_A_FOLDER', `${shown(place.segments)} is not a folder`);
+      }
+      let dir: FileHandle;
+      try {
+        dir = await open(at(place.dir.fd, place.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      } catch (error) {
+        throw fsError(error, place.segments);
+      }
+      try {
+        return await work(dir, place.segments);
+      } finally {
+        await dir.close();
+      }
+    });
+  }
+
+  /** Resolves `segments` (see {@link resolve}) and runs `work`, closing what was opened. */
+  async #withPlace<T>(
+    server: string,
+    segments: readonly string[],
+    followLast: boolean,
+    work: (place: Place) => Promise<T>,
+  ): Promise<T> {
+    const root = this.directoryOf(server);
+    let rootReal: string;
+    let rootHandle: FileHandle;
+    try {
+      rootReal = await realpath(root);
+      rootHandle = await open(rootReal, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    } catch {
+      throw notFound('Server directory');
+    }
+    try {
+      const place = await resolve(rootHandle, rootReal, segments, followLast);
+      try {
+        return await work(place);
+      } finally {
+        if (place.dir !== rootHandle) await place.dir.close();
+      }
+    } finally {
+      await rootHandle.close();
+    }
+  }
+}
+
+/**
+ * Walks `segments` from the root's descriptor. Every folder on the way is opened relative to the
+ * one before with O_DIRECTORY | O_NOFOLLOW; a symlink met on the way (or last, with `followLast`)
+ * is read and its target walked again from the root, only while it stays inside. A missing last
+ * segment is fine (it may be created); a missing folder on the way is 404.
+ */
+async function resolve(
+  root: FileHandle,
+  rootReal: string,
+  segments: readonly string[],
+  followLast: boolean,
+): Promise<Place> {
+  let pending = [...segments];
+  let done: string[] = [];
+  let dir = root;
+  let hops = 0;
+  const enter = async (next: FileHandle | null) => {
+    if (dir !== root) await dir.close();
+    dir = next ?? root;
+  };
+  try {
+    while (pending.length > 0) {
+      const name = pending[0] ?? '';
+      const last = pending.length === 1;
+      let stat: Stats | null;
+      try {
+        stat = await lstat(at(dir.fd, name));
+      } catch (error) {
+        if (errnoOf(error) !== 'ENOENT') throw fsError(error, [...done, name]);
+        if (!last) throw notFound(`Folder ${shown([...done, name])}`);
+        stat = null;
+      }
+      if (stat?.isSymbolicLink() && (!last || followLast)) {
+        hops += 1;
+        if (hops > MAX_LINK_HOPS) {
+          throw new AppError('SYMLINK_LOOP', `Too many symlinks at ${shown([...done, name])}`);
+        }
+        const target = await readlink(at(dir.fd, name)).catch((error: unknown) => {
+          throw fsError(error, [...done, name]);
+        });
+        pending = [...linkTarget(done, target, rootReal), ...pending.slice(1)];
+        done = [];
+        await enter(null);
+        continue;
+      }
+      if (last) return { dir, name, segments: [...done, name], stat };
+      if (!stat?.isDirectory()) {
+        throw new AppError('NOT_A_FOLDER', `${shown([...done, name])} is not a folder`);
+      }
+      let next: FileHandle;
+      try {
+        next = await open(at(dir.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      } catch (error) {
+        throw fsError(error, [...done, name]);
+      }
+      await enter(next);
+      done.push(name);
+      pending = pending.slice(1);
+    }
+    return { dir, name: null, segments: done, stat: null };
+  } catch (error) {
+    await enter(null);
+    throw error;
+  }
+}
+
+function existingName(place: Place): string {
+  if (place.name === null) {
+    throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be changed');
+  }
+  if (!place.stat) throw notFound(shown(place.segments));
+  return place.name;
+}
+
+/** Opens `name` in `dir` for reading if it is a regular file; never follows, never blocks. */
+async function openRegular(
+  dir: FileHandle,
+  name: string,
+  segments: readonly string[],
+): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(at(dir.fd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (error) {
+    throw fsError(error, segments);
+  }
+  const stat = await handle.stat();
+  if (stat.isFile()) return handle;
+  await handle.close();
+  if (stat.isDirectory()) throw new AppError('NOT_A_FILE', `${shown(segments)} is a folder`);
+  throw special(segments);
+}
+
+/** Writes through a temporary file in `dir`, renamed over `name` once `write` succeeded. */
+async function writeAtomically(
+  dir: FileHandle,
+  name: string,
+  mode: number,
+  segments: readonly string[],
+  write: (handle: FileHandle) => Promise<void>,
+): Promise<void> {
+  const temp = `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
+  let handle: FileHandle;
+  try {
+    handle = await open(at(dir.fd, temp), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode);
+  } catch (error) {
+    throw fsError(error, segments);
+  }
+  try {
+    try {
+      await write(handle);
+      await handle.chmod(mode); // the umask may have taken bits away
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(at(dir.fd, temp), at(dir.fd, name));
+  } catch (error) {
+    await unlink(at(dir.fd, temp)).catch(() => undefined);
+    throw fsError(error, segments);
+  }
+}
+
+/**
+ * Moves `fromName` in `fromDir` to `toName` in `toDir`, never replacing an existing entry: files
+ * and symlinks by a hard link that fails if the target exists, then unlinking the source; folders
+ * by rename after a check (rename refuses a non-empty target folder anyway).
+ */
+async function moveWithoutReplacing(
+  fromDir: FileHandle,
+  fromName: string,
+  toDir: FileHandle,
+  toName: string,
+  source: readonly string[],
+  target: readonly string[],
+): Promise<void> {
+  const from = at(fromDir.fd, fromName);
+  const to = at(toDir.fd, toName);
+  const exists = async () => (await lstat(to).catch(() => null)) !== null;
+  try {
+    const stat = await lstat(from);
+    if (stat.isDirectory()) {
+      if (await exists()) throw alreadyExists(target);
+      await rename(from, to);
+    } else {
+      await link(from, to);
+      await unlink(from);
+    }
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    if (errnoOf(error) === 'EEXIST' || errnoOf(error) === 'ENOTEMPTY') throw alreadyExists(target);
+    if (errnoOf(error) === 'EINVAL') {
+      throw new AppError('VALIDATION_FAILED', 'A folder cannot be moved into itself');
+    }
+    throw fsError(error, source);
+  }
+}
+
+/** Deletes a folder and its content through descriptors, never following a symlink. */
+async function removeTree(parent: FileHandle, name: string): Promise<void> {
+  let dir: FileHandle;
+  try {
+    dir = await open(at(parent.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    // Swapped for a symlink or a file meanwhile: remove that instead, without following it.
+    if (errnoOf(error) === 'ENOTDIR' || errnoOf(error) === 'ELOOP') {
+      await unlink(at(parent.fd, name));
+      return;
+    }
+    throw error;
+  }
+  try {
+    for (const entry of await readdir(at(dir.fd))) {
+      const stat = await lstat(at(dir.fd, entry)).catch(() => null);
+      if (stat?.isDirectory()) await removeTree(dir, entry);
+      else if (stat) await unlink(at(dir.fd, entry));
+    }
+  } finally {
+    await dir.close();
+  }
+  await rmdir(at(parent.fd, name));
+}
+
+function entryOf(segments: readonly string[], stat: Stats): Entry {
+  const type: EntryType = stat.isSymbolicLink()
+    ? 'symlink'
+    : stat.isDirectory()
+      ? 'folder'
+      : 'file';
+  return {
+    name: segments.at(-1) ?? '',
+    path: joinSegments(segments),
+    type,
+    size: type === 'folder' ? 0 : stat.size,
+    modified: stat.mtime.toISOString(),
+  };
+}
+
+const binary = (): AppError =>
+  new AppError('BINARY_FILE', 'The file is not UTF-8 text; download it instead');
+const special = (segments: readonly string[]): AppError =>
+  new AppError(
+    'SPECIAL_FILE',
+    `${shown(segments)} is not a regular file (a FIFO, socket or device)`,
+  );
+const alreadyExists = (segments: readonly string[]): AppError =>
+  new AppError('ALREADY_EXISTS', `${shown(segments)} already exists`);
+
+function errnoOf(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
+}
+
+/** Turns a file-system error into what the client should hear, naming only the user's path. */
+function fsError(error: unknown, segments: readonly string[]): Error {
+  if (error instanceof AppError) return error;
+  switch (errnoOf(error)) {
+    case 'ENOENT':
+      return notFound(shown(segments));
+    case 'EEXIST':
+      return alreadyExists(segments);
+    case 'ENOTDIR':
+      return new AppError('NOT_A_FOLDER', `A part of ${shown(segments)} is not a folder`);
+    case 'EISDIR':
+      return new AppError('NOT_A_FILE', `${shown(segments)} is a folder`);
+    case 'ELOOP':
+      // O_NOFOLLOW met a symlink where a file or folder was just seen: it changed under us.
+      return new AppError('CHANGED_CONCURRENTLY', `${shown(segments)} changed while being used`);
+    case 'ENAMETOOLONG':
+      return new AppError('INVALID_PATH', 'That path or name is too long');
+    case 'ENOTEMPTY':
+      return alreadyExists(segments);
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return new AppError('FORBIDDEN', `The panel may not change ${shown(segments)}`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new AppError('INSUFFICIENT_STORAGE', 'The disk is full');
+    case 'ENXIO':
+      return special(segments);
+    default:
+      // Unexpected: a 500, logged with its details and never shown to the client.
+      return error instanceof Error ? error : new Error(String(error));
   }
 }
 

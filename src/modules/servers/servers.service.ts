@@ -130,7 +130,7 @@ export class ServersService {
     if (!(await this.deps.servers.find(name))) throw notFound('Server');
     await this.deps.supervisor.forget(name);
     await this.deps.servers.delete(name);
-    await this.deps.storage.remove(name);
+    await this.deps.storage.removeServerDirectory(name);
     this.deps.events.emit('server-deleted', name);
   }
 

@@ -1,0 +1,254 @@
+import contentDisposition from 'content-disposition';
+import parseRange from 'range-parser';
+import { AppError } from '../../errors.js';
+import { currentUser } from '../../http/access.js';
+import { responses } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { ServerParams } from '../servers/servers.schemas.js';
+import {
+  ContentBody,
+  ContentEnvelope,
+  CreateBody,
+  DeletedEnvelope,
+  EntryEnvelope,
+  EntryListEnvelope,
+  MoveBody,
+  PathQuery,
+  RenameQuery,
+  RequiredPathQuery,
+} from './files.schemas.js';
+import type { FilesService, UploadPart } from './files.service.js';
+
+const TAGS = ['files'];
+
+export function filesRoutes(app: App, files: FilesService, limits: { maxEditBytes: number }): void {
+  app.get(
+    '/api/servers/:server/files',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List a folder: folders first, then by name',
+        params: ServerParams,
+        querystring: PathQuery,
+        response: responses(EntryListEnvelope, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      message: 'Folder listing',
+      data: await files.list(currentUser(request), request.params.server, request.query.path ?? ''),
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/create',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Create an empty file or a folder named `name` in the folder `path`',
+        params: ServerParams,
+        body: CreateBody,
+        response: responses(EntryEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: request.body.type === 'folder' ? 'Folder created' : 'File created',
+      data: await files.create(currentUser(request), request.params.server, {
+        type: request.body.type,
+        name: request.body.name,
+        path: request.body.path ?? '',
+      }),
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/upload',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Upload files (multipart field "file", several allowed) into the folder `path`',
+        description:
+          'Streamed to a temporary file and renamed into place when complete; an existing file of the same name is replaced only then. Over MAX_UPLOAD_BYTES: 413, nothing kept.',
+        params: ServerParams,
+        querystring: PathQuery,
+        response: responses(EntryListEnvelope, 400, 401, 403, 404, 413, 415),
+      },
+    },
+    async (request) => {
+      if (!request.isMultipart()) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the files as multipart/form-data');
+      }
+      const parts = (async function* (): AsyncGenerator<UploadPart> {
+        for await (const part of request.files()) {
+          yield { fieldname: part.fieldname, filename: part.filename, file: part.file };
+        }
+      })();
+      return {
+        message: 'Uploaded',
+        data: await files.upload(
+          currentUser(request),
+          request.params.server,
+          request.query.path ?? '',
+          parts,
+        ),
+      };
+    },
+  );
+
+  app.get(
+    '/api/servers/:server/files/download',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Download a file (streamed; supports Range)',
+        params: ServerParams,
+        querystring: RequiredPathQuery,
+      },
+    },
+    async (request, reply) => {
+      const file = await files.open(
+        currentUser(request),
+        request.params.server,
+        request.query.path,
+      );
+      let start = 0;
+      let end = file.size - 1;
+      let partial = false;
+      const range = request.headers.range;
+      if (range !== undefined) {
+        const ranges = parseRange(file.size, range, { combine: true });
+        if (ranges === -1) {
+          await file.handle.close();
+          reply.header('Content-Range', `bytes */${file.size}`);
+          throw new AppError('RANGE_NOT_SATISFIABLE', 'The requested range is outside the file');
+        }
+        // A malformed header (-2) or several ranges are answered with the whole file.
+        if (Array.isArray(ranges) && ranges.length === 1 && ranges[0]) {
+          ({ start, end } = ranges[0]);
+          partial = true;
+        }
+      }
+      reply
+        .code(partial ? 206 : 200)
+        .header('Content-Type', 'application/octet-stream')
+        .header('Content-Disposition', contentDisposition(file.name))
+        .header('Accept-Ranges', 'bytes')
+        .header('Last-Modified', file.modified.toUTCString())
+        .header('Content-Length', String(Math.max(0, end - start + 1)));
+      if (partial) reply.header('Content-Range', `bytes ${start}-${end}/${file.size}`);
+      if (file.size === 0) {
+        await file.handle.close();
+        return reply.send('');
+      }
+      return reply.send(file.handle.createReadStream({ start, end, autoClose: true }));
+    },
+  );
+
+  app.get(
+    '/api/servers/:server/files/content',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Read a UTF-8 text file (at most MAX_EDIT_BYTES)',
+        params: ServerParams,
+        querystring: RequiredPathQuery,
+        response: responses(ContentEnvelope, 400, 401, 403, 404, 413),
+      },
+    },
+    async (request) => ({
+      message: 'File content',
+      data: await files.readContent(
+        currentUser(request),
+        request.params.server,
+        request.query.path,
+      ),
+    }),
+  );
+
+  app.put(
+    '/api/servers/:server/files/content',
+    {
+      // Room for JSON escaping; the content itself is held to MAX_EDIT_BYTES by the service.
+      bodyLimit: limits.maxEditBytes * 2 + 64 * 1024,
+      schema: {
+        tags: TAGS,
+        summary: 'Save a text file atomically, keeping its mode; creates it if its folder exists',
+        params: ServerParams,
+        querystring: RequiredPathQuery,
+        body: ContentBody,
+        response: responses(EntryEnvelope, 400, 401, 403, 404, 413),
+      },
+    },
+    async (request) => ({
+      message: 'Saved',
+      data: await files.writeContent(
+        currentUser(request),
+        request.params.server,
+        request.query.path,
+        request.body.content,
+      ),
+    }),
+  );
+
+  app.put(
+    '/api/servers/:server/files/rename',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Rename a file or folder within its folder',
+        params: ServerParams,
+        querystring: RenameQuery,
+        response: responses(EntryEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Renamed',
+      data: await files.rename(
+        currentUser(request),
+        request.params.server,
+        request.query.old_path,
+        request.query.new_name,
+      ),
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/move',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Move a file or folder (into `destination` when it is a folder)',
+        params: ServerParams,
+        body: MoveBody,
+        response: responses(EntryEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Moved',
+      data: await files.move(
+        currentUser(request),
+        request.params.server,
+        request.body.source,
+        request.body.destination,
+      ),
+    }),
+  );
+
+  app.delete(
+    '/api/servers/:server/files',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a file, a symlink (not its target) or a folder with its content',
+        params: ServerParams,
+        querystring: RequiredPathQuery,
+        response: responses(DeletedEnvelope, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      message: 'Deleted',
+      data: {
+        path: await files.delete(currentUser(request), request.params.server, request.query.path),
+      },
+    }),
+  );
+}

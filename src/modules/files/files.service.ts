@@ -1,0 +1,126 @@
+/**
+ * The file manager: who may touch which server's files (anyone with access to the server,
+ * DECISIONS.md §3), and the limits of uploads and the editor. Every path goes through
+ * `userPath` and the storage module, the only code that touches a server's directory.
+ */
+import type { Readable } from 'node:stream';
+import { AppError } from '../../errors.js';
+import { entryName, uploadName, userPath } from '../../files/paths.js';
+import type { Entry, OpenedFile, ServerStorage } from '../../files/storage.js';
+import type { ServersService } from '../servers/servers.service.js';
+import type { User } from '../users/users.repository.js';
+
+/** One part of a multipart upload, as the HTTP layer hands it over. */
+export interface UploadPart {
+  readonly fieldname: string;
+  readonly filename: string;
+  readonly file: Readable;
+}
+
+export class FilesService {
+  constructor(
+    private readonly deps: {
+      readonly servers: ServersService;
+      readonly storage: ServerStorage;
+      readonly maxUploadBytes: number | null;
+      readonly maxEditBytes: number;
+    },
+  ) {}
+
+  async list(user: User, server: string, path: string): Promise<Entry[]> {
+    await this.deps.servers.require(user, server);
+    return this.deps.storage.list(server, userPath(path));
+  }
+
+  async create(
+    user: User,
+    server: string,
+    request: { type: 'file' | 'folder'; name: string; path: string },
+  ): Promise<Entry> {
+    await this.deps.servers.require(user, server);
+    return this.deps.storage.createEntry(
+      server,
+      userPath(request.path),
+      entryName(request.name),
+      request.type,
+    );
+  }
+
+  /**
+   * Stores every part named `file` in the folder `path`, one after the other, each under its own
+   * (sanitised) name. Parts must be consumed in order, so a refused part ends the request.
+   */
+  async upload(
+    user: User,
+    server: string,
+    path: string,
+    parts: AsyncIterable<UploadPart>,
+  ): Promise<Entry[]> {
+    await this.deps.servers.require(user, server);
+    const folder = userPath(path);
+    const stored: Entry[] = [];
+    for await (const part of parts) {
+      if (part.fieldname !== 'file') {
+        part.file.resume();
+        throw new AppError(
+          'INVALID_UPLOAD',
+          `Unexpected field "${part.fieldname}"; send files as "file"`,
+        );
+      }
+      const name = uploadName(part.filename);
+      stored.push(
+        await this.deps.storage.upload(server, folder, name, part.file, this.deps.maxUploadBytes),
+      );
+    }
+    if (stored.length === 0) throw new AppError('INVALID_UPLOAD', 'No file in the upload');
+    return stored;
+  }
+
+  /** Opens a file for download; the caller closes the handle. */
+  async open(user: User, server: string, path: string): Promise<OpenedFile> {
+    await this.deps.servers.require(user, server);
+    return this.deps.storage.openFile(server, userPath(path));
+  }
+
+  async readContent(
+    user: User,
+    server: string,
+    path: string,
+  ): Promise<{ path: string; content: string }> {
+    await this.deps.servers.require(user, server);
+    const segments = userPath(path);
+    const content = await this.deps.storage.readText(server, segments, this.deps.maxEditBytes);
+    return { path: segments.join('/'), content };
+  }
+
+  async writeContent(user: User, server: string, path: string, content: string): Promise<Entry> {
+    await this.deps.servers.require(user, server);
+    if (Buffer.byteLength(content) > this.deps.maxEditBytes) {
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `Content may be at most ${this.deps.maxEditBytes} bytes`,
+      );
+    }
+    return this.deps.storage.writeText(server, userPath(path), content);
+  }
+
+  async rename(user: User, server: string, oldPath: string, newName: string): Promise<Entry> {
+    await this.deps.servers.require(user, server);
+    return this.deps.storage.renameEntry(server, userPath(oldPath), entryName(newName));
+  }
+
+  async move(user: User, server: string, source: string, destination: string): Promise<Entry> {
+    await this.deps.servers.require(user, server);
+    return this.deps.storage.move(server, userPath(source), userPath(destination));
+  }
+
+  async delete(user: User, server: string, path: string): Promise<string> {
+    await this.deps.servers.require(user, server);
+    const segments = userPath(path);
+    if (segments.length === 0) {
+      throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
+    }
+    await this.deps.storage.deleteEntry(server, segments);
+    return segments.join('/');
+  }
+}
