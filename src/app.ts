@@ -85,9 +85,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   await registerDocs(app, VERSION);
   await app.register(websocket, { options: { maxPayload: MAX_INCOMING_BYTES } });
   await app.register(multipart, {
-    // Files are streamed to disk; the upload limit is counted there (MAX_UPLOAD_BYTES).
+    // Files are streamed to disk and the upload limit is counted there (MAX_UPLOAD_BYTES). The
+    // parser's own limit sits one byte above it: at its limit the parser silently truncates.
     limits: {
-      fileSize: config.maxUploadBytes ?? Number.MAX_SAFE_INTEGER,
+      fileSize: (config.maxUploadBytes ?? Number.MAX_SAFE_INTEGER - 1) + 1,
       files: 1000,
       parts: 1000,
       fields: 20,

@@ -300,6 +300,10 @@ export class ServerStorage {
           }
           await handle.write(chunk);
         }
+        // A parser that stopped at its own limit ends the stream early instead of failing.
+        if ((source as { truncated?: boolean }).truncated === true) {
+          throw new AppError('PAYLOAD_TOO_LARGE', 'The file is larger than the upload limit');
+        }
       }).catch((error: unknown) => {
         if (cutShort && !(error instanceof AppError)) {
           throw new AppError('INVALID_UPLOAD', 'The upload ended before the file was complete');

@@ -21,6 +21,13 @@ import type { FilesService, UploadPart } from './files.service.js';
 
 const TAGS = ['files'];
 
+/**
+ * RFC 6266 `attachment` with a plain-ASCII `filename` (quotes escaped, anything else `?`) and,
+ * when the name is not plain ASCII, the exact name as UTF-8 in `filename*`.
+ */
+const attachment = (name: string): string =>
+  contentDisposition(name, { fallback: name.replace(/[^\x20-\x7e]/g, '?') });
+
 export function filesRoutes(app: App, files: FilesService, limits: { maxEditBytes: number }): void {
   app.get(
     '/api/servers/:server/files',
@@ -130,7 +137,7 @@ export function filesRoutes(app: App, files: FilesService, limits: { maxEditByte
       reply
         .code(partial ? 206 : 200)
         .header('Content-Type', 'application/octet-stream')
-        .header('Content-Disposition', contentDisposition(file.name))
+        .header('Content-Disposition', attachment(file.name))
         .header('Accept-Ranges', 'bytes')
         .header('Last-Modified', file.modified.toUTCString())
         .header('Content-Length', String(Math.max(0, end - start + 1)));
