@@ -40,6 +40,8 @@ import { serversRoutes } from './modules/servers/servers.routes.js';
 import { ServersService } from './modules/servers/servers.service.js';
 import { Supervisor } from './modules/servers/supervisor.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
+import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
+import { TicketsService } from './modules/tickets/tickets.service.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { createUsersService } from './modules/users/users.service.js';
@@ -101,7 +103,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const events = new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
-  const tickets = new TicketsRepository(db.kysely);
+  const tickets = new TicketsRepository(db.kysely, db.dialect);
   const storage = new ServerStorage(config.serversDir);
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
@@ -143,6 +145,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
+  ticketsRoutes(app, new TicketsService({ tickets, now }));
   filesRoutes(
     app,
     new FilesService({

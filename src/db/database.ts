@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import * as initial from './migrations/0001_initial.js';
 import * as serverRuntime from './migrations/0002_server_runtime.js';
+import * as ticketHistory from './migrations/0003_ticket_history.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -23,6 +24,7 @@ export interface Db {
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_server_runtime': serverRuntime,
+  '0003_ticket_history': ticketHistory,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -71,10 +71,20 @@ export interface TicketMessagesTable {
   created_at: string;
 }
 
+export interface TicketStatusChangesTable {
+  id: Id;
+  ticket_id: number;
+  changed_by: number;
+  from_status: TicketStatus;
+  to_status: TicketStatus;
+  changed_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
   user_servers: UserServersTable;
   tickets: TicketsTable;
   ticket_messages: TicketMessagesTable;
+  ticket_status_changes: TicketStatusChangesTable;
 }
