@@ -16,6 +16,7 @@ import { ServerStorage } from './files/storage.js';
 import { registerAccessControl } from './http/access.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling, sendError } from './http/errors.js';
+import { registerInputGuards } from './http/input.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
   registerSecurityHeaders(app);
+  registerInputGuards(app);
   await registerDocs(app, VERSION);
   await app.register(websocket, { options: { maxPayload: MAX_INCOMING_BYTES } });
   await app.register(multipart, {

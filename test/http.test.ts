@@ -56,6 +56,28 @@ describe('the HTTP surface', () => {
     );
   });
 
+  it('refuses NUL characters in paths, query strings and bodies with 400, never 500', async () => {
+    for (const request of [
+      { method: 'PUT' as const, url: '/api/users/ad%00min/role', payload: { role: 'user' } },
+      { method: 'GET' as const, url: '/api/profile/stats/ad%00min' },
+      { method: 'GET' as const, url: '/api/servers/s%001/config' },
+      { method: 'GET' as const, url: '/api/tickets?status=pend%00ing' },
+      {
+        method: 'POST' as const,
+        url: '/api/auth/login',
+        payload: { username: 'a\u0000b', password: 'x' },
+      },
+      {
+        method: 'POST' as const,
+        url: '/api/tickets/create',
+        payload: { title: 't', description: '\u0000' },
+      },
+    ]) {
+      const response = await panel.app.inject({ ...request, headers: admin.headers });
+      assertError(response, 400);
+    }
+  });
+
   it('sets the security headers on successes and errors alike', async () => {
     for (const response of [
       await panel.app.inject({ url: '/api/health' }),
