@@ -17,9 +17,9 @@ function containsNul(value: unknown): boolean {
 }
 
 export function registerInputGuards(app: App): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (containsNul(request.params) || containsNul(request.query) || containsNul(request.body)) {
-      throw new AppError('VALIDATION_FAILED', 'Text may not contain NUL characters');
-    }
+      done(new AppError('VALIDATION_FAILED', 'Text may not contain NUL characters'));
+    } else done();
   });
 }
