@@ -199,7 +199,7 @@ describe('tickets', () => {
       role: 'user',
       deleted: true,
     });
-    assert.equal(detail.messages[0]?.text, 'Last words');
+    assert.equal(detail.messages[0].text, 'Last words');
   });
 
   it('lets only admin and support set the status, keeping every change in the history', async () => {
