@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
@@ -34,6 +35,8 @@ import { consoleRoutes } from './modules/console/console.routes.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { FilesService } from './modules/files/files.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { oidcRoutes } from './modules/oidc/oidc.routes.js';
+import { OidcService } from './modules/oidc/oidc.service.js';
 import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
@@ -88,6 +91,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   registerInputGuards(app);
   await registerDocs(app, VERSION);
   await app.register(websocket, { options: { maxPayload: MAX_INCOMING_BYTES } });
+  await app.register(cookie);
   await app.register(multipart, {
     // Files are streamed to disk and the upload limit is counted there (MAX_UPLOAD_BYTES). The
     // parser's own limit sits one byte above it: at its limit the parser silently truncates.
@@ -140,9 +144,22 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     limits: consoleLimits,
   });
 
+  const oidc = new OidcService({
+    providers: config.oidc.providers,
+    publicUrl: config.publicUrl,
+    redirectAllowlist: config.oidc.redirectAllowlist,
+    secret: config.jwtSecret,
+    users,
+    auth,
+    registration: config.registration,
+    now,
+    log: app.log,
+  });
+
   registerAccessControl(app, auth);
   healthRoutes(app, VERSION);
   authRoutes(app, auth);
+  oidcRoutes(app, oidc, config.publicUrl);
   usersRoutes(app, createUsersService({ users, servers, events, now }));
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
@@ -167,6 +184,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       const removed = await storage.cleanTemporaryFiles(name);
       if (removed > 0) app.log.warn({ server: name, removed }, 'removed leftover temporary files');
     }
+    // Providers are discovered in the background: one that is down never stops the panel.
+    oidc.warmUp();
     if (runtime.isolated) app.log.info(runtime.description);
     else app.log.warn(runtime.description);
     await supervisor.recover();

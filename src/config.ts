@@ -12,6 +12,17 @@ export type SandboxMode = 'auto' | 'bwrap' | 'none';
 export type RegistrationMode = 'open' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+export interface OidcProviderConfig {
+  /** Used in URLs: `/api/auth/oidc/<id>/login`. */
+  readonly id: string;
+  /** Shown to people: "Sign in with <name>". */
+  readonly name: string;
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scopes: readonly string[];
+}
+
 export interface Config {
   readonly host: string;
   readonly port: number;
@@ -45,6 +56,11 @@ export interface Config {
    * the client's address (login throttling). Empty: the socket's address counts.
    */
   readonly trustProxy: readonly string[];
+  readonly oidc: {
+    readonly providers: readonly OidcProviderConfig[];
+    /** Origins the browser may be sent back to after an OpenID Connect sign-in. */
+    readonly redirectAllowlist: readonly string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -114,6 +130,10 @@ export function loadConfig(env: Env = process.env): Config {
       windowSeconds: integer(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 900, 1, 86_400),
     },
     trustProxy: addressList(env, 'TRUST_PROXY'),
+    oidc: {
+      providers: oidcProviders(env),
+      redirectAllowlist: originList(env, 'OIDC_REDIRECT_ALLOWLIST', publicUrl),
+    },
   };
   return Object.freeze(config);
 }
@@ -160,6 +180,94 @@ function addressList(env: Env, name: string): string[] {
     }
   }
   return entries;
+}
+
+/** Providers from `OIDC_PROVIDERS` (JSON) or the file named by `OIDC_PROVIDERS_FILE`. */
+function oidcProviders(env: Env): OidcProviderConfig[] {
+  const inline = env['OIDC_PROVIDERS']?.trim();
+  const file = env['OIDC_PROVIDERS_FILE']?.trim();
+  if (inline && file) {
+    throw new ConfigError('OIDC_PROVIDERS', 'set OIDC_PROVIDERS or OIDC_PROVIDERS_FILE, not both');
+  }
+  let variable = 'OIDC_PROVIDERS';
+  let text = inline;
+  if (file) {
+    variable = 'OIDC_PROVIDERS_FILE';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(variable, `cannot read ${file} (${errorCode(error)})`);
+    }
+  }
+  if (!text) return [];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ConfigError(variable, 'is not valid JSON');
+  }
+  if (!Array.isArray(raw)) throw new ConfigError(variable, 'must be a JSON array of providers');
+  const seen = new Set<string>();
+  return raw.map((entry: unknown, index) => {
+    const where = `provider ${index + 1}`;
+    if (typeof entry !== 'object' || entry === null) {
+      throw new ConfigError(variable, `${where} must be an object`);
+    }
+    const field = (name: string): string => {
+      const value = (entry as Record<string, unknown>)[name];
+      if (typeof value !== 'string' || value.trim() === '') {
+        throw new ConfigError(variable, `${where} needs "${name}" (a non-empty string)`);
+      }
+      return value.trim();
+    };
+    const id = field('id');
+    if (!/^[a-z0-9_-]{1,32}$/.test(id)) {
+      throw new ConfigError(variable, `${where}: "id" must be 1 to 32 of a-z 0-9 _ -`);
+    }
+    if (seen.has(id)) throw new ConfigError(variable, `${where}: the id "${id}" is used twice`);
+    seen.add(id);
+    const issuer = field('issuer');
+    let url: URL;
+    try {
+      url = new URL(issuer);
+    } catch {
+      throw new ConfigError(variable, `${where}: "issuer" must be a URL`);
+    }
+    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+      throw new ConfigError(variable, `${where}: "issuer" must be https (http only on loopback)`);
+    }
+    const scopes = (entry as { scopes?: unknown }).scopes ?? ['openid', 'profile', 'email'];
+    if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string')) {
+      throw new ConfigError(variable, `${where}: "scopes" must be an array of strings`);
+    }
+    return {
+      id,
+      name: field('name'),
+      issuer,
+      clientId: field('clientId'),
+      clientSecret: field('clientSecret'),
+      scopes: scopes.includes('openid') ? scopes : ['openid', ...scopes],
+    };
+  });
+}
+
+/** Comma-separated http(s) origins; unset: the origin of `fallback`. */
+function originList(env: Env, name: string, fallback: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [new URL(fallback).origin];
+  return raw.split(',').map((entry) => {
+    let url: URL;
+    try {
+      url = new URL(entry.trim());
+    } catch {
+      throw new ConfigError(name, `"${entry.trim()}" is not an absolute URL`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new ConfigError(name, `"${entry.trim()}" must be http or https`);
+    }
+    return url.origin;
+  });
 }
 
 function parsePublicUrl(env: Env, host: string, port: number): string {

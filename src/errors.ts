@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'UNKNOWN_SERVER'
   | 'INVALID_PATH'
   | 'INVALID_UPLOAD'
+  | 'INVALID_REDIRECT'
   | 'NOT_A_FOLDER'
   | 'NOT_A_FILE'
   | 'SPECIAL_FILE'
@@ -33,7 +34,8 @@ export type ErrorCode =
   | 'LAST_ADMIN'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'PROVIDER_UNAVAILABLE';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -41,6 +43,7 @@ const STATUS: Record<ErrorCode, number> = {
   UNKNOWN_SERVER: 400,
   INVALID_PATH: 400,
   INVALID_UPLOAD: 400,
+  INVALID_REDIRECT: 400,
   NOT_A_FOLDER: 400,
   NOT_A_FILE: 400,
   SPECIAL_FILE: 400,
@@ -66,6 +69,7 @@ const STATUS: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  PROVIDER_UNAVAILABLE: 503,
 };
 
 export interface ErrorDetail {

@@ -30,7 +30,12 @@ describe('registration', () => {
 
     const me = await panel.app.inject({ url: '/api/auth/me', headers: second.headers });
     assert.equal(me.statusCode, 200);
-    assert.deepEqual(json(me), { username: 'player', role: 'user', servers: [] });
+    assert.deepEqual(json(me), {
+      username: 'player',
+      role: 'user',
+      servers: [],
+      signIn: { hasPassword: true, providers: [] },
+    });
   });
 
   it('answers the flat token object of the spec', async () => {

@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import * as initial from './migrations/0001_initial.js';
 import * as serverRuntime from './migrations/0002_server_runtime.js';
 import * as ticketHistory from './migrations/0003_ticket_history.js';
+import * as oidcIdentities from './migrations/0004_oidc_identities.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_server_runtime': serverRuntime,
   '0003_ticket_history': ticketHistory,
+  '0004_oidc_identities': oidcIdentities,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

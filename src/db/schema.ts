@@ -80,6 +80,15 @@ export interface TicketStatusChangesTable {
   changed_at: string;
 }
 
+export interface OidcIdentitiesTable {
+  id: Id;
+  user_id: number;
+  provider: string;
+  subject: string;
+  email: string | null;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -87,4 +96,5 @@ export interface Database {
   tickets: TicketsTable;
   ticket_messages: TicketMessagesTable;
   ticket_status_changes: TicketStatusChangesTable;
+  oidc_identities: OidcIdentitiesTable;
 }

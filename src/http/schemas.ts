@@ -49,3 +49,11 @@ export const PasswordAttempt = Type.String({ minLength: 1, maxLength: 1024 });
 export const RoleSchema = Type.Union(ROLES.map((role) => Type.Literal(role)));
 
 export const UsernameParams = Type.Object({ username: UsernameLookup });
+
+export const SignInSchema = Type.Object(
+  {
+    hasPassword: Type.Boolean({ description: 'Whether the account has a password' }),
+    providers: Type.Array(Type.String(), { description: 'Linked OpenID Connect providers' }),
+  },
+  { description: 'How the account can sign in' },
+);

@@ -46,11 +46,8 @@ export function authRoutes(app: App, auth: AuthService): void {
     },
     async (request) => {
       const user = currentUser(request);
-      return {
-        username: user.username,
-        role: user.role,
-        servers: await auth.reachableServers(user),
-      };
+      const [servers, signIn] = await Promise.all([auth.reachableServers(user), auth.signIn(user)]);
+      return { username: user.username, role: user.role, servers, signIn };
     },
   );
 }

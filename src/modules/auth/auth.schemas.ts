@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import {
+  SignInSchema,
   NewPassword,
   PasswordAttempt,
   RoleSchema,
@@ -34,6 +35,7 @@ export const MeResponse = Type.Object(
     servers: Type.Array(Type.String(), {
       description: 'Servers the caller can reach: every server for an admin',
     }),
+    signIn: SignInSchema,
   },
   { description: 'The caller (flat object, no envelope)' },
 );

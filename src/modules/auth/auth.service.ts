@@ -8,7 +8,12 @@ import { isUniqueViolation } from '../../db/database.js';
 import type { Role } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import type { ServersRepository } from '../servers/servers.repository.js';
-import { usernameKey, type User, type UsersRepository } from '../users/users.repository.js';
+import {
+  usernameKey,
+  type SignIn,
+  type User,
+  type UsersRepository,
+} from '../users/users.repository.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { PasswordHasher } from './passwords.js';
 import type { TokenService } from './tokens.js';
@@ -34,6 +39,7 @@ export interface AuthService {
   tokenResponse(user: User): Promise<TokenResponse>;
   /** The servers a user can reach: every server for an admin, else the assigned ones. */
   reachableServers(user: User): Promise<string[]>;
+  signIn(user: User): Promise<SignIn>;
 }
 
 const INVALID_CREDENTIALS = 'Wrong username or password';
@@ -108,6 +114,10 @@ export function createAuthService(deps: {
 
     async reachableServers(user) {
       return user.role === 'admin' ? servers.allNames() : users.serverNames(user.id);
+    },
+
+    async signIn(user) {
+      return (await users.signInOf([user])).get(user.id) ?? { hasPassword: false, providers: [] };
     },
   };
 }

@@ -34,15 +34,25 @@ export const StatsEnvelope = Envelope(
 );
 
 export const RenameBody = Type.Object(
-  { new_username: Username, password: PasswordAttempt },
-  { additionalProperties: false },
+  {
+    new_username: Username,
+    password: Type.Optional(PasswordAttempt),
+  },
+  {
+    additionalProperties: false,
+    description: '`password` is the current password; only an account without one may omit it',
+  },
 );
 
 export const RenamedEnvelope = Envelope(Type.Object({ username: Type.String(), role: RoleSchema }));
 
 export const PasswordBody = Type.Object(
-  { old_password: PasswordAttempt, new_password: NewPassword },
-  { additionalProperties: false },
+  { old_password: Type.Optional(PasswordAttempt), new_password: NewPassword },
+  {
+    additionalProperties: false,
+    description:
+      '`old_password` is required, except for an account made by an OpenID Connect sign-in that has no password yet',
+  },
 );
 
 export const PasswordChangedEnvelope = Envelope(TokenResponseSchema);

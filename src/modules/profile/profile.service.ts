@@ -32,11 +32,16 @@ export interface ProfileService {
   stats(user: User): Promise<ProfileStats>;
   statsOf(username: string): Promise<ProfileStats>;
   /** `address` is the client's, for throttling wrong passwords like failed logins. */
-  rename(user: User, newUsername: string, password: string, address: string): Promise<User>;
+  rename(
+    user: User,
+    newUsername: string,
+    password: string | undefined,
+    address: string,
+  ): Promise<User>;
   /** Revokes every earlier token; returns a fresh one. */
   changePassword(
     user: User,
-    oldPassword: string,
+    oldPassword: string | undefined,
     newPassword: string,
     address: string,
   ): Promise<TokenResponse>;
@@ -54,7 +59,23 @@ export function createProfileService(deps: {
 }): ProfileService {
   const { users, tickets, auth, hasher, throttle, events } = deps;
 
-  const checkPassword = async (user: User, password: string, address: string): Promise<void> => {
+  /**
+   * Checks the current password. An account without one (made by an OpenID Connect sign-in)
+   * has nothing to check; for every other account a missing password is a wrong one.
+   */
+  const checkPassword = async (
+    user: User,
+    password: string | undefined,
+    field: string,
+    address: string,
+  ): Promise<void> => {
+    const hash = await users.passwordHash(user.id);
+    if (hash === null && !user.hasPassword) return;
+    if (password === undefined) {
+      throw new AppError('VALIDATION_FAILED', `body/${field}: is required`, {
+        details: [{ path: `body/${field}`, message: 'is required' }],
+      });
+    }
     const account = usernameKey(user.username);
     const wait = throttle.retryAfter(account, address);
     if (wait !== null) {
@@ -62,7 +83,6 @@ export function createProfileService(deps: {
         retryAfter: wait,
       });
     }
-    const hash = await users.passwordHash(user.id);
     const valid = hash !== null && (await hasher.verify(hash, password));
     if (!valid) {
       throttle.recordFailure(account, address);
@@ -98,7 +118,7 @@ export function createProfileService(deps: {
     },
 
     async rename(user, newUsername, password, address) {
-      await checkPassword(user, password, address);
+      await checkPassword(user, password, 'password', address);
       try {
         if (!(await users.rename(user.id, newUsername))) throw gone();
       } catch (error) {
@@ -111,7 +131,7 @@ export function createProfileService(deps: {
     },
 
     async changePassword(user, oldPassword, newPassword, address) {
-      await checkPassword(user, oldPassword, address);
+      await checkPassword(user, oldPassword, 'old_password', address);
       const tokenVersion = await users.setPassword(user.id, await hasher.hash(newPassword));
       if (tokenVersion === undefined) throw gone();
       events.emit('access-changed', user.id);

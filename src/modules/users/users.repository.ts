@@ -15,11 +15,20 @@ export interface User {
   readonly tokenVersion: number;
   readonly createdAt: string;
   readonly lastLoginAt: string | null;
+  /** False for an account made by an OpenID Connect sign-in that never set a password. */
+  readonly hasPassword: boolean;
+}
+
+/** How an account can sign in: with a password, and through which providers. */
+export interface SignIn {
+  readonly hasPassword: boolean;
+  readonly providers: readonly string[];
 }
 
 export interface UserWithServers extends User {
   /** The servers assigned to the user by an admin, sorted by name. */
   readonly servers: readonly string[];
+  readonly signIn: SignIn;
 }
 
 /** Usernames are unique regardless of case: "Steve" and "steve" are the same account name. */
@@ -35,9 +44,14 @@ const USER_COLUMNS = [
   'token_version',
   'created_at',
   'last_login_at',
+  // Whether a hash exists, without ever reading the hash where it is not needed.
+  sql<number>`case when password_hash is null then 0 else 1 end`.as('has_password'),
 ] as const;
 
-type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
+type UserRow = Pick<
+  Selectable<UsersTable>,
+  'id' | 'username' | 'role' | 'token_version' | 'created_at' | 'last_login_at'
+> & { has_password: number | string };
 
 const toUser = (row: UserRow): User => ({
   id: row.id,
@@ -46,6 +60,7 @@ const toUser = (row: UserRow): User => ({
   tokenVersion: row.token_version,
   createdAt: row.created_at,
   lastLoginAt: row.last_login_at,
+  hasPassword: Number(row.has_password) === 1,
 });
 
 export class UsersRepository {
@@ -117,7 +132,13 @@ export class UsersRepository {
       if (list) list.push(link.server_name);
       else servers.set(link.user_id, [link.server_name]);
     }
-    return rows.map((row) => ({ ...toUser(row), servers: servers.get(row.id) ?? [] }));
+    const users = rows.map(toUser);
+    const signIn = await this.signInOf(users);
+    return users.map((user) => ({
+      ...user,
+      servers: servers.get(user.id) ?? [],
+      signIn: signIn.get(user.id) ?? { hasPassword: user.hasPassword, providers: [] },
+    }));
   }
 
   async serverNames(userId: number): Promise<string[]> {
@@ -220,9 +241,79 @@ export class UsersRepository {
       .execute();
   }
 
-  /** Frees the name, drops the password and server access; keeps the row for authorship. */
+  /** The live user linked to `subject` at `provider`, if any. */
+  async findByIdentity(provider: string, subject: string): Promise<User | undefined> {
+    const row = await this.db
+      .selectFrom('oidc_identities')
+      .innerJoin('users', 'users.id', 'oidc_identities.user_id')
+      .select([
+        'users.id',
+        'users.username',
+        'users.role',
+        'users.token_version',
+        'users.created_at',
+        'users.last_login_at',
+        sql<number>`case when users.password_hash is null then 0 else 1 end`.as('has_password'),
+      ])
+      .where('oidc_identities.provider', '=', provider)
+      .where('oidc_identities.subject', '=', subject)
+      .where('users.deleted_at', 'is', null)
+      .executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async linkIdentity(identity: {
+    userId: number;
+    provider: string;
+    subject: string;
+    email: string | null;
+    now: Date;
+  }): Promise<void> {
+    await this.db
+      .insertInto('oidc_identities')
+      .values({
+        user_id: identity.userId,
+        provider: identity.provider,
+        subject: identity.subject,
+        email: identity.email,
+        created_at: identity.now.toISOString(),
+      })
+      .execute();
+  }
+
+  /** How each of `users` can sign in. */
+  async signInOf(users: readonly User[]): Promise<Map<number, SignIn>> {
+    const ids = users.map((user) => user.id);
+    const rows =
+      ids.length === 0
+        ? []
+        : await this.db
+            .selectFrom('oidc_identities')
+            .select(['user_id', 'provider'])
+            .where('user_id', 'in', ids)
+            .execute();
+    const providers = new Map<number, string[]>();
+    for (const row of rows) {
+      const list = providers.get(row.user_id);
+      if (list) list.push(row.provider);
+      else providers.set(row.user_id, [row.provider]);
+    }
+    return new Map(
+      users.map((user) => [
+        user.id,
+        { hasPassword: user.hasPassword, providers: (providers.get(user.id) ?? []).sort(byText) },
+      ]),
+    );
+  }
+
+  /**
+   * Frees the name, drops the password, server access and provider links; keeps the row for
+   * authorship.
+   */
   async markDeleted(id: number, now: Date): Promise<void> {
     await this.db.deleteFrom('user_servers').where('user_id', '=', id).execute();
+    // A later sign-in with the same provider account starts a fresh account.
+    await this.db.deleteFrom('oidc_identities').where('user_id', '=', id).execute();
     await this.db
       .updateTable('users')
       .set((eb) => ({

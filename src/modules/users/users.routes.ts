@@ -16,6 +16,7 @@ const view = (user: UserWithServers) => ({
   servers: [...user.servers],
   createdAt: user.createdAt,
   lastLoginAt: user.lastLoginAt,
+  signIn: { hasPassword: user.signIn.hasPassword, providers: [...user.signIn.providers] },
 });
 
 export function usersRoutes(app: App, users: UsersService): void {

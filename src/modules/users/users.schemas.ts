@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Envelope, RoleSchema } from '../../http/schemas.js';
+import { Envelope, RoleSchema, SignInSchema } from '../../http/schemas.js';
 
 export const UserSchema = Type.Object({
   username: Type.String(),
@@ -7,6 +7,7 @@ export const UserSchema = Type.Object({
   servers: Type.Array(Type.String(), { description: 'Servers assigned by an admin' }),
   createdAt: Type.String({ format: 'date-time' }),
   lastLoginAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  signIn: SignInSchema,
 });
 
 export const UserEnvelope = Envelope(UserSchema);

@@ -36,6 +36,10 @@ export function createUsersService(deps: {
   const withServers = async (user: User, repo: UsersRepository): Promise<UserWithServers> => ({
     ...user,
     servers: await repo.serverNames(user.id),
+    signIn: (await repo.signInOf([user])).get(user.id) ?? {
+      hasPassword: user.hasPassword,
+      providers: [],
+    },
   });
   const refuseLastAdmin = async (user: User, locked: UsersRepository): Promise<void> => {
     if (user.role === 'admin' && (await locked.countAdmins()) <= 1) {
@@ -86,7 +90,7 @@ export function createUsersService(deps: {
         throw error;
       }
       events.emit('access-changed', user.id);
-      return { ...user, servers: names };
+      return withServers(user, users);
     },
 
     async remove(username) {
