@@ -184,8 +184,8 @@ function addressList(env: Env, name: string): string[] {
 
 /** Providers from `OIDC_PROVIDERS` (JSON) or the file named by `OIDC_PROVIDERS_FILE`. */
 function oidcProviders(env: Env): OidcProviderConfig[] {
-  const inline = env['OIDC_PROVIDERS']?.trim();
-  const file = env['OIDC_PROVIDERS_FILE']?.trim();
+  const inline = env.OIDC_PROVIDERS?.trim();
+  const file = env.OIDC_PROVIDERS_FILE?.trim();
   if (inline && file) {
     throw new ConfigError('OIDC_PROVIDERS', 'set OIDC_PROVIDERS or OIDC_PROVIDERS_FILE, not both');
   }

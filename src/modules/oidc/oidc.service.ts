@@ -206,7 +206,7 @@ export class OidcService {
     const linked = await this.deps.users.findByIdentity(provider.id, claims.sub);
     if (linked) return linked;
     if (this.deps.registration === 'closed') return 'registration_closed';
-    const email = typeof claims['email'] === 'string' ? claims['email'] : null;
+    const email = typeof claims.email === 'string' ? claims.email : null;
     const base = baseUsername(claims);
     for (let attempt = 0; attempt < 50; attempt++) {
       const username = attempt === 0 ? base : `${base.slice(0, 28)}${attempt + 1}`;
@@ -266,6 +266,8 @@ export class OidcService {
         client.ClientSecretBasic(provider.clientSecret),
         {
           timeout: DISCOVERY_TIMEOUT_SECONDS,
+          // Plain http is accepted only for loopback issuers (config.ts refuses any other).
+          // eslint-disable-next-line @typescript-eslint/no-deprecated -- deprecated only to stand out; needed for a provider on this machine
           ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
         },
       )
@@ -330,8 +332,8 @@ const withError = (target: string, code: SignInError): string =>
 
 /** A valid username (3 to 32 of A-Z a-z 0-9 _ . -) from the provider's claims. */
 function baseUsername(claims: client.IDToken): string {
-  const candidates = [claims['preferred_username'], claims['nickname'], claims['name']];
-  const email = claims['email'];
+  const candidates = [claims.preferred_username, claims.nickname, claims.name];
+  const email = claims.email;
   if (typeof email === 'string') candidates.push(email.split('@')[0]);
   for (const candidate of candidates) {
     if (typeof candidate !== 'string') continue;
