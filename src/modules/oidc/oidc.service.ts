@@ -153,7 +153,7 @@ export class OidcService {
       });
       const idClaims = tokens.claims();
       if (!idClaims) return withError(target, 'login_failed');
-      claims = idClaims;
+      claims = await this.#withUserInfo(config, tokens.access_token, idClaims);
     } catch (error) {
       this.deps.log.warn(
         { provider: provider.id, reason: error instanceof Error ? error.message : 'unknown' },
@@ -182,6 +182,10 @@ export class OidcService {
    */
   checkRedirect(redirect: string | undefined): string {
     if (redirect === undefined || redirect === '') return `${this.deps.publicUrl}/`;
+    // No real target needs a backslash, a control character or an encoded slash; a front end
+    // that decodes its path once more could turn any of them into a way off the origin.
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+    if (/[\\\u0000-\u001f\u007f]|%2f|%5c/i.test(redirect)) throw invalidRedirect();
     let url: URL;
     try {
       url = new URL(redirect, `${this.deps.publicUrl}/`);
@@ -237,6 +241,26 @@ export class OidcService {
       }
     }
     throw new Error('Could not find a free username');
+  }
+
+  /**
+   * Conformant providers put profile claims (preferred_username, email) in the UserInfo response
+   * rather than the ID token; fetch them when the ID token lacks them. The response must name
+   * the ID token's subject, or it is ignored.
+   */
+  async #withUserInfo(
+    config: client.Configuration,
+    accessToken: string,
+    claims: client.IDToken,
+  ): Promise<client.IDToken> {
+    if (typeof claims.preferred_username === 'string') return claims;
+    if (config.serverMetadata().userinfo_endpoint === undefined) return claims;
+    try {
+      const info = await client.fetchUserInfo(config, accessToken, claims.sub);
+      return { ...info, ...claims };
+    } catch {
+      return claims;
+    }
   }
 
   #provider(id: string): OidcProviderConfig {
