@@ -9,7 +9,7 @@ import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { PanelEvents } from './events.js';
@@ -56,8 +56,8 @@ export interface AppOverrides {
   /** An already open database (tests keep a handle to insert rows directly). */
   readonly db?: Db;
   readonly now?: () => Date;
-  /** Replaces the logger settings, e.g. to capture the log in a test. */
-  readonly logger?: FastifyServerOptions['logger'];
+  /** Where the log goes instead of standard output (the panel's own log settings are kept). */
+  readonly logStream?: { write(line: string): void };
   /** Replaces the local process runtime (the only thing that spawns server processes). */
   readonly runtime?: ProcessRuntime;
   readonly consoleLimits?: Partial<ConsoleLimits>;
@@ -70,11 +70,22 @@ export const VERSION = (
 ).version;
 
 export async function buildApp(config: Config, overrides: AppOverrides = {}) {
+  // First, so that a SANDBOX that cannot work stops the start before anything is opened.
+  const runtime =
+    overrides.runtime ??
+    createLocalRuntime({
+      sandbox: config.sandbox,
+      searchPath: config.searchPath,
+      dataDir: config.dataDir,
+    });
   const db = overrides.db ?? (await openDatabase(config.database));
   const now = overrides.now ?? (() => new Date());
 
   const app = Fastify({
-    logger: overrides.logger ?? loggerOptions(config),
+    logger: {
+      ...loggerOptions(config),
+      ...(overrides.logStream ? { stream: overrides.logStream } : {}),
+    },
     bodyLimit: config.maxBodyBytes,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     frameworkErrors: (error, _request, reply) => {
@@ -90,7 +101,21 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   registerSecurityHeaders(app);
   registerInputGuards(app);
   await registerDocs(app, VERSION);
-  await app.register(websocket, { options: { maxPayload: MAX_INCOMING_BYTES } });
+  // On close, servers are stopped before the console sockets close, so people watching see the
+  // stop sequence to its end. The supervisor is made below; this is bound to it there.
+  let stopServers = (): Promise<void> => Promise.resolve();
+  await app.register(websocket, {
+    options: { maxPayload: MAX_INCOMING_BYTES },
+    preClose: async function closeConsoles(this: FastifyInstance) {
+      await stopServers();
+      for (const socket of this.websocketServer.clients) socket.close(1001, 'panel shutting down');
+      await new Promise<void>((resolve) => {
+        this.websocketServer.close(() => {
+          resolve();
+        });
+      });
+    },
+  });
   await app.register(cookie);
   await app.register(multipart, {
     // Files are streamed to disk and the upload limit is counted there (MAX_UPLOAD_BYTES). The
@@ -123,9 +148,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     registration: config.registration,
     now,
   });
-  const runtime =
-    overrides.runtime ?? createLocalRuntime({ sandbox: config.sandbox, dataDir: config.dataDir });
   const supervisor = new Supervisor({ runtime, servers, storage, log: app.log, now });
+  stopServers = () => supervisor.shutdown();
   const serversService = new ServersService({
     servers,
     users,
@@ -176,8 +200,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     { maxEditBytes: config.maxEditBytes },
   );
 
-  // Start what should run once the panel is ready; stop every server before the panel closes,
-  // and only then close the database they record their state in.
+  // Start what should run once the panel is ready. Servers are stopped at close (see the
+  // websocket plugin above), before the database they record their state in is closed.
   app.addHook('onReady', async () => {
     // Uploads and saves cut short by a killed panel leave temporary files; none may linger.
     for (const name of await servers.allNames()) {
@@ -190,7 +214,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     else app.log.warn(runtime.description);
     await supervisor.recover();
   });
-  app.addHook('preClose', () => supervisor.shutdown());
   app.addHook('onClose', () => db.close());
 
   return app;
@@ -210,10 +233,28 @@ function setValidators(app: FastifyInstance): void {
   );
 }
 
-/** Tokens ride in the Authorization header or, for the console socket, the `token` query. */
-const redactUrl = (url: string): string => url.replace(/([?&]token=)[^&]*/gi, '$1[redacted]');
+/**
+ * Tokens ride in the Authorization header or, for the console socket, the query string. A socket
+ * URL's whole query is hidden (however its parameter names are spelled or encoded); elsewhere any
+ * parameter named `token` is.
+ */
+export function redactUrl(url: string): string {
+  const mark = url.indexOf('?');
+  if (mark < 0) return url;
+  const path = url.slice(0, mark);
+  if (path.startsWith('/ws/')) return `${path}?[redacted]`;
+  const query = new URLSearchParams(url.slice(mark + 1));
+  let hidden = false;
+  for (const key of new Set(query.keys())) {
+    if (key.toLowerCase() === 'token') {
+      query.set(key, '[redacted]');
+      hidden = true;
+    }
+  }
+  return hidden ? `${path}?${query.toString()}` : url;
+}
 
-function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+function loggerOptions(config: Config) {
   return {
     level: config.logLevel,
     redact: {

@@ -38,6 +38,8 @@ export interface Config {
   /** Where people reach the panel, without a trailing slash. */
   readonly publicUrl: string;
   readonly sandbox: SandboxMode;
+  /** The panel's own PATH: where bubblewrap is looked for (servers get a fixed, minimal PATH). */
+  readonly searchPath: string;
   readonly registration: RegistrationMode;
   readonly maxBodyBytes: number;
   /** `null`: no limit. */
@@ -114,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: jwtSecret(env, dataDir),
     publicUrl,
     sandbox: oneOf(env, 'SANDBOX', ['auto', 'bwrap', 'none'], 'auto'),
+    searchPath: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     registration: oneOf(env, 'REGISTRATION', ['open', 'closed'], 'open'),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
     maxUploadBytes: optionalInteger(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),

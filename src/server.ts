@@ -14,7 +14,14 @@ try {
   process.exit(1);
 }
 
-const app = await buildApp(config);
+let app: Awaited<ReturnType<typeof buildApp>>;
+try {
+  app = await buildApp(config);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`Configuration error: ${error.message}\n`);
+  process.exit(1);
+}
 
 let closing = false;
 const shutdown = (signal: NodeJS.Signals): void => {

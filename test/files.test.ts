@@ -171,7 +171,15 @@ describe('the file manager', () => {
       'ALREADY_EXISTS',
     );
     assertError(await create({ type: 'folder', name: 'plugins', path: '' }), 409, 'ALREADY_EXISTS');
-    for (const name of ['a/b', '..', '.', 'a\\b', 'bad\u0000name', 'x'.repeat(256)]) {
+    for (const name of [
+      'a/b',
+      '..',
+      '.',
+      'a\\b',
+      'bad\u0000name',
+      'x'.repeat(256),
+      '.panel-tmp-notes.txt',
+    ]) {
       assertError(await create({ type: 'file', name, path: '' }), 400);
     }
     assertError(await create({ type: 'socket', name: 'x', path: '' }), 400, 'VALIDATION_FAILED');
@@ -260,6 +268,11 @@ describe('the file manager', () => {
     const before = await allNames(root);
     assertError(await upload(member, 'plugins', [{ filename: '', content: 'x' }]), 400);
     assertError(await upload(member, 'plugins', [{ filename: '..', content: 'x' }]), 400);
+    assertError(
+      await upload(member, 'plugins', [{ filename: '.panel-tmp-mine', content: 'x' }]),
+      400,
+      'INVALID_PATH',
+    );
     assertError(
       await upload(member, 'plugins', [{ field: 'other', filename: 'a', content: 'x' }]),
       400,

@@ -100,7 +100,7 @@ describe('server endpoints and permissions', () => {
     assert.equal(response.statusCode, 200, response.body);
     const { data } = json<Envelope<Record<string, unknown>>>(response);
     assert.deepEqual(
-      { ...data, createdAt: typeof data['createdAt'] },
+      { ...data, createdAt: typeof data.createdAt },
       {
         name: 'Gamma_1.x',
         displayName: 'Gamma',
@@ -199,9 +199,9 @@ describe('server endpoints and permissions', () => {
     });
     assert.equal(changed.statusCode, 200, changed.body);
     const data = json<Envelope<Record<string, unknown>>>(changed).data;
-    assert.equal(data['displayName'], 'Alpha world');
-    assert.equal(data['autoRestart'], true);
-    assert.equal(data['stopTimeoutSeconds'], 3);
+    assert.equal(data.displayName, 'Alpha world');
+    assert.equal(data.autoRestart, true);
+    assert.equal(data.stopTimeoutSeconds, 3);
 
     assertError(await put(member, { startCommand: 'sh -c id' }), 403, 'FORBIDDEN');
     assertError(await put(helper, { stopCommand: 'stop' }), 403, 'FORBIDDEN');
@@ -216,8 +216,8 @@ describe('server endpoints and permissions', () => {
     const stored = json<Envelope<Record<string, unknown>>>(
       await panel.app.inject({ url: '/api/servers/alpha/config', headers: member.headers }),
     ).data;
-    assert.equal(stored['stopCommand'], 'stop');
-    assert.equal(stored['displayName'], 'Alpha world');
+    assert.equal(stored.stopCommand, 'stop');
+    assert.equal(stored.displayName, 'Alpha world');
   });
 
   it('guards start, stop, command and stats like the configuration', async () => {
@@ -363,6 +363,11 @@ describe('server lifecycle', () => {
     const statuses = responses.map((response) => response.statusCode);
     assert.equal(statuses.filter((status) => status === 200).length, 1, String(statuses));
     assert.equal(statuses.filter((status) => status === 409).length, 19, String(statuses));
+    // Inside a sandbox the server appears a moment after the start request returns.
+    await eventually(
+      () => (processesWith(marker).length > 0 ? true : undefined),
+      'the server process',
+    );
     assert.equal(processesWith(marker).length, 1);
     assert.equal((await serverAction(panel, admin, 'racer', 'stop')).statusCode, 200);
     assert.deepEqual(processesWith(marker), []);

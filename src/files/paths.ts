@@ -13,6 +13,9 @@ import { AppError } from '../errors.js';
 
 /** Longest name one directory entry may have on Linux, in bytes. */
 export const MAX_NAME_BYTES = 255;
+/** Names of the panel's temporary files; people may not use them (see storage.ts). */
+export const RESERVED_PREFIX = '.panel-tmp-';
+
 /** Longest path the panel accepts, in bytes. */
 export const MAX_PATH_BYTES = 4096;
 
@@ -60,6 +63,9 @@ export function entryName(input: string): string {
   }
   if (Buffer.byteLength(input) > MAX_NAME_BYTES) {
     throw invalid(`Names may be at most ${MAX_NAME_BYTES} bytes long`);
+  }
+  if (input.startsWith(RESERVED_PREFIX)) {
+    throw invalid(`Names starting with "${RESERVED_PREFIX}" are reserved for the panel`);
   }
   return input;
 }

@@ -19,7 +19,6 @@ import {
   lstat,
   mkdir,
   open,
-  opendir,
   readdir,
   readlink,
   realpath,
@@ -32,7 +31,7 @@ import {
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError, notFound } from '../errors.js';
-import { joinSegments, linkTarget } from './paths.js';
+import { joinSegments, linkTarget, RESERVED_PREFIX } from './paths.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -41,7 +40,7 @@ const DISK_USAGE_TTL_MS = 10_000;
 /** Symlinks followed while resolving one path before it counts as a loop. */
 const MAX_LINK_HOPS = 40;
 /** Temporary files of uploads and saves; never listed, removed at start. */
-export const TEMP_PREFIX = '.panel-tmp-';
+export const TEMP_PREFIX = RESERVED_PREFIX;
 
 export type EntryType = 'file' | 'folder' | 'symlink';
 
@@ -123,23 +122,12 @@ export class ServerStorage {
   /** Removes temporary files a killed panel left behind, anywhere in the server's directory. */
   async cleanTemporaryFiles(server: string): Promise<number> {
     let removed = 0;
-    const stack = [this.directoryOf(server)];
-    for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
-      let entries;
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch {
-        continue;
+    await walkTree(this.directoryOf(server), async (dir, name, stat) => {
+      if (name.startsWith(TEMP_PREFIX) && stat.isFile()) {
+        await unlink(at(dir.fd, name)).catch(() => undefined);
+        removed += 1;
       }
-      for (const entry of entries) {
-        const full = path.join(dir, entry.name);
-        if (entry.isDirectory()) stack.push(full);
-        else if (entry.name.startsWith(TEMP_PREFIX) && entry.isFile()) {
-          await unlink(full).catch(() => undefined);
-          removed += 1;
-        }
-      }
-    }
+    });
     return removed;
   }
 
@@ -199,7 +187,7 @@ export class ServerStorage {
       } catch (error) {
         throw fsError(error, segments);
       }
-      const stat = await lstat(at(dir.fd, name));
+      const stat = await statOf(dir, name, segments);
       return {
         name,
         path: joinSegments(segments),
@@ -262,8 +250,7 @@ export class ServerStorage {
       await writeAtomically(place.dir, name, mode, place.segments, async (handle) => {
         await handle.writeFile(content, 'utf8');
       });
-      const stat = await lstat(at(place.dir.fd, name));
-      return entryOf(place.segments, stat);
+      return entryOf(place.segments, await statOf(place.dir, name, place.segments));
     });
   }
 
@@ -310,7 +297,7 @@ export class ServerStorage {
         }
         throw error;
       });
-      return entryOf(segments, await lstat(at(dir.fd, name)));
+      return entryOf(segments, await statOf(dir, name, segments));
     });
   }
 
@@ -320,7 +307,7 @@ export class ServerStorage {
       const name = existingName(place);
       const target = [...place.segments.slice(0, -1), newName];
       await moveWithoutReplacing(place.dir, name, place.dir, newName, place.segments, target);
-      return entryOf(target, await lstat(at(place.dir.fd, newName)));
+      return entryOf(target, await statOf(place.dir, newName, target));
     });
   }
 
@@ -340,11 +327,11 @@ export class ServerStorage {
           return this.#withFolder(server, destination, async (dir, folder) => {
             const target = [...folder, name];
             await moveWithoutReplacing(from.dir, name, dir, name, from.segments, target);
-            return entryOf(target, await lstat(at(dir.fd, name)));
+            return entryOf(target, await statOf(dir, name, target));
           });
         }
         await moveWithoutReplacing(from.dir, name, to.dir, to.name, from.segments, to.segments);
-        return entryOf(to.segments, await lstat(at(to.dir.fd, to.name)));
+        return entryOf(to.segments, await statOf(to.dir, to.name, to.segments));
       });
     });
   }
@@ -455,6 +442,8 @@ async function resolve(
           throw new AppError('SYMLINK_LOOP', `Too many symlinks at ${shown([...done, name])}`);
         }
         const target = await readlink(at(dir.fd, name)).catch((error: unknown) => {
+          // EINVAL: no longer a symlink since the lstat above; it changed under us.
+          if (errnoOf(error) === 'EINVAL') throw changed([...done, name]);
           throw fsError(error, [...done, name]);
         });
         pending = [...linkTarget(done, target, rootReal), ...pending.slice(1)];
@@ -615,6 +604,17 @@ function entryOf(segments: readonly string[], stat: Stats): Entry {
   };
 }
 
+/** lstat of an entry just written, for the answer; it may already be gone again. */
+async function statOf(dir: FileHandle, name: string, segments: readonly string[]): Promise<Stats> {
+  try {
+    return await lstat(at(dir.fd, name));
+  } catch (error) {
+    throw fsError(error, segments);
+  }
+}
+
+const changed = (segments: readonly string[]): AppError =>
+  new AppError('CHANGED_CONCURRENTLY', `${shown(segments)} changed while being used`);
 const binary = (): AppError =>
   new AppError('BINARY_FILE', 'The file is not UTF-8 text; download it instead');
 const special = (segments: readonly string[]): AppError =>
@@ -645,7 +645,7 @@ function fsError(error: unknown, segments: readonly string[]): Error {
       return new AppError('NOT_A_FILE', `${shown(segments)} is a folder`);
     case 'ELOOP':
       // O_NOFOLLOW met a symlink where a file or folder was just seen: it changed under us.
-      return new AppError('CHANGED_CONCURRENTLY', `${shown(segments)} changed while being used`);
+      return changed(segments);
     case 'ENAMETOOLONG':
       return new AppError('INVALID_PATH', 'That path or name is too long');
     case 'ENOTEMPTY':
@@ -667,23 +667,44 @@ function fsError(error: unknown, segments: readonly string[]): Error {
 
 async function sizeOf(directory: string): Promise<number> {
   let total = 0;
-  const stack = [directory];
-  for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
-    let handle;
-    try {
-      handle = await opendir(dir);
-    } catch {
-      continue; // removed meanwhile, or unreadable
-    }
-    for await (const entry of handle) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) stack.push(full);
-      try {
-        total += (await lstat(full)).size;
-      } catch {
-        // removed meanwhile
-      }
-    }
-  }
+  await walkTree(directory, (_dir, _name, stat) => {
+    total += stat.size;
+    return Promise.resolve();
+  });
   return total;
+}
+
+/**
+ * Visits every entry under `directory` (lstat: symlinks as themselves), descending through
+ * descriptors with O_NOFOLLOW like every other operation here, so a folder swapped for a symlink
+ * by a running server is never followed. Entries that vanish meanwhile are skipped.
+ */
+async function walkTree(
+  directory: string,
+  visit: (dir: FileHandle, name: string, stat: Stats) => Promise<void>,
+): Promise<void> {
+  let root: FileHandle;
+  try {
+    root = await open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch {
+    return;
+  }
+  // Depth first: at most one open descriptor per level, however wide a folder is.
+  const descend = async (dir: FileHandle): Promise<void> => {
+    try {
+      for (const name of await readdir(at(dir.fd)).catch(() => [])) {
+        const stat = await lstat(at(dir.fd, name)).catch(() => null);
+        if (!stat) continue;
+        await visit(dir, name, stat);
+        if (!stat.isDirectory()) continue;
+        const child = await open(at(dir.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(
+          () => null,
+        );
+        if (child) await descend(child);
+      }
+    } finally {
+      await dir.close();
+    }
+  };
+  await descend(root);
 }

@@ -1,6 +1,8 @@
 /** Small factories that act through the API, so tests read as what a person does. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestPanel } from './app.js';
 
@@ -105,10 +107,26 @@ export function assertError(
   if (code !== undefined) assert.equal(body.code, code);
 }
 
+let fixtureScript: string | undefined;
+
+/**
+ * Where sandboxed servers can read the stand-in game server: in place, unless the checkout is
+ * under /tmp, which a sandbox replaces with its own; then a copy under /var/tmp.
+ */
+function gameServerScript(): string {
+  if (fixtureScript) return fixtureScript;
+  const original = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta.url));
+  if (!original.startsWith('/tmp/')) return (fixtureScript = original);
+  const copy = path.join(mkdtempSync('/var/tmp/panel-fixture-'), 'game-server.mjs');
+  copyFileSync(original, copy);
+  return (fixtureScript = copy);
+}
+
 /** The stand-in game server of test/fixtures, as a start command (absolute paths, no shell). */
 export function gameServerCommand(...flags: string[]): string {
-  const script = new URL('../fixtures/game-server.mjs', import.meta.url).pathname;
-  return [process.execPath, script, ...flags].map((part) => JSON.stringify(part)).join(' ');
+  return [process.execPath, gameServerScript(), ...flags]
+    .map((part) => JSON.stringify(part))
+    .join(' ');
 }
 
 /** Creates a server through the API as `admin`. */

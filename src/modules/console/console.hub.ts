@@ -39,7 +39,6 @@ export const CLOSE = {
   tokenInvalid: 4401,
   accessRemoved: 4403,
   serverDeleted: 4404,
-  tooSlow: 4408,
   tooManyMessages: 4429,
 } as const;
 
@@ -115,6 +114,8 @@ export class ConsoleHub {
     });
     const lines = this.deps.supervisor.history(owner.server).map((entry) => entry.line);
     this.#send(client, JSON.stringify({ type: 'history', lines } satisfies Outgoing));
+    // Access may have been taken away between the check before the upgrade and now.
+    void this.#recheckClient(client);
   }
 
   #detach(client: Client): void {
@@ -194,17 +195,22 @@ export class ConsoleHub {
   }
 
   async #recheck(userId: number): Promise<void> {
-    for (const client of [...(this.#byUser.get(userId) ?? [])]) {
-      try {
-        const user = await this.deps.auth.authenticate(client.token);
-        if (!user) client.socket.close(CLOSE.tokenInvalid, 'token no longer valid');
-        else if (!(await this.deps.servers.canAccess(user, client.server))) {
-          client.socket.close(CLOSE.accessRemoved, 'access removed');
-        }
-      } catch (error) {
-        this.deps.log.error({ err: error }, 'could not re-check a console socket; closing it');
-        client.socket.close(CLOSE.accessRemoved, 'access could not be checked');
+    await Promise.all(
+      [...(this.#byUser.get(userId) ?? [])].map((client) => this.#recheckClient(client)),
+    );
+  }
+
+  /** Closes the socket if its token or its access to the server is gone. */
+  async #recheckClient(client: Client): Promise<void> {
+    try {
+      const user = await this.deps.auth.authenticate(client.token);
+      if (!user) client.socket.close(CLOSE.tokenInvalid, 'token no longer valid');
+      else if (!(await this.deps.servers.canAccess(user, client.server))) {
+        client.socket.close(CLOSE.accessRemoved, 'access removed');
       }
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'could not re-check a console socket; closing it');
+      client.socket.close(CLOSE.accessRemoved, 'access could not be checked');
     }
   }
 }

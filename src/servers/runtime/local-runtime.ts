@@ -7,9 +7,11 @@
  * The only module that spawns processes.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxMode } from '../../config.js';
+import { ConfigError, type SandboxMode } from '../../config.js';
 import {
   type ExitInfo,
   type LaunchSpec,
@@ -39,31 +41,49 @@ const REAP_TIMEOUT_MS = 5_000;
 
 export interface LocalRuntimeOptions {
   readonly sandbox: SandboxMode;
+  /** Where to look for bubblewrap. */
+  readonly searchPath: string;
   /** Hidden from sandboxed servers, but for their own directory. */
   readonly dataDir: string;
 }
 
-/** True when bubblewrap is installed and can make a sandbox on this machine. */
-export function bubblewrapWorks(): boolean {
-  const probe = spawnSync(
-    'bwrap',
-    ['--ro-bind', '/', '/', '--unshare-pid', '--die-with-parent', '--', 'true'],
-    { stdio: 'ignore', timeout: 10_000 },
-  );
-  return probe.status === 0;
+/**
+ * The absolute path of a bubblewrap that can make a sandbox on this machine, looked up on the
+ * panel's PATH; `null` when there is none. Servers are then started through that exact file.
+ */
+export function findBubblewrap(searchPath: string): string | null {
+  for (const dir of searchPath.split(':')) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, 'bwrap');
+    try {
+      accessSync(candidate, constants.X_OK);
+    } catch {
+      continue;
+    }
+    const probe = spawnSync(
+      candidate,
+      ['--ro-bind', '/', '/', '--unshare-pid', '--die-with-parent', '--', 'true'],
+      { stdio: 'ignore', timeout: 10_000, env: SERVER_ENV },
+    );
+    return probe.status === 0 ? candidate : null;
+  }
+  return null;
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): ProcessRuntime {
-  const sandboxed =
-    options.sandbox === 'bwrap' || (options.sandbox === 'auto' && bubblewrapWorks());
-  if (options.sandbox === 'bwrap' && !bubblewrapWorks()) {
-    throw new StartError('SANDBOX=bwrap, but bubblewrap (bwrap) is missing or cannot run here');
+  const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath);
+  if (options.sandbox === 'bwrap' && bwrap === null) {
+    throw new ConfigError(
+      'SANDBOX',
+      'is bwrap, but bubblewrap (bwrap) is missing or cannot run here',
+    );
   }
+  const sandboxed = bwrap !== null;
 
   const wrap = (spec: LaunchSpec): string[] =>
-    sandboxed
+    bwrap !== null
       ? [
-          'bwrap',
+          bwrap,
           '--ro-bind',
           '/',
           '/',
@@ -126,6 +146,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): ProcessRuntime
     },
 
     async reap(leftover) {
+      const stat = await readStat(leftover.pid);
+      // Gone, a zombie waiting to be reaped, or another process now holding the pid: nothing to end.
+      if (stat === null || stat.state === 'Z') return false;
       if ((await processIdentity(leftover.pid)) !== leftover.identity) return false;
       const tree = await processTree(leftover.pid);
       signalAll(tree, 'SIGTERM');
@@ -197,8 +220,12 @@ function localProcess(
       return true;
     },
     async terminate() {
-      signalAll(await serverProcesses(), 'SIGTERM');
-      if (wrapperDepth === 0) signalGroup(pid, 'SIGTERM');
+      const processes = await serverProcesses();
+      signalAll(processes, 'SIGTERM');
+      // Unsandboxed, the group covers what the tree walk may miss. Sandboxed, the wrapper is
+      // spared so the server can save, unless the server has not even started inside it yet:
+      // then ending the wrapper ends the sandbox, and there is nothing to save.
+      if (wrapperDepth === 0 || processes.length === 0) signalGroup(pid, 'SIGTERM');
     },
     async kill() {
       signalAll(await processTree(pid), 'SIGKILL');
