@@ -52,6 +52,13 @@ import { createUsersService } from './modules/users/users.service.js';
 import { createLocalRuntime } from './servers/runtime/local-runtime.js';
 import type { ProcessRuntime } from './servers/runtime/process-runtime.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route as registered: method, URL pattern and access policy. */
+    registeredRoutes: readonly { method: string; url: string; access: unknown }[];
+  }
+}
+
 export interface AppOverrides {
   /** An already open database (tests keep a handle to insert rows directly). */
   readonly db?: Db;
@@ -93,6 +100,22 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Every route with its access policy, as registered: the access matrix test compares its
+  // table with this list, so a new route cannot go untested.
+  const routes: { method: string; url: string; access: unknown }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      routes.push({
+        method,
+        url: route.url,
+        // Read when asked: plugins may still set a route's policy after this hook saw it.
+        get access() {
+          return route.config?.access ?? 'active';
+        },
+      });
+    }
+  });
+  app.decorate('registeredRoutes', routes);
   setValidators(app);
   // Every body this API takes is JSON (uploads arrive with the file manager); text is refused (415).
   app.removeContentTypeParser('text/plain');
