@@ -2,8 +2,13 @@
 // Runs the test suite with Node's test runner through tsx: every test/**/*.test.ts, or the files
 // given as arguments. (Node 20's runner does not expand globs itself.)
 // The database is SQLite unless TEST_DATABASE_URL names a PostgreSQL database.
+//
+// Every panel the tests start logs (at debug level) into one file, and the tests list every
+// password, token and key they use; afterwards the log is scanned: no secret, nothing shaped like
+// a token or a password hash, may ever appear in it.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const given = process.argv.slice(2);
@@ -15,6 +20,9 @@ const files =
         .map((file) => path.join('test', file))
         .sort();
 
+const logDir = mkdtempSync(path.join(tmpdir(), 'panel-test-log-'));
+const logFile = path.join(logDir, 'panel.log');
+
 const args = [
   '--import',
   'tsx',
@@ -23,5 +31,41 @@ const args = [
   '--test-concurrency=4',
   ...files,
 ];
-const child = spawn(process.execPath, args, { stdio: 'inherit' });
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+const child = spawn(process.execPath, args, {
+  stdio: 'inherit',
+  env: { ...process.env, TEST_LOG_FILE: logFile },
+});
+child.on('exit', (code, signal) => {
+  const leaks = scanLog();
+  rmSync(logDir, { recursive: true, force: true });
+  process.exit(leaks > 0 ? 1 : (code ?? (signal ? 1 : 0)));
+});
+
+/** Prints and counts log lines holding a secret; 0 when the log is clean. */
+function scanLog() {
+  if (!existsSync(logFile)) return 0;
+  const log = readFileSync(logFile, 'utf8');
+  const secretsFile = `${logFile}.secrets`;
+  const secrets = existsSync(secretsFile)
+    ? [...new Set(readFileSync(secretsFile, 'utf8').split('\n').filter(Boolean))]
+    : [];
+  const shapes = [/eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]+/, /\$argon2(id|i|d)\$/];
+  let leaks = 0;
+  for (const line of log.split('\n')) {
+    const secret = secrets.find((candidate) => line.includes(candidate));
+    const shape = shapes.find((pattern) => pattern.test(line));
+    if (secret !== undefined || shape !== undefined) {
+      leaks += 1;
+      if (leaks <= 5) {
+        const what = secret !== undefined ? 'a test secret' : `text shaped like ${shape}`;
+        console.error(
+          `Log leak: ${what} in: ${line.slice(0, 300).replaceAll(secret ?? '\0', '[…]')}`,
+        );
+      }
+    }
+  }
+  const lines = log.split('\n').length - 1;
+  if (leaks > 0) console.error(`✖ the panel's log holds secrets on ${leaks} lines`);
+  else console.log(`ℹ log scan: ${lines} log lines, ${secrets.length} test secrets, no leak`);
+  return leaks;
+}

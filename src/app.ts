@@ -94,6 +94,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       ...(overrides.logStream ? { stream: overrides.logStream } : {}),
     },
     bodyLimit: config.maxBodyBytes,
+    // Slow clients cannot hold the panel: a connection idle for a minute is closed, headers must
+    // arrive within 10 s, an idle keep-alive connection lasts 10 s, and a whole request (an
+    // upload included) has an hour. Console sockets leave these timeouts once upgraded.
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 10_000,
+    requestTimeout: 3_600_000,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, error);
@@ -116,6 +122,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     }
   });
   app.decorate('registeredRoutes', routes);
+  app.server.headersTimeout = 10_000;
   setValidators(app);
   // Every body this API takes is JSON (uploads arrive with the file manager); text is refused (415).
   app.removeContentTypeParser('text/plain');

@@ -78,6 +78,14 @@ describe('the HTTP surface', () => {
     }
   });
 
+  it('bounds how long a slow client may hold a connection', () => {
+    const server = panel.app.server;
+    assert.equal(server.headersTimeout, 10_000);
+    assert.equal(server.requestTimeout, 3_600_000);
+    assert.equal(server.keepAliveTimeout, 10_000);
+    assert.equal(server.timeout, 60_000);
+  });
+
   it('sets the security headers on successes and errors alike', async () => {
     for (const response of [
       await panel.app.inject({ url: '/api/health' }),

@@ -4,6 +4,7 @@
  * on close). Everything goes through the real HTTP surface with `app.inject`.
  */
 import { randomBytes } from 'node:crypto';
+import { appendFileSync, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,8 +25,6 @@ export interface TestPanel {
   listen(): Promise<string>;
   close(): Promise<void>;
 }
-
-export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
 
 /** The database the tests run on, for messages and for skipping dialect-specific checks. */
 export const testDialect = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -79,13 +78,36 @@ export async function testEnvironment(
   };
 }
 
+/**
+ * When the test runner sets TEST_LOG_FILE, every panel logs there at debug level, and every
+ * secret a test uses is listed in `<TEST_LOG_FILE>.secrets`: after the run, the runner checks
+ * that none of them ever reached the log (scripts/test.mjs).
+ */
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
+
+const LOG_FILE = process.env['TEST_LOG_FILE'];
+let logStream: WriteStream | undefined;
+
+/** Records a secret (password, token, key) that must never appear in the panel's log. */
+export function rememberSecret(secret: string): void {
+  if (LOG_FILE && secret.length >= 8) appendFileSync(`${LOG_FILE}.secrets`, `${secret}\n`);
+}
+rememberSecret(TEST_JWT_SECRET);
+
 export async function startPanel(
   env: Record<string, string> = {},
   overrides: Omit<AppOverrides, 'db'> = {},
 ): Promise<TestPanel> {
-  const { env: fullEnv, cleanup } = await testEnvironment(env);
+  const { env: fullEnv, cleanup } = await testEnvironment({
+    ...(LOG_FILE ? { LOG_LEVEL: 'debug' } : {}),
+    ...env,
+  });
   const config = loadConfig(fullEnv);
-  const app = await buildApp(config, overrides);
+  if (LOG_FILE && !overrides.logStream) logStream ??= createWriteStream(LOG_FILE, { flags: 'a' });
+  const app = await buildApp(config, {
+    ...(logStream ? { logStream } : {}),
+    ...overrides,
+  });
   await app.ready();
   const db = await openDatabase(config.database);
   let listening: Promise<string> | undefined;

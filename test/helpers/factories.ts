@@ -4,7 +4,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LightMyRequestResponse } from 'fastify';
-import type { TestPanel } from './app.js';
+import { rememberSecret, type TestPanel } from './app.js';
 
 export const PASSWORD = 'correct horse';
 
@@ -37,6 +37,8 @@ export async function register(
   });
   assert.equal(response.statusCode, 200, response.body);
   const body = json<{ access_token: string; role: string; username: string }>(response);
+  rememberSecret(password);
+  rememberSecret(body.access_token);
   return {
     username: body.username,
     token: body.access_token,
@@ -50,11 +52,16 @@ export async function login(
   username: string,
   password = PASSWORD,
 ): Promise<LightMyRequestResponse> {
-  return panel.app.inject({
+  rememberSecret(password);
+  const response = await panel.app.inject({
     method: 'POST',
     url: '/api/auth/login',
     payload: { username, password },
   });
+  if (response.statusCode === 200) {
+    rememberSecret(json<{ access_token: string }>(response).access_token);
+  }
+  return response;
 }
 
 /** Sets a user's role as `admin` and checks it worked. */
