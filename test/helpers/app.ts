@@ -85,7 +85,7 @@ export async function testEnvironment(
  */
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
 
-const LOG_FILE = process.env['TEST_LOG_FILE'];
+const LOG_FILE = process.env.TEST_LOG_FILE;
 let logStream: WriteStream | undefined;
 
 /** Records a secret (password, token, key) that must never appear in the panel's log. */
