@@ -49,6 +49,19 @@ export interface TicketActivity {
   readonly messagesWritten: number;
 }
 
+/** A ticket and its owner as they are now; shared by one ticket and the list. */
+const TICKET_COLUMNS = [
+  'tickets.id',
+  'tickets.title',
+  'tickets.description',
+  'tickets.status',
+  'tickets.created_at',
+  'tickets.updated_at',
+  'users.username',
+  'users.role',
+  'users.deleted_at',
+] as const;
+
 const person = (row: { username: string; role: Role; deleted_at: string | null }): Person => ({
   username: row.username,
   role: row.role,
@@ -97,17 +110,7 @@ export class TicketsRepository {
     const ticket = await this.db
       .selectFrom('tickets')
       .innerJoin('users', 'users.id', 'tickets.owner_id')
-      .select([
-        'tickets.id',
-        'tickets.title',
-        'tickets.description',
-        'tickets.status',
-        'tickets.created_at',
-        'tickets.updated_at',
-        'users.username',
-        'users.role',
-        'users.deleted_at',
-      ])
+      .select(TICKET_COLUMNS)
       .where('tickets.id', '=', id)
       .executeTakeFirst();
     if (!ticket) return undefined;
@@ -178,15 +181,7 @@ export class TicketsRepository {
       base
         .innerJoin('users', 'users.id', 'tickets.owner_id')
         .select((eb) => [
-          'tickets.id',
-          'tickets.title',
-          'tickets.description',
-          'tickets.status',
-          'tickets.created_at',
-          'tickets.updated_at',
-          'users.username',
-          'users.role',
-          'users.deleted_at',
+          ...TICKET_COLUMNS,
           eb
             .selectFrom('ticket_messages')
             .select(eb.fn.countAll().as('count'))
