@@ -1,0 +1,563 @@
+/**
+ * The access matrix: every protected route (REST and the console socket) against every kind of
+ * caller, from one table. Each row names a route exactly as Fastify registered it, a valid request
+ * for it, and the status each caller must get. The table is compared with the routes the panel
+ * registered, so a route added without a row (or a row left behind by a removed route) fails.
+ *
+ * Every cell is its own request against a real panel. Rows whose request uses up its target
+ * (deleting a server, a user, a file) make a fresh one before each cell with `setup`, run as the
+ * admin; the others are idempotent, so no cell depends on what an earlier one did.
+ */
+import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { SignJWT, base64url, type JWTPayload } from 'jose';
+import WebSocket from 'ws';
+import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
+import {
+  PASSWORD,
+  bearer,
+  createServer,
+  gameServerCommand,
+  json,
+  register,
+  setRole,
+} from './helpers/factories.js';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * The expected status for each kind of caller, in this order:
+ *   anon  no token at all
+ *   bad   a bad token (both a garbage string and a well-formed token signed with the wrong secret)
+ *   ban   a banned user, with the server in their list
+ *   none  a user without access (empty server list, owns no ticket)
+ *   with  a user with access (the server in their list, owns the ticket)
+ *   sup   support, with the server in their list
+ *   sup0  support, without the server in their list
+ *   admin admin
+ * 101 on the console socket means the socket opened.
+ */
+type Statuses = readonly [
+  anon: number,
+  bad: number,
+  ban: number,
+  none: number,
+  withAccess: number,
+  sup: number,
+  sup0: number,
+  admin: number,
+];
+
+interface Caller {
+  readonly name: string;
+  /** Which of a row's statuses applies. */
+  readonly column: number;
+  /** The username a request about oneself names (renaming oneself). */
+  readonly username: string;
+  /** `undefined`: no Authorization header. Replaced when a password change hands out a new one. */
+  token: string | undefined;
+}
+
+/** What a row's request builder is given: the shared state, the caller and the setup's result. */
+interface Cell {
+  readonly world: World;
+  readonly caller: Caller;
+  /** What the row's `setup` made for this cell (a name), or ''. */
+  readonly made: string;
+}
+
+interface Req {
+  /** Values for the pattern's `:params`; by default the shared server, ticket and target user. */
+  readonly params?: Readonly<Record<string, string>>;
+  readonly query?: string;
+  readonly payload?: string | object;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+interface Row {
+  readonly method: Method;
+  /** The route pattern, exactly as registered. */
+  readonly url: string;
+  readonly expect: Statuses;
+  readonly request: (cell: Cell) => Req;
+  /** Runs as admin before every cell; what it answers is the cell's `made`. */
+  readonly setup?: (world: World) => Promise<string>;
+  /** Another case of the same route (an admin-only field, where the token goes). */
+  readonly variant?: string;
+  /** The console socket: opened with a WebSocket client, the token in this place. */
+  readonly socket?: 'header' | 'query';
+  /** A 200 carries the caller's new token (a password change revokes the old one). */
+  readonly renewsToken?: boolean;
+}
+
+type RowOptions = Pick<Row, 'setup' | 'variant' | 'socket' | 'renewsToken'>;
+
+function row(
+  method: Method,
+  url: string,
+  expect: Statuses,
+  request: Req | ((cell: Cell) => Req) = {},
+  options: RowOptions = {},
+): Row {
+  return {
+    method,
+    url,
+    expect,
+    request: typeof request === 'function' ? request : () => request,
+    ...options,
+  };
+}
+
+const SERVER = 'matrix';
+/** A user no caller is: the target of the admin's user routes and of others' statistics. */
+const TARGET_USER = 'bystander';
+const FILE = 'matrix.txt';
+const BOUNDARY = '----access-matrix-boundary';
+
+const upload: Req = {
+  query: 'path=',
+  headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+  payload: [
+    `--${BOUNDARY}`,
+    'Content-Disposition: form-data; name="file"; filename="uploaded.txt"',
+    'Content-Type: text/plain',
+    '',
+    'uploaded by the access matrix',
+    `--${BOUNDARY}--`,
+    '',
+  ].join('\r\n'),
+};
+
+// Setups, run as admin before each cell of their row.
+const fresh = (prefix: string) => (world: World) => Promise.resolve(world.unique(prefix));
+const freshFile = (prefix: string) => async (world: World) => {
+  const name = world.unique(prefix);
+  await world.writeFile(name);
+  return name;
+};
+const throwawayUser = async (world: World) => {
+  const name = world.unique('gone');
+  await register(world.panel, name);
+  return name;
+};
+/** A server in the lists of the banned user, the user with access and support, like SERVER. */
+const throwawayServer = async (world: World) => {
+  const name = world.unique('gone');
+  await createServer(world.panel, world.adminSession(), name);
+  await world.grant([SERVER, name]);
+  return name;
+};
+const running = async (world: World) => {
+  await world.ensureRunning();
+  return '';
+};
+const stopped = async (world: World) => {
+  await world.ensureStopped();
+  return '';
+};
+
+// The table: one row per protected route; a route with a `variant` row is checked in two cases.
+// Columns: see Statuses.
+// prettier-ignore
+const MATRIX: readonly Row[] = [
+  //  method    route, as registered                           anon bad  ban  none with sup  sup0 admin
+  row('GET',    '/api/auth/me',                               [401, 401, 200, 200, 200, 200, 200, 200]),
+
+  row('GET',    '/api/users',                                 [401, 401, 403, 403, 403, 200, 200, 200]),
+  row('PUT',    '/api/users/:username/role',                  [401, 401, 403, 403, 403, 403, 403, 200], { payload: { role: 'user' } }),
+  row('PUT',    '/api/users/:username/servers',               [401, 401, 403, 403, 403, 403, 403, 200], { payload: { servers: [SERVER] } }),
+  row('DELETE', '/api/users/:username',                       [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ params: { username: c.made } }), { setup: throwawayUser }),
+
+  row('GET',    '/api/profile/stats',                         [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('GET',    '/api/profile/stats/:username',               [401, 401, 403, 403, 403, 200, 200, 200]),
+  row('PUT',    '/api/profile/username',                      [401, 401, 403, 200, 200, 200, 200, 200], (c) => ({ payload: { new_username: c.caller.username, password: PASSWORD } })),
+  row('PUT',    '/api/profile/password',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { old_password: PASSWORD, new_password: PASSWORD } }, { renewsToken: true }),
+
+  row('GET',    '/api/servers',                               [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('POST',   '/api/servers/create',                        [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { name: c.made, startCommand: 'true' } }), { setup: fresh('made') }),
+  row('GET',    '/api/servers/:server/config',                [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('PUT',    '/api/servers/:server/config',                [401, 401, 403, 403, 200, 200, 403, 200], { payload: { displayName: 'Access matrix', autoRestart: false } }),
+  row('PUT',    '/api/servers/:server/config',                [401, 401, 403, 403, 403, 403, 403, 200], () => ({ payload: { startCommand: gameServerCommand() } }), { variant: 'startCommand' }),
+  row('DELETE', '/api/servers/:server',                       [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ params: { server: c.made } }), { setup: throwawayServer }),
+  row('POST',   '/api/servers/:server/start',                 [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: stopped }),
+  row('POST',   '/api/servers/:server/stop',                  [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
+  row('POST',   '/api/servers/:server/command',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: { command: 'say access matrix' } }, { setup: running }),
+  row('GET',    '/api/servers/:server/stats',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'header' }),
+  row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'query', variant: 'token in the query' }),
+
+  row('GET',    '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], { query: 'path=' }),
+  row('POST',   '/api/servers/:server/files/create',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { type: 'folder', name: c.made, path: '' } }), { setup: fresh('folder') }),
+  row('POST',   '/api/servers/:server/files/upload',          [401, 401, 403, 403, 200, 200, 403, 200], upload),
+  row('GET',    '/api/servers/:server/files/download',        [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}` }),
+  row('GET',    '/api/servers/:server/files/content',         [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}` }),
+  row('PUT',    '/api/servers/:server/files/content',         [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}`, payload: { content: 'access matrix\n' } }),
+  row('PUT',    '/api/servers/:server/files/rename',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `old_path=${c.made}&new_name=${c.made}.renamed` }), { setup: freshFile('rename') }),
+  row('POST',   '/api/servers/:server/files/move',            [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { source: c.made, destination: `${c.made}.moved` } }), { setup: freshFile('move') }),
+  row('DELETE', '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `path=${c.made}` }), { setup: freshFile('delete') }),
+
+  row('GET',    '/api/tickets',                               [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('POST',   '/api/tickets/create',                        [401, 401, 403, 200, 200, 200, 200, 200], { payload: { title: 'Access matrix', description: 'Opened by the access matrix' } }),
+  row('GET',    '/api/tickets/:id',                           [401, 401, 403, 404, 200, 200, 200, 200]),
+  row('POST',   '/api/tickets/:id/message',                   [401, 401, 403, 404, 200, 200, 200, 200], { payload: { text: 'A message from the access matrix' } }),
+  row('PUT',    '/api/tickets/:id/status',                    [401, 401, 403, 403, 403, 200, 200, 200], { payload: { status: 'in_progress' } }),
+];
+
+/**
+ * The routes allowed to answer without a token (`METHOD url`; a trailing `*` matches the rest of
+ * the URL). A HEAD route counts as its GET route.
+ */
+const PUBLIC_ROUTES: readonly string[] = [
+  'GET /api/health',
+  'POST /api/auth/register',
+  'POST /api/auth/login',
+  'GET /api/auth/oidc/providers',
+  'GET /api/auth/oidc/:provider/login',
+  'GET /api/auth/oidc/:provider/callback',
+  'GET /api/openapi.json',
+  'GET /api/docs*', // the interactive docs page and its assets (swagger-ui's own routes)
+];
+
+const keyOf = (route: { method: string; url: string }): string => `${route.method} ${route.url}`;
+const titleOf = (route: Row): string =>
+  route.variant === undefined ? keyOf(route) : `${keyOf(route)} (${route.variant})`;
+const matches = (entry: string, key: string): boolean =>
+  entry.endsWith('*') ? key.startsWith(entry.slice(0, -1)) : key === entry;
+const isPublic = (key: string): boolean => PUBLIC_ROUTES.some((entry) => matches(entry, key));
+
+/** The shared state every cell works on, and the admin's helpers for setting it up. */
+class World {
+  ticket = 0;
+  base = '';
+  readonly callers: Caller[] = [];
+  #count = 0;
+
+  constructor(readonly panel: TestPanel) {}
+
+  unique(prefix: string): string {
+    this.#count += 1;
+    return `${prefix}-${this.#count}`;
+  }
+
+  /** The admin's current session (a password change in the matrix gives it a new token). */
+  adminSession() {
+    const admin = this.callers.find((caller) => caller.name === 'admin');
+    assert.ok(admin?.token !== undefined);
+    return {
+      username: admin.username,
+      token: admin.token,
+      role: 'admin',
+      headers: bearer(admin.token),
+    };
+  }
+
+  /** A request as admin that must succeed; answers the `data` of the body. */
+  async asAdmin(method: Method, url: string, payload?: object): Promise<unknown> {
+    const response = await this.panel.app.inject({
+      method,
+      url,
+      headers: this.adminSession().headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
+    assert.equal(response.statusCode, 200, `setup ${method} ${url}: ${response.body}`);
+    return json<{ data?: unknown }>(response).data;
+  }
+
+  /** Sets the server lists of everyone who has access to SERVER (banned user included). */
+  async grant(servers: readonly string[]): Promise<void> {
+    for (const username of ['banned-user', 'member', 'helper']) {
+      await this.asAdmin('PUT', `/api/users/${username}/servers`, { servers });
+    }
+  }
+
+  async writeFile(name: string): Promise<void> {
+    await this.asAdmin(
+      'PUT',
+      `/api/servers/${SERVER}/files/content?path=${encodeURIComponent(name)}`,
+      { content: 'access matrix\n' },
+    );
+  }
+
+  async #status(): Promise<string> {
+    const data = (await this.asAdmin('GET', `/api/servers/${SERVER}/stats`)) as { status: string };
+    return data.status;
+  }
+
+  async ensureRunning(): Promise<void> {
+    if ((await this.#status()) === 'running') return;
+    const data = (await this.asAdmin('POST', `/api/servers/${SERVER}/start`)) as { status: string };
+    assert.equal(data.status, 'running', 'setup: the server did not start');
+  }
+
+  async ensureStopped(): Promise<void> {
+    if (['running', 'starting'].includes(await this.#status())) {
+      await this.asAdmin('POST', `/api/servers/${SERVER}/stop`);
+    }
+  }
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+function pathOf(route: Row, world: World, request: Req): string {
+  const defaults: Record<string, string> = {
+    server: SERVER,
+    id: String(world.ticket),
+    username: TARGET_USER,
+  };
+  const path = route.url.replace(/:(\w+)/g, (_, name: string) => {
+    const value = request.params?.[name] ?? defaults[name];
+    assert.ok(value !== undefined, `no value for :${name} in ${route.url}`);
+    return encodeURIComponent(value);
+  });
+  return request.query === undefined ? path : `${path}?${request.query}`;
+}
+
+/** Opens the console socket; 101 when it opened (it is closed at once), else the refusal. */
+function openSocket(
+  base: string,
+  path: string,
+  token: string | undefined,
+  place: 'header' | 'query',
+): Promise<Answer> {
+  const url = new URL(path, base);
+  url.protocol = 'ws:';
+  if (token !== undefined && place === 'query') url.searchParams.set('token', token);
+  const headers = token !== undefined && place === 'header' ? bearer(token) : {};
+  const ws = new WebSocket(url, { headers });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      ws.terminate();
+      resolve({ status: 0, body: 'no answer to the handshake within 10 s' });
+    }, 10_000);
+    const done = (answer: Answer) => {
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    ws.on('error', (error) => {
+      done({ status: 0, body: error.message });
+    });
+    ws.once('open', () => {
+      ws.close();
+      done({ status: 101, body: '' });
+    });
+    ws.once('unexpected-response', (request, response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        request.destroy();
+        done({ status: response.statusCode ?? 0, body });
+      });
+    });
+  });
+}
+
+const clip = (text: string): string => (text.length > 160 ? `${text.slice(0, 160)}…` : text);
+
+/** The code a refusal must carry; `undefined` for the others (only the shape is checked). */
+function expectedCode(caller: Caller, status: number): string | undefined {
+  if (status === 401) return 'UNAUTHORIZED';
+  if (status === 403) return caller.name === 'banned' ? 'BANNED' : 'FORBIDDEN';
+  if (status === 404) return 'NOT_FOUND';
+  if (status === 426) return 'UPGRADE_REQUIRED';
+  return undefined;
+}
+
+/** What is wrong with one cell's answer, or `undefined`. */
+function judge(caller: Caller, want: number, got: Answer, hasBody: boolean): string | undefined {
+  if (got.status !== want) {
+    return `${caller.name}: expected ${want}, got ${got.status} ${clip(got.body)}`;
+  }
+  if (!hasBody || want < 400) return undefined;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(got.body) as Record<string, unknown>;
+  } catch {
+    return `${caller.name}: ${want} as expected, but the body is not JSON: ${clip(got.body)}`;
+  }
+  if (typeof body.message !== 'string' || body.statusCode !== want) {
+    return `${caller.name}: ${want} as expected, but the error body is malformed: ${clip(got.body)}`;
+  }
+  const code = expectedCode(caller, want);
+  if (code !== undefined && body.code !== code) {
+    return `${caller.name}: ${want} as expected, but code ${String(body.code)} instead of ${code}`;
+  }
+  return undefined;
+}
+
+describe('access matrix', () => {
+  let panel: TestPanel;
+  let world: World;
+
+  before(async () => {
+    panel = await startPanel();
+    world = new World(panel);
+    world.base = await panel.listen();
+
+    const admin = await register(panel, 'matrix-admin');
+    await createServer(panel, admin, SERVER);
+    const roles: Record<string, string> = {
+      'banned-user': 'banned',
+      outsider: 'user',
+      member: 'user',
+      helper: 'support',
+      'helper-out': 'support',
+      [TARGET_USER]: 'user',
+    };
+    const tokens: Record<string, string> = {};
+    for (const username of Object.keys(roles)) {
+      tokens[username] = (await register(panel, username)).token;
+    }
+
+    // A token exactly like the member's, signed with another secret; the same claims signed
+    // with the panel's secret are accepted, so only the signature is wrong.
+    const member = tokens.member!;
+    const claims = JSON.parse(
+      new TextDecoder().decode(base64url.decode(member.split('.')[1]!)),
+    ) as JWTPayload;
+    const sign = (secret: string) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .sign(new TextEncoder().encode(secret));
+    const control = await panel.app.inject({
+      url: '/api/auth/me',
+      headers: bearer(await sign(TEST_JWT_SECRET)),
+    });
+    assert.equal(control.statusCode, 200, control.body);
+    const wrongSecret = await sign('another-secret-that-is-long-enough-for-hs256!');
+
+    const callers: [string, number, string, string | undefined][] = [
+      ['anonymous', 0, 'nobody', undefined],
+      ['bad token (garbage)', 1, 'nobody', 'not-a-token'],
+      ['bad token (wrong secret)', 1, 'nobody', wrongSecret],
+      ['banned', 2, 'banned-user', tokens['banned-user']],
+      ['user without access', 3, 'outsider', tokens.outsider],
+      ['user with access', 4, 'member', tokens.member],
+      ['support with access', 5, 'helper', tokens.helper],
+      ['support without access', 6, 'helper-out', tokens['helper-out']],
+      ['admin', 7, admin.username, admin.token],
+    ];
+    for (const [name, column, username, token] of callers) {
+      world.callers.push({ name, column, username, token });
+    }
+    // The server is assigned before the ban, so the banned user has it in their list.
+    await world.grant([SERVER]);
+    for (const [username, role] of Object.entries(roles)) {
+      if (role !== 'user') await setRole(panel, admin, username, role);
+    }
+
+    // The ticket of the user with access, and a file in the server's directory.
+    const ticket = await panel.app.inject({
+      method: 'POST',
+      url: '/api/tickets/create',
+      headers: bearer(member),
+      payload: { title: 'The member’s ticket', description: 'Seen by its owner and the staff' },
+    });
+    assert.equal(ticket.statusCode, 200, ticket.body);
+    world.ticket = json<{ data: { id: number } }>(ticket).data.id;
+    await world.writeFile(FILE);
+  });
+  after(() => panel.close());
+
+  /** Every caller, one fresh request each; fails once, listing every cell that differs. */
+  async function check(route: Row, method: Method | 'HEAD', title: string): Promise<void> {
+    const mismatches: string[] = [];
+    for (const caller of world.callers) {
+      const made = route.setup ? await route.setup(world) : '';
+      const request = route.request({ world, caller, made });
+      const path = pathOf(route, world, request);
+      let answer: Answer;
+      if (route.socket !== undefined && method === 'GET') {
+        answer = await openSocket(world.base, path, caller.token, route.socket);
+      } else {
+        const response = await panel.app.inject({
+          method,
+          url: path,
+          headers: {
+            ...request.headers,
+            ...(caller.token === undefined ? {} : bearer(caller.token)),
+          },
+          ...(request.payload === undefined ? {} : { payload: request.payload }),
+        });
+        answer = { status: response.statusCode, body: response.body };
+      }
+      // A plain HTTP request on the socket route passes the same checks, then is told to upgrade.
+      const want =
+        route.socket !== undefined && method === 'HEAD' && route.expect[caller.column] === 101
+          ? 426
+          : route.expect[caller.column]!;
+      const problem = judge(caller, want, answer, method !== 'HEAD');
+      if (problem !== undefined) mismatches.push(problem);
+      if (route.renewsToken && answer.status === 200) {
+        caller.token = (
+          JSON.parse(answer.body) as { data: { access_token: string } }
+        ).data.access_token;
+      }
+    }
+    if (mismatches.length > 0) {
+      assert.fail(
+        `${title}: ${mismatches.length} of ${world.callers.length} cells differ from the table:\n  ${mismatches.join('\n  ')}`,
+      );
+    }
+  }
+
+  it('has a row for every protected route and lists every public one, nothing stale', () => {
+    const registered = panel.app.registeredRoutes;
+    const rows = new Set(MATRIX.map(keyOf));
+    const problems: string[] = [];
+    for (const route of registered) {
+      const key = keyOf(route);
+      // Fastify adds a HEAD route for each GET route: it is covered by its GET route.
+      const covering = route.method === 'HEAD' ? `GET ${route.url}` : key;
+      const inMatrix = rows.has(covering);
+      const listedPublic = isPublic(covering);
+      if (inMatrix && listedPublic) {
+        problems.push(`${key}: both in the matrix and in the public list`);
+      }
+      if (!inMatrix && !listedPublic) {
+        problems.push(`${key}: neither in the matrix nor in the public list`);
+      }
+      if (listedPublic && route.access !== 'public') {
+        problems.push(
+          `${key}: in the public list, but its access is ${JSON.stringify(route.access)}`,
+        );
+      }
+      if (inMatrix && route.access === 'public') problems.push(`${key}: in the matrix, but public`);
+      const get = registered.find((other) => other.method === 'GET' && other.url === route.url);
+      if (route.method === 'HEAD' && get && !isDeepStrictEqual(get.access, route.access)) {
+        problems.push(
+          `${key}: access ${JSON.stringify(route.access)}, its GET ${JSON.stringify(get.access)}`,
+        );
+      }
+    }
+    const registeredKeys = new Set(registered.map(keyOf));
+    for (const key of rows) {
+      if (!registeredKeys.has(key)) {
+        problems.push(`${key}: in the matrix, but not a registered route`);
+      }
+    }
+    for (const entry of PUBLIC_ROUTES) {
+      if (![...registeredKeys].some((key) => matches(entry, key))) {
+        problems.push(`${entry}: in the public list, but not a registered route`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  for (const route of MATRIX) {
+    it(titleOf(route), () => check(route, route.method, titleOf(route)));
+    if (route.method === 'GET' && route.variant === undefined) {
+      it(`HEAD ${route.url}`, (t) => {
+        if (!panel.app.registeredRoutes.some((r) => r.method === 'HEAD' && r.url === route.url)) {
+          t.skip('no HEAD route registered');
+          return;
+        }
+        return check(route, 'HEAD', `HEAD ${route.url}`);
+      });
+    }
+  }
+});
