@@ -36,7 +36,8 @@ export async function openDatabase(database: Config['database']): Promise<Db> {
   if (database.kind === 'sqlite') {
     const file = new SQLite(database.file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
     file.pragma('journal_mode = WAL');
-    file.pragma('synchronous = NORMAL');
+    // FULL: an acknowledged write survives a power cut too, not only a crash of the panel.
+    file.pragma('synchronous = FULL');
     file.pragma('foreign_keys = ON');
     file.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });

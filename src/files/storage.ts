@@ -523,6 +523,8 @@ async function writeAtomically(
       await handle.close();
     }
     await rename(at(dir.fd, temp), at(dir.fd, name));
+    // The rename itself is only durable once the folder is flushed (a power cut, not a crash).
+    await dir.sync();
   } catch (error) {
     await unlink(at(dir.fd, temp)).catch(() => undefined);
     throw fsError(error, segments);
