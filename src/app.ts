@@ -152,8 +152,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     // parser's own limit sits one byte above it: at its limit the parser silently truncates.
     limits: {
       fileSize: (config.maxUploadBytes ?? Number.MAX_SAFE_INTEGER - 1) + 1,
-      files: 1000,
-      parts: 1000,
+      files: 100,
+      parts: 120,
       fields: 20,
       fieldNameSize: 100,
       fieldSize: 64 * 1024,

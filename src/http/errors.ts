@@ -19,7 +19,7 @@ const FASTIFY_ERRORS: Readonly<Record<string, { code: ErrorCode; message?: strin
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     code: 'UNSUPPORTED_MEDIA_TYPE',
-    message: 'Unsupported Content-Type; send application/json',
+    message: 'Unsupported Content-Type: bodies are application/json (uploads: multipart/form-data)',
   },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'INVALID_JSON', message: 'Body is empty; send JSON' },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'INVALID_JSON', message: 'Body is not valid JSON' },

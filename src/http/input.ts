@@ -7,11 +7,21 @@
 import { AppError } from '../errors.js';
 import type { App } from './types.js';
 
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).some(([key, item]) => key.includes('\u0000') || containsNul(item));
+/** Walks the value with an explicit stack: a body nested 100,000 deep must not overflow ours. */
+function containsNul(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value as unknown[]) pending.push(item);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) return true;
+        pending.push(item);
+      }
+    }
   }
   return false;
 }

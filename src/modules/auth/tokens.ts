@@ -10,6 +10,7 @@ export const TOKEN_LIFETIME_SECONDS = 7 * 24 * 60 * 60;
 const ALGORITHM = 'HS256';
 const ISSUER = 'game-panel';
 const AUDIENCE = 'game-panel:api';
+const MAX_USER_ID = 2_147_483_647;
 
 export interface TokenClaims {
   readonly userId: number;
@@ -48,7 +49,8 @@ export function createTokenService(secret: Uint8Array, now: () => Date): TokenSe
         });
         const userId = Number(payload.sub);
         const version = payload.ver;
-        if (!Number.isSafeInteger(userId) || userId <= 0) return null;
+        // Ids are 32-bit integers in the database; anything else names no user.
+        if (!Number.isSafeInteger(userId) || userId <= 0 || userId > MAX_USER_ID) return null;
         if (typeof version !== 'number' || !Number.isSafeInteger(version)) return null;
         return { userId, version };
       } catch {

@@ -1,3 +1,4 @@
+import type { MultipartFile } from '@fastify/multipart';
 import contentDisposition from 'content-disposition';
 import parseRange from 'range-parser';
 import { AppError } from '../../errors.js';
@@ -20,6 +21,20 @@ import {
 import type { FilesService, UploadPart } from './files.service.js';
 
 const TAGS = ['files'];
+
+/**
+ * The multipart parser's own refusals (too many parts: 413) pass through; anything else it
+ * throws (no boundary, a body that ends early) is a malformed upload, not a fault of the panel.
+ */
+function malformed(error: unknown): unknown {
+  const { statusCode, code } = (error ?? {}) as { statusCode?: unknown; code?: unknown };
+  if (error instanceof AppError || (typeof statusCode === 'number' && statusCode < 500)) {
+    return error;
+  }
+  // A file-system failure carries an errno code (ENOSPC, EIO…): that one is the panel's.
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return error;
+  return new AppError('INVALID_UPLOAD', 'The multipart body is malformed');
+}
 
 /**
  * RFC 6266 `attachment` with a plain-ASCII `filename` (quotes escaped, anything else `?`) and,
@@ -85,19 +100,37 @@ export function filesRoutes(app: App, files: FilesService, limits: { maxEditByte
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the files as multipart/form-data');
       }
       const parts = (async function* (): AsyncGenerator<UploadPart> {
-        for await (const part of request.files()) {
+        let iterator: AsyncIterator<MultipartFile>;
+        try {
+          iterator = request.files()[Symbol.asyncIterator]();
+        } catch (error) {
+          throw malformed(error);
+        }
+        for (;;) {
+          let next: IteratorResult<MultipartFile>;
+          try {
+            next = await iterator.next();
+          } catch (error) {
+            throw malformed(error);
+          }
+          if (next.done === true) return;
+          const part = next.value;
           yield { fieldname: part.fieldname, filename: part.filename, file: part.file };
         }
       })();
-      return {
-        message: 'Uploaded',
-        data: await files.upload(
-          currentUser(request),
-          request.params.server,
-          request.query.path ?? '',
-          parts,
-        ),
-      };
+      try {
+        return {
+          message: 'Uploaded',
+          data: await files.upload(
+            currentUser(request),
+            request.params.server,
+            request.query.path ?? '',
+            parts,
+          ),
+        };
+      } catch (error) {
+        throw malformed(error);
+      }
     },
   );
 

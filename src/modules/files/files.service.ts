@@ -62,10 +62,8 @@ export class FilesService {
     for await (const part of parts) {
       if (part.fieldname !== 'file') {
         part.file.resume();
-        throw new AppError(
-          'INVALID_UPLOAD',
-          `Unexpected field "${part.fieldname}"; send files as "file"`,
-        );
+        const field = part.fieldname ? `"${part.fieldname.slice(0, 64)}"` : 'without a name';
+        throw new AppError('INVALID_UPLOAD', `Unexpected field ${field}; send files as "file"`);
       }
       const name = uploadName(part.filename);
       stored.push(
