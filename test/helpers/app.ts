@@ -1,6 +1,6 @@
 /**
  * A fresh panel per test file: its own data directory and its own database, a SQLite file by
- * default or, when TEST_DATABASE_URL is set, a fresh schema in that PostgreSQL database (dropped
+ * default or, when TEST_DATABASE_URL is set, a fresh database on that PostgreSQL server (dropped
  * on close). Everything goes through the real HTTP surface with `app.inject`.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,26 +30,33 @@ export interface TestPanel {
 export const testDialect = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
 /**
- * Creates a fresh schema in the PostgreSQL database of TEST_DATABASE_URL and returns a URL whose
- * connections work in it; `drop` removes it with everything inside.
+ * Creates a fresh database on the PostgreSQL server of TEST_DATABASE_URL and returns its URL;
+ * `drop` removes it. A database each, not a schema each: the migrator's catalog queries look at
+ * every schema of a database, and would trip over another test file dropping its own.
  */
-export async function freshPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const base = process.env.TEST_DATABASE_URL;
+export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = process.env['TEST_DATABASE_URL'];
   if (!base) throw new Error('TEST_DATABASE_URL is not set');
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const name = `panel_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  url.pathname = `/${name}`;
   return {
     url: url.href,
     drop: async () => {
       const client = new pg.Client({ connectionString: base });
       await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
     },
   };
 }
@@ -62,7 +69,7 @@ export async function testEnvironment(
   env: Record<string, string> = {},
 ): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'panel-test-'));
-  const postgres = testDialect === 'postgres' ? await freshPostgresSchema() : undefined;
+  const postgres = testDialect === 'postgres' ? await freshPostgresDatabase() : undefined;
   return {
     env: {
       DATA_DIR: dataDir,
