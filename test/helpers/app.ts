@@ -35,7 +35,7 @@ export const testDialect = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite'
  * every schema of a database, and would trip over another test file dropping its own.
  */
 export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const base = process.env['TEST_DATABASE_URL'];
+  const base = process.env.TEST_DATABASE_URL;
   if (!base) throw new Error('TEST_DATABASE_URL is not set');
   const name = `panel_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
