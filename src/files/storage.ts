@@ -13,7 +13,7 @@
  * Errors carry the user's own paths only, never the host's.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import {
   link,
   lstat,
@@ -37,6 +37,8 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
 /** How long a measured directory size is reused before the directory is walked again. */
 const DISK_USAGE_TTL_MS = 10_000;
+/** Entries stat'ed between two yields to the event loop while listing a folder. */
+const LIST_BATCH = 500;
 /** Symlinks followed while resolving one path before it counts as a loop. */
 const MAX_LINK_HOPS = 40;
 /** Temporary files of uploads and saves; never listed, removed at start. */
@@ -136,13 +138,17 @@ export class ServerStorage {
     return this.#withFolder(server, segments, async (dir, folder) => {
       const names = (await readdir(at(dir.fd))).filter((name) => !name.startsWith(TEMP_PREFIX));
       const entries: Entry[] = [];
-      await Promise.all(
-        names.map(async (name) => {
+      // lstat is a few microseconds on a local disk; done synchronously in batches it is many
+      // times faster than a thread-pool round trip per entry, and the pauses between batches
+      // keep other requests flowing while a folder of 10,000 files is listed.
+      for (let start = 0; start < names.length; start += LIST_BATCH) {
+        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+        for (const name of names.slice(start, start + LIST_BATCH)) {
           let stat: Stats;
           try {
-            stat = await lstat(at(dir.fd, name));
+            stat = lstatSync(at(dir.fd, name));
           } catch {
-            return; // removed meanwhile
+            continue; // removed meanwhile
           }
           const type: EntryType | null = stat.isSymbolicLink()
             ? 'symlink'
@@ -151,7 +157,7 @@ export class ServerStorage {
               : stat.isFile()
                 ? 'file'
                 : null; // FIFOs, sockets and devices are not shown
-          if (type === null) return;
+          if (type === null) continue;
           entries.push({
             name,
             path: joinSegments([...folder, name]),
@@ -159,8 +165,8 @@ export class ServerStorage {
             size: type === 'folder' ? 0 : stat.size,
             modified: stat.mtime.toISOString(),
           });
-        }),
-      );
+        }
+      }
       return entries.sort(
         (a, b) =>
           Number(b.type === 'folder') - Number(a.type === 'folder') ||

@@ -179,7 +179,10 @@ export function filesRoutes(app: App, files: FilesService, limits: { maxEditByte
         await file.handle.close();
         return reply.send('');
       }
-      return reply.send(file.handle.createReadStream({ start, end, autoClose: true }));
+      // Large chunks: far fewer reads and writes for a world of several gigabytes.
+      return reply.send(
+        file.handle.createReadStream({ start, end, autoClose: true, highWaterMark: 1024 * 1024 }),
+      );
     },
   );
 
