@@ -4,7 +4,15 @@
  * which one is in use.
  */
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Migration,
+  type SqliteDatabase,
+} from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import * as initial from './migrations/0001_initial.js';
@@ -40,7 +48,9 @@ export async function openDatabase(database: Config['database']): Promise<Db> {
     file.pragma('synchronous = FULL');
     file.pragma('foreign_keys = ON');
     file.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+    const kysely = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(file) }),
+    });
     return withMigrations({ kysely, dialect: 'sqlite', close: () => kysely.destroy() });
   }
 
@@ -50,6 +60,38 @@ export async function openDatabase(database: Config['database']): Promise<Db> {
   pool.on('error', () => undefined);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return withMigrations({ kysely, dialect: 'postgres', close: () => kysely.destroy() });
+}
+
+/** Prepared statements kept for reuse, the most recently used last. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; preparing is a good part of a small query's cost in SQLite.
+ * The same SQL text always gets the same prepared statement (they are reusable: the driver runs
+ * each one to completion before the next), up to a bounded number of distinct texts.
+ */
+function withStatementCache(file: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      file.close();
+    },
+    prepare: (sql: string) => {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = file.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = cache.keys().next();
+          if (oldest.done !== true) cache.delete(oldest.value);
+        }
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
 }
 
 async function withMigrations(db: Db): Promise<Db> {

@@ -26,8 +26,13 @@ export interface TokenService {
 
 export function createTokenService(secret: Uint8Array, now: () => Date): TokenService {
   const seconds = (): number => Math.floor(now().getTime() / 1000);
+  // Imported once: given the raw bytes, jose would import the key again for every token.
+  const key = crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
   return {
-    issue({ userId, version }) {
+    async issue({ userId, version }) {
       const issuedAt = seconds();
       return new SignJWT({ ver: version })
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
@@ -36,11 +41,11 @@ export function createTokenService(secret: Uint8Array, now: () => Date): TokenSe
         .setAudience(AUDIENCE)
         .setIssuedAt(issuedAt)
         .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
-        .sign(secret);
+        .sign(await key);
     },
     async verify(token) {
       try {
-        const { payload } = await jwtVerify(token, secret, {
+        const { payload } = await jwtVerify(token, await key, {
           algorithms: [ALGORITHM],
           issuer: ISSUER,
           audience: AUDIENCE,
