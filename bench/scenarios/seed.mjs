@@ -1,0 +1,82 @@
+// Fills a fresh panel through its API: the admin (first account), users for the console
+// sockets (at most 10 sockets per user), 100 servers plus the ones the scenarios use, and
+// 1,000 tickets with a message on every tenth.
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { quote } from 'shell-quote';
+import { REPO } from '../lib/panel.mjs';
+import { log, pool } from '../lib/util.mjs';
+
+export const PASSWORD = 'benchmark password 1';
+export const SERVER_COUNT = 100;
+export const TICKET_COUNT = 1000;
+/** 10 users hold the 100 reading sockets; one more holds the socket that never reads. */
+export const CONSOLE_USERS = 11;
+export const CONSOLE_SERVER = 'console';
+export const FILES_SERVER = 'files';
+
+export const printerCommand = () =>
+  quote([process.execPath, path.join(REPO, 'bench', 'line-printer.mjs')]);
+
+export async function seed(api) {
+  const admin = await api.call('POST', '/api/auth/register', {
+    username: 'admin',
+    password: PASSWORD,
+  });
+  if (admin.role !== 'admin') throw new Error('the first account did not become admin');
+  const asAdmin = api.as(admin.access_token);
+
+  const started = performance.now();
+  const names = Array.from(
+    { length: SERVER_COUNT },
+    (_, i) => `server-${String(i).padStart(3, '0')}`,
+  );
+  await pool(
+    8,
+    [...names, CONSOLE_SERVER, FILES_SERVER].map(
+      (name) => () =>
+        asAdmin.call('POST', '/api/servers/create', {
+          name,
+          displayName: `Server ${name}`,
+          startCommand: printerCommand(),
+          stopCommand: 'stop',
+          stopTimeoutSeconds: 2,
+        }),
+    ),
+  );
+
+  const users = await pool(
+    4,
+    Array.from({ length: CONSOLE_USERS }, (_, i) => async () => {
+      const username = `player${String(i).padStart(2, '0')}`;
+      const user = await api.call('POST', '/api/auth/register', { username, password: PASSWORD });
+      await asAdmin.call('PUT', `/api/users/${username}/servers`, { servers: [CONSOLE_SERVER] });
+      return { username, token: user.access_token };
+    }),
+  );
+
+  const tickets = await pool(
+    10,
+    Array.from({ length: TICKET_COUNT }, (_, i) => async () => {
+      const owner = api.as(users[i % 10].token);
+      const ticket = await owner.call('POST', '/api/tickets/create', {
+        title: `Server ${i % SERVER_COUNT} does not start after the update (#${i})`,
+        description:
+          'Since this morning the server stops right after loading the world. ' +
+          'The console shows an error about a missing plugin; I did not change anything.',
+      });
+      if (i % 10 === 0) {
+        await asAdmin.call('POST', `/api/tickets/${ticket.data.id}/message`, {
+          text: 'Thanks, we are looking into it.',
+        });
+      }
+      return ticket.data.id;
+    }),
+  );
+  log(
+    `seeded ${SERVER_COUNT + 2} servers, ${users.length + 1} users and ${tickets.length} tickets ` +
+      `in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return { adminToken: admin.access_token, users };
+}
