@@ -728,7 +728,13 @@ describe('console socket: losing access closes open sockets at once', () => {
     const elsewhere = await ConsoleClient.connect(base, 'elsewhere', asHeader(bystander));
     // Up and running, so the deletion stops it at once (a stop in the first few milliseconds
     // after a start does not reach a sandboxed server and waits for the SIGKILL, 5 s later).
-    await mine.waitFor((m) => m.type === 'log' && m.line.startsWith('Done!'), 'the server up');
+    // The line may come live, or already in the history if the server was quicker.
+    await mine.waitFor(
+      (m) =>
+        (m.type === 'log' && m.line.startsWith('Done!')) ||
+        (m.type === 'history' && m.lines.some((line) => line.startsWith('Done!'))),
+      'the server up',
+    );
     const response = await panel.app.inject({
       method: 'DELETE',
       url: '/api/servers/doomed',
