@@ -1,6 +1,7 @@
 // Fills a fresh panel through its API: the admin (first account), users for the console
 // sockets (at most 10 sockets per user), 100 servers plus the ones the scenarios use, and
 // 1,000 tickets with a message on every tenth.
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -16,8 +17,22 @@ export const CONSOLE_USERS = 11;
 export const CONSOLE_SERVER = 'console';
 export const FILES_SERVER = 'files';
 
-export const printerCommand = () =>
-  quote([process.execPath, path.join(REPO, 'bench', 'line-printer.mjs')]);
+let printerScript;
+
+/**
+ * Where a sandboxed server can read the line printer: in place, unless the checkout is under
+ * /tmp, which the sandbox replaces with its own; then a copy under /var/tmp.
+ */
+function printerPath() {
+  if (printerScript) return printerScript;
+  const original = path.join(REPO, 'bench', 'line-printer.mjs');
+  if (!original.startsWith('/tmp/')) return (printerScript = original);
+  const copy = path.join(mkdtempSync('/var/tmp/panel-bench-printer-'), 'line-printer.mjs');
+  copyFileSync(original, copy);
+  return (printerScript = copy);
+}
+
+export const printerCommand = () => quote([process.execPath, printerPath()]);
 
 export async function seed(api) {
   const admin = await api.call('POST', '/api/auth/register', {
