@@ -1,8 +1,8 @@
 // The baseline of the API benchmark: a bare Fastify (the panel's own copy) answering the same
 // JSON bodies the panel answered, with no authentication, database, hooks or logging. With a
 // file, it also streams that file at GET /file, as the panel's download does (a read stream
-// with the default 64 KiB chunks and a Content-Length), to tell the cost of HTTP on loopback from
-// the panel's own; and with an upload target, it takes a multipart upload at POST /upload the
+// in 1 MiB chunks and a Content-Length), to tell the cost of HTTP on loopback from the panel's
+// own; and with an upload target, it takes a multipart upload at POST /upload the
 // way a minimal Fastify would (@fastify/multipart, a stream into a file, then fsync).
 //   node bench/bare-server.mjs <routes.json> [<file> [<upload target>]]
 // routes.json: { "<path>": <body>, … }
@@ -26,7 +26,7 @@ if (file) {
     reply
       .header('content-type', 'application/octet-stream')
       .header('content-length', String(size))
-      .send(createReadStream(file)),
+      .send(createReadStream(file, { highWaterMark: 1024 * 1024 })),
   );
 }
 const uploadTarget = process.argv[4];

@@ -5,11 +5,12 @@
 // process and file it made, whatever happens.
 //
 //   node bench/run.mjs [--only api,console,files,startup] [--quick] [--no-build] [--cpu-prof <dir>]
-//                      [--keep]
+//                      [--keep] | --rewrite-docs
 //
 // --only and --cpu-prof runs print their figures and leave results.json and the docs alone;
 // --cpu-prof runs the panel with `node --cpu-prof` and writes its profile into <dir>; --keep
-// leaves the work directory (data directory, panel log) in place for a closer look.
+// leaves the work directory (data directory, panel log) in place for a closer look;
+// --rewrite-docs only renders docs/benchmarks.md again from bench/results.json.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { children, REPO, spawnNode, startPanel } from './lib/panel.mjs';
-import { MachineWatch } from './lib/proc.mjs';
+import { MachineWatch, quietBudgetLeft, setQuietBudget } from './lib/proc.mjs';
 import { evaluateTargets, writeReport } from './lib/report.mjs';
 import { exitWithin, log, round, sleep, stopChild } from './lib/util.mjs';
 import { apiScenario } from './scenarios/api.mjs';
@@ -29,9 +30,13 @@ import { startupScenario } from './scenarios/startup.mjs';
 const ALL = ['api', 'console', 'files', 'startup'];
 /** The whole run is abandoned (and cleaned up) past this. */
 const RUN_LIMIT_MS = 9.5 * 60 * 1000;
-/** Before starting, wait up to QUIET_WAIT_S for other processes to use under QUIET_PERCENT. */
+/**
+ * Before starting, wait up to QUIET_WAIT_S for other processes to use under QUIET_PERCENT; then
+ * each row may wait for quiet too, QUIET_BUDGET_S in all.
+ */
 const QUIET_PERCENT = 20;
-const QUIET_WAIT_S = 60;
+const QUIET_WAIT_S = 30;
+const QUIET_BUDGET_S = 120;
 
 function parseArgs(argv) {
   const options = { only: ALL, quick: false, cpuProf: null, build: true, keep: false };
@@ -41,6 +46,7 @@ function parseArgs(argv) {
     else if (arg === '--quick') options.quick = true;
     else if (arg === '--no-build') options.build = false;
     else if (arg === '--keep') options.keep = true;
+    else if (arg === '--rewrite-docs') options.rewriteDocs = true;
     else if (arg === '--cpu-prof') options.cpuProf = path.resolve(argv[++i] ?? 'bench-profiles');
     else throw new Error(`unknown argument: ${arg}`);
   }
@@ -51,6 +57,14 @@ function parseArgs(argv) {
 }
 
 const options = parseArgs(process.argv.slice(2));
+if (options.rewriteDocs) {
+  // Only re-renders docs/benchmarks.md (and the targets in results.json) from the last results.
+  const results = JSON.parse(readFileSync(path.join(REPO, 'bench', 'results.json'), 'utf8'));
+  results.targets = evaluateTargets(results);
+  await writeReport(results);
+  log('rewrote docs/benchmarks.md from bench/results.json');
+  process.exit(0);
+}
 const official =
   options.only.length === ALL.length &&
   !options.quick &&
@@ -124,6 +138,7 @@ async function main() {
     );
   }
   const duringRun = new MachineWatch();
+  if (!options.quick) setQuietBudget(QUIET_BUDGET_S * 1000);
   const machine = {
     cores: os.availableParallelism?.() ?? os.cpus().length,
     cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -143,7 +158,7 @@ async function main() {
   if (needsPanel || options.only.includes('startup')) {
     panel = await startPanel({ dataDir, logFile, nodeArgs });
     log(`panel pid ${panel.pid} on port ${panel.port}`);
-    seeded = await seed(panel.api);
+    seeded = await seed(panel.api, workDir);
   }
   try {
     if (options.only.includes('api')) {
@@ -187,6 +202,9 @@ async function main() {
     });
   }
   background.duringRunOthersCpuPercent = round(duringRun.stop().othersCpuPercent, 0);
+  background.rowsWaitedForQuietSeconds = options.quick
+    ? 0
+    : round(QUIET_BUDGET_S - quietBudgetLeft() / 1000, 0);
   results.runSeconds = round((performance.now() - started) / 1000, 0);
   results.panelLog = summariseLog(logFile);
   results.targets = evaluateTargets(results);

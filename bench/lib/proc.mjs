@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
-import { clearInterval, setInterval } from 'node:timers';
+import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { execFileSync } from 'node:child_process'; // eslint-disable-line no-restricted-imports -- getconf, once
 
 let ticksPerSecond = 100;
@@ -158,3 +158,39 @@ export class ProcessWatch {
     };
   }
 }
+
+/** Time that `waitForQuiet` may still spend over the whole run, in ms. */
+let quietBudgetMs = 0;
+const QUIET_LIMIT_PERCENT = 20;
+const QUIET_WINDOW_MS = 500;
+const QUIET_WAIT_PER_ROW_MS = 20_000;
+
+/** Lets `waitForQuiet` wait, in all, up to `ms` (0: never waits). */
+export function setQuietBudget(ms) {
+  quietBudgetMs = ms;
+}
+
+/**
+ * Before a row is measured: while other processes use more than 20 % of a core, waits (in
+ * half-second looks, at most 20 s per row and within the run's budget). Returns the seconds
+ * waited; the row still records how busy the machine was while it ran.
+ */
+export async function waitForQuiet() {
+  if (quietBudgetMs <= 0) return 0;
+  const started = performance.now();
+  for (;;) {
+    const watch = new MachineWatch();
+    await new Promise((resolve) => {
+      setTimeout(resolve, QUIET_WINDOW_MS);
+    });
+    const waited = performance.now() - started;
+    if (watch.stop().othersCpuPercent <= QUIET_LIMIT_PERCENT) break;
+    if (waited >= QUIET_WAIT_PER_ROW_MS || waited >= quietBudgetMs) break;
+  }
+  const waited = performance.now() - started;
+  quietBudgetMs -= waited;
+  return waited / 1000;
+}
+
+/** What is left of the budget, in ms. */
+export const quietBudgetLeft = () => Math.max(0, quietBudgetMs);

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { Histogram } from '../lib/histogram.mjs';
 import { REPO, spawnNode } from '../lib/panel.mjs';
-import { ProcessWatch } from '../lib/proc.mjs';
+import { ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { log, round, stopChild, waitFor } from '../lib/util.mjs';
 
 export const ENDPOINTS = [
@@ -39,6 +39,7 @@ function cannon({ port, urlPath, token, seconds, connections }) {
 }
 
 async function measure({ port, pid, urlPath, token, seconds, warmupSeconds, connections }) {
+  await waitForQuiet();
   await cannon({ port, urlPath, token, seconds: warmupSeconds, connections });
   const watch = new ProcessWatch(pid);
   const { result, latency } = await cannon({ port, urlPath, token, seconds, connections });

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { Histogram } from '../lib/histogram.mjs';
-import { ProcessWatch } from '../lib/proc.mjs';
+import { ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { ConsoleReader } from '../lib/ws-reader.mjs';
 import { log, MiB, nowMs, pool, round, sleep } from '../lib/util.mjs';
 import { CONSOLE_SERVER } from './seed.mjs';
@@ -48,6 +48,7 @@ async function openReaders(panel, users, count) {
  * until every reader has the run's last line or was cut off (bounded), then sums up.
  */
 async function cell({ panel, api, dataDir, readers, stalled = [], id, rate, ms }) {
+  await waitForQuiet();
   for (const reader of readers) reader.startRun(id);
   const watch = new ProcessWatch(panel.pid);
   const clientCpu = process.cpuUsage();

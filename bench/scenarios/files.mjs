@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { REPO, spawnNode } from '../lib/panel.mjs';
-import { ProcessWatch } from '../lib/proc.mjs';
+import { ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { exitWithin, log, MiB, nowMs, pool, round, stopChild } from '../lib/util.mjs';
 import { startBare } from './api.mjs';
 import { FILES_SERVER } from './seed.mjs';
@@ -23,7 +23,10 @@ const TRANSFER_RUNS = 3;
 /** Runs `task` `count` times, one after the other. */
 async function repeat(count, task) {
   const results = [];
-  for (let i = 0; i < count; i++) results.push(await task());
+  for (let i = 0; i < count; i++) {
+    await waitForQuiet();
+    results.push(await task());
+  }
   return results;
 }
 
@@ -223,6 +226,7 @@ export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
         writeFile(path.join(folder, `file-${String(i).padStart(5, '0')}.dat`), content),
     ),
   );
+  await waitForQuiet();
   const listingMs = [];
   let listing = null;
   const api = panel.api.as(token);

@@ -1,7 +1,7 @@
 // Fills a fresh panel through its API: the admin (first account), users for the console
 // sockets (at most 10 sockets per user), 100 servers plus the ones the scenarios use, and
 // 1,000 tickets with a message on every tenth.
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -17,24 +17,22 @@ export const CONSOLE_USERS = 11;
 export const CONSOLE_SERVER = 'console';
 export const FILES_SERVER = 'files';
 
-let printerScript;
-
 /**
  * Where a sandboxed server can read the line printer: in place, unless the checkout is under
- * /tmp, which the sandbox replaces with its own; then a copy under /var/tmp.
+ * /tmp, which the sandbox replaces with its own; then a copy in the run's work directory (under
+ * /var/tmp, removed with it).
  */
-function printerPath() {
-  if (printerScript) return printerScript;
+function printerPath(workDir) {
   const original = path.join(REPO, 'bench', 'line-printer.mjs');
-  if (!original.startsWith('/tmp/')) return (printerScript = original);
-  const copy = path.join(mkdtempSync('/var/tmp/panel-bench-printer-'), 'line-printer.mjs');
-  copyFileSync(original, copy);
-  return (printerScript = copy);
+  if (!original.startsWith('/tmp/')) return original;
+  const copy = path.join(workDir, 'line-printer.mjs');
+  if (!existsSync(copy)) copyFileSync(original, copy);
+  return copy;
 }
 
-export const printerCommand = () => quote([process.execPath, printerPath()]);
+export const printerCommand = (workDir) => quote([process.execPath, printerPath(workDir)]);
 
-export async function seed(api) {
+export async function seed(api, workDir) {
   const admin = await api.call('POST', '/api/auth/register', {
     username: 'admin',
     password: PASSWORD,
@@ -54,7 +52,7 @@ export async function seed(api) {
         asAdmin.call('POST', '/api/servers/create', {
           name,
           displayName: `Server ${name}`,
-          startCommand: printerCommand(),
+          startCommand: printerCommand(workDir),
           stopCommand: 'stop',
           stopTimeoutSeconds: 2,
         }),

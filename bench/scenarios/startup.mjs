@@ -3,12 +3,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startPanel } from '../lib/panel.mjs';
+import { waitForQuiet } from '../lib/proc.mjs';
 import { log, round, stopChild } from '../lib/util.mjs';
 
 async function measure({ label, dataDir, logFile, nodeArgs, runs, fresh }) {
   const times = [];
   const stops = [];
   for (let i = 0; i < runs; i++) {
+    await waitForQuiet();
     const dir = fresh ? mkdtempSync(path.join(dataDir, 'empty-')) : dataDir;
     const panel = await startPanel({ dataDir: dir, logFile, nodeArgs, timeoutMs: 20_000 });
     times.push(panel.startupMs);
