@@ -218,7 +218,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
-  ticketsRoutes(app, new TicketsService({ tickets, now }));
+  const messageMaxBytes = config.ticketMessageMaxBytes;
+  ticketsRoutes(app, new TicketsService({ tickets, now, messageMaxBytes }), { messageMaxBytes });
   filesRoutes(
     app,
     new FilesService({

@@ -55,6 +55,11 @@ export interface Config {
   };
   /**
    * Addresses or CIDR ranges of reverse proxies whose `X-Forwarded-For` is believed when telling
+  /**
+   * Largest ticket description or message, in UTF-8 bytes (413 above). Bounded so that no ticket
+   * can grow into something the panel cannot read back (see docs/api.md, Tickets).
+   */
+  readonly ticketMessageMaxBytes: number;
    * the client's address (login throttling). Empty: the socket's address counts.
    */
   readonly trustProxy: readonly string[];
@@ -139,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   return Object.freeze(config);
+    ticketMessageMaxBytes: integer(env, 'TICKET_MESSAGE_MAX_BYTES', 64 * 1024, 1, 1024 ** 2),
 }
 
 function text(env: Env, name: string, fallback: string): string {

@@ -200,6 +200,8 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/tickets',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/tickets/create',                        [401, 401, 403, 200, 200, 200, 200, 200], { payload: { title: 'Access matrix', description: 'Opened by the access matrix' } }),
   row('GET',    '/api/tickets/:id',                           [401, 401, 403, 404, 200, 200, 200, 200]),
+  row('GET',    '/api/tickets/:id/messages',                  [401, 401, 403, 404, 200, 200, 200, 200], { query: 'limit=10' }),
+  row('GET',    '/api/tickets/:id/history',                   [401, 401, 403, 404, 200, 200, 200, 200], { query: 'limit=10' }),
   row('POST',   '/api/tickets/:id/message',                   [401, 401, 403, 404, 200, 200, 200, 200], { payload: { text: 'A message from the access matrix' } }),
   row('PUT',    '/api/tickets/:id/status',                    [401, 401, 403, 403, 403, 200, 200, 200], { payload: { status: 'in_progress' } }),
 ];

@@ -12,7 +12,7 @@ export interface Person {
   readonly deleted: boolean;
 }
 
-export interface TicketSummary {
+export interface Ticket {
   readonly id: number;
   readonly title: string;
   readonly description: string;
@@ -20,6 +20,9 @@ export interface TicketSummary {
   readonly owner: Person;
   readonly createdAt: string;
   readonly updatedAt: string;
+}
+
+export interface TicketSummary extends Ticket {
   readonly messageCount: number;
 }
 
@@ -37,9 +40,13 @@ export interface StatusChange {
   readonly at: string;
 }
 
-export interface TicketDetail extends Omit<TicketSummary, 'messageCount'> {
-  readonly messages: readonly TicketMessage[];
-  readonly history: readonly StatusChange[];
+/** A window on one of a ticket's lists, newest entries last. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** How many entries the whole list holds. */
+  readonly total: number;
+  /** The id of the page's oldest entry when older ones exist, else `null`. */
+  readonly olderThan: number | null;
 }
 
 export interface TicketActivity {
@@ -66,6 +73,26 @@ const person = (row: { username: string; role: Role; deleted_at: string | null }
   username: row.username,
   role: row.role,
   deleted: row.deleted_at !== null,
+});
+
+const ticketOf = (row: {
+  id: number;
+  title: string;
+  description: string;
+  status: TicketStatus;
+  created_at: string;
+  updated_at: string;
+  username: string;
+  role: Role;
+  deleted_at: string | null;
+}): Ticket => ({
+  id: row.id,
+  title: row.title,
+  description: row.description,
+  status: row.status,
+  owner: person(row),
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
 });
 
 export class TicketsRepository {
@@ -106,64 +133,114 @@ export class TicketsRepository {
     return row?.owner_id;
   }
 
-  async detail(id: number): Promise<TicketDetail | undefined> {
-    const ticket = await this.db
+  /** One ticket and its owner, without its messages or history. */
+  async ticket(id: number): Promise<Ticket | undefined> {
+    const row = await this.db
       .selectFrom('tickets')
       .innerJoin('users', 'users.id', 'tickets.owner_id')
       .select(TICKET_COLUMNS)
       .where('tickets.id', '=', id)
       .executeTakeFirst();
-    if (!ticket) return undefined;
-    const [messages, history] = await Promise.all([
-      this.db
-        .selectFrom('ticket_messages')
-        .innerJoin('users', 'users.id', 'ticket_messages.author_id')
-        .select([
-          'ticket_messages.id',
-          'ticket_messages.text',
-          'ticket_messages.created_at',
-          'users.username',
-          'users.role',
-          'users.deleted_at',
-        ])
-        .where('ticket_messages.ticket_id', '=', id)
-        .orderBy('ticket_messages.id')
+    return row && ticketOf(row);
+  }
+
+  /**
+   * The newest messages of a ticket stored before message `before` (or all), oldest first: at
+   * most `limit`, and at most `maxTextBytes` of text in all but always one when there is one, so
+   * that messages stored before any limit existed are still read, one page each. Only the chosen
+   * messages are loaded: the sizes are read first.
+   */
+  async messagePage(
+    ticketId: number,
+    window: { before?: number | undefined; limit: number; maxTextBytes: number },
+  ): Promise<Page<TicketMessage>> {
+    let newest = this.db
+      .selectFrom('ticket_messages')
+      .select((eb) => ['id', eb.fn<number | string>('octet_length', ['text']).as('bytes')])
+      .where('ticket_id', '=', ticketId);
+    if (window.before !== undefined) newest = newest.where('id', '<', window.before);
+    const [sizes, total] = await Promise.all([
+      newest
+        .orderBy('id', 'desc')
+        .limit(window.limit + 1)
         .execute(),
-      this.db
-        .selectFrom('ticket_status_changes')
-        .innerJoin('users', 'users.id', 'ticket_status_changes.changed_by')
-        .select([
-          'ticket_status_changes.from_status',
-          'ticket_status_changes.to_status',
-          'ticket_status_changes.changed_at',
-          'users.username',
-          'users.role',
-          'users.deleted_at',
-        ])
-        .where('ticket_status_changes.ticket_id', '=', id)
-        .orderBy('ticket_status_changes.id')
-        .execute(),
+      this.#count('ticket_messages', ticketId),
     ]);
+    const chosen: number[] = [];
+    let bytes = 0;
+    for (const row of sizes.slice(0, window.limit)) {
+      const size = Number(row.bytes);
+      if (chosen.length > 0 && bytes + size > window.maxTextBytes) break;
+      chosen.push(row.id);
+      bytes += size;
+    }
+    const rows =
+      chosen.length === 0
+        ? []
+        : await this.db
+            .selectFrom('ticket_messages')
+            .innerJoin('users', 'users.id', 'ticket_messages.author_id')
+            .select([
+              'ticket_messages.id',
+              'ticket_messages.text',
+              'ticket_messages.created_at',
+              'users.username',
+              'users.role',
+              'users.deleted_at',
+            ])
+            .where('ticket_messages.id', 'in', chosen)
+            .orderBy('ticket_messages.id')
+            .execute();
     return {
-      id: ticket.id,
-      title: ticket.title,
-      description: ticket.description,
-      status: ticket.status,
-      owner: person(ticket),
-      createdAt: ticket.created_at,
-      updatedAt: ticket.updated_at,
-      messages: messages.map((row) => ({
+      items: rows.map((row) => ({
         id: row.id,
         author: person(row),
         text: row.text,
         createdAt: row.created_at,
       })),
-      history: history.map((row) => ({
+      total,
+      olderThan: chosen.length < sizes.length ? (chosen.at(-1) ?? null) : null,
+    };
+  }
+
+  /** The newest status changes of a ticket made before change `before` (or all), oldest first. */
+  async historyPage(
+    ticketId: number,
+    window: { before?: number | undefined; limit: number },
+  ): Promise<Page<StatusChange>> {
+    let newest = this.db
+      .selectFrom('ticket_status_changes')
+      .innerJoin('users', 'users.id', 'ticket_status_changes.changed_by')
+      .select([
+        'ticket_status_changes.id',
+        'ticket_status_changes.from_status',
+        'ticket_status_changes.to_status',
+        'ticket_status_changes.changed_at',
+        'users.username',
+        'users.role',
+        'users.deleted_at',
+      ])
+      .where('ticket_status_changes.ticket_id', '=', ticketId);
+    if (window.before !== undefined) {
+      newest = newest.where('ticket_status_changes.id', '<', window.before);
+    }
+    const [rows, total] = await Promise.all([
+      newest
+        .orderBy('ticket_status_changes.id', 'desc')
+        .limit(window.limit + 1)
+        .execute(),
+      this.#count('ticket_status_changes', ticketId),
+    ]);
+    const page = rows.slice(0, window.limit).reverse();
+    return {
+      items: page.map((row) => ({
         by: person(row),
         from: row.from_status,
         to: row.to_status,
         at: row.changed_at,
       })),
+      total,
+      olderThan: rows.length > window.limit ? (page[0]?.id ?? null) : null,
     };
   }
 
@@ -198,13 +275,7 @@ export class TicketsRepository {
     return {
       total: Number(count.count),
       tickets: rows.map((row) => ({
-        id: row.id,
-        title: row.title,
-        description: row.description,
-        status: row.status,
-        owner: person(row),
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
+        ...ticketOf(row),
         messageCount: Number(row.message_count ?? 0),
       })),
     };
@@ -291,6 +362,18 @@ export class TicketsRepository {
     const ticketsByStatus: Record<TicketStatus, number> = { pending: 0, in_progress: 0, closed: 0 };
     for (const row of statusRows) ticketsByStatus[row.status] = Number(row.count);
     return { ticketsByStatus, messagesWritten: Number(messages.count) };
+  }
+
+  async #count(
+    table: 'ticket_messages' | 'ticket_status_changes',
+    ticketId: number,
+  ): Promise<number> {
+    const row = await this.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('ticket_id', '=', ticketId)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
   }
 
   /**

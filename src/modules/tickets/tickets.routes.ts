@@ -3,9 +3,12 @@ import { responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import {
   CreateBody,
+  HistoryPageEnvelope,
   ListQuery,
   MessageBody,
   MessageEnvelope,
+  MessagePageEnvelope,
+  PageQuery,
   StatusBody,
   TicketEnvelope,
   TicketListEnvelope,
@@ -15,7 +18,20 @@ import type { TicketsService } from './tickets.service.js';
 
 const TAGS = ['tickets'];
 
-export function ticketsRoutes(app: App, tickets: TicketsService): void {
+/**
+ * The body limit of the routes that take a description or message: room for any text within
+ * the limit however it is escaped (`\u0001` is 6 bytes of JSON for 1 of text) plus the rest of
+ * the body, and no more, so what one request makes the panel parse follows the ticket limit.
+ */
+const bodyLimitFor = (messageMaxBytes: number): number => messageMaxBytes * 6 + 64 * 1024;
+
+export function ticketsRoutes(
+  app: App,
+  tickets: TicketsService,
+  limits: { messageMaxBytes: number },
+): void {
+  const bodyLimit = bodyLimitFor(limits.messageMaxBytes);
+
   app.get(
     '/api/tickets',
     {
@@ -38,10 +54,11 @@ export function ticketsRoutes(app: App, tickets: TicketsService): void {
   app.post(
     '/api/tickets/create',
     {
+      bodyLimit,
       schema: {
         tags: TAGS,
-        summary: 'Open a ticket (status pending)',
-        body: CreateBody,
+        summary: 'Open a ticket (status pending); 413 when the description is over the limit',
+        body: CreateBody(limits.messageMaxBytes),
         response: responses(TicketEnvelope, 400, 401, 403, 413),
       },
     },
@@ -56,7 +73,9 @@ export function ticketsRoutes(app: App, tickets: TicketsService): void {
     {
       schema: {
         tags: TAGS,
-        summary: 'One ticket with its messages and status history',
+        summary: 'One ticket with its newest messages and status changes',
+        description:
+          'Older messages and status changes: follow olderMessagesCursor and olderHistoryCursor.',
         params: TicketParams,
         response: responses(TicketEnvelope, 400, 401, 403, 404),
       },
@@ -67,14 +86,53 @@ export function ticketsRoutes(app: App, tickets: TicketsService): void {
     }),
   );
 
-  app.post(
-    '/api/tickets/:id/message',
+  app.get(
+    '/api/tickets/:id/messages',
     {
       schema: {
         tags: TAGS,
-        summary: 'Add a message; 409 when the ticket is closed',
+        summary: "A page of a ticket's messages: the newest, or those before a cursor",
+        description:
+          'Without before: the newest messages. With before (an olderMessagesCursor): the ones stored before that page. A cursor of another ticket or list: 400.',
         params: TicketParams,
-        body: MessageBody,
+        querystring: PageQuery,
+        response: responses(MessagePageEnvelope, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      message: 'Messages',
+      data: await tickets.messages(currentUser(request), request.params.id, request.query),
+    }),
+  );
+
+  app.get(
+    '/api/tickets/:id/history',
+    {
+      schema: {
+        tags: TAGS,
+        summary: "A page of a ticket's status changes: the newest, or those before a cursor",
+        description:
+          'Without before: the newest changes. With before (an olderHistoryCursor): the ones made before that page. A cursor of another ticket or list: 400.',
+        params: TicketParams,
+        querystring: PageQuery,
+        response: responses(HistoryPageEnvelope, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      message: 'Status history',
+      data: await tickets.history(currentUser(request), request.params.id, request.query),
+    }),
+  );
+
+  app.post(
+    '/api/tickets/:id/message',
+    {
+      bodyLimit,
+      schema: {
+        tags: TAGS,
+        summary: 'Add a message; 409 when the ticket is closed, 413 when over the limit',
+        params: TicketParams,
+        body: MessageBody(limits.messageMaxBytes),
         response: responses(MessageEnvelope, 400, 401, 403, 404, 409, 413),
       },
     },
