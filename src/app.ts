@@ -69,6 +69,8 @@ export interface AppOverrides {
   readonly runtime?: ProcessRuntime;
   readonly consoleLimits?: Partial<ConsoleLimits>;
 }
+  /** How a slowed login waits (tests record the wait instead of waiting). */
+  readonly sleep?: (ms: number) => Promise<void>;
 
 export const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -168,7 +170,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const storage = new ServerStorage(config.serversDir);
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
-  const throttle = new LoginThrottle({ ...config.loginThrottle, now });
+  const throttle = new LoginThrottle({ ...config.loginThrottle, now, sleep: overrides.sleep });
   const auth = createAuthService({
     users,
     servers,

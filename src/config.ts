@@ -47,7 +47,10 @@ export interface Config {
   readonly maxEditBytes: number;
   readonly logLevel: LogLevel;
   readonly loginThrottle: {
-    /** Failed logins one account may collect inside the window before it is refused with 429. */
+    /**
+     * Failed logins one client address may make on one account inside the window before that
+     * address is refused for that account with 429 (other addresses are not affected).
+     */
     readonly maxFailuresPerAccount: number;
     /** Failed logins one client address may collect inside the window before it is refused. */
     readonly maxFailuresPerAddress: number;
@@ -66,6 +69,8 @@ export interface Config {
   readonly oidc: {
     readonly providers: readonly OidcProviderConfig[];
     /** Origins the browser may be sent back to after an OpenID Connect sign-in. */
+    /** Failed logins of one account, from any address, after which its logins are slowed. */
+    readonly slowDownAfterAccountFailures: number;
     readonly redirectAllowlist: readonly string[];
   };
 }
@@ -149,6 +154,13 @@ export function loadConfig(env: Env = process.env): Config {
 
 function text(env: Env, name: string, fallback: string): string {
   const value = env[name]?.trim();
+      slowDownAfterAccountFailures: integer(
+        env,
+        'LOGIN_SLOW_DOWN_AFTER_FAILURES',
+        100,
+        1,
+        1_000_000,
+      ),
   return value === undefined || value === '' ? fallback : value;
 }
 

@@ -155,14 +155,24 @@ describe('login', () => {
     assert.equal(json(wrong).message, json(unknown).message);
   });
 
-  it('throttles failed logins per account with 429 and Retry-After, even for the right password', async () => {
+  it('throttles failed logins per account and address with 429 and Retry-After, even for the right password', async () => {
     await register(panel, 'target');
-    for (let i = 0; i < 3; i++) assertError(await login(panel, 'target', 'guess'), 401);
-    const blocked = await login(panel, 'target', 'guess');
+    const from = (remoteAddress: string, username: string, password: string) =>
+      panel.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        remoteAddress,
+        payload: { username, password },
+      });
+    const guesser = '198.51.100.1';
+    for (let i = 0; i < 3; i++) assertError(await from(guesser, 'target', 'guess'), 401);
+    const blocked = await from(guesser, 'target', 'guess');
     assertError(blocked, 429, 'RATE_LIMITED');
     const retryAfter = Number(blocked.headers['retry-after']);
     assert.ok(retryAfter >= 1 && retryAfter <= 900, `Retry-After: ${retryAfter}`);
-    assertError(await login(panel, 'TARGET', PASSWORD), 429, 'RATE_LIMITED');
+    assertError(await from(guesser, 'TARGET', PASSWORD), 429, 'RATE_LIMITED');
+    // The account is not locked: its owner, elsewhere, still gets in.
+    assert.equal((await from('198.51.100.2', 'target', PASSWORD)).statusCode, 200);
   });
 
   it('throttles failed logins per client address across accounts', async () => {

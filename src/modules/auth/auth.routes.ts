@@ -26,7 +26,8 @@ export function authRoutes(app: App, auth: AuthService): void {
       schema: {
         tags: ['auth'],
         summary: 'Exchange a username and password for a token',
-        description: 'Repeated failures for one account or address answer 429 with Retry-After.',
+        description:
+          'Repeated failures from one address, on one account or on all, answer that address 429 with Retry-After without checking the password. An account failing from many addresses is slowed (up to 3 s per attempt), never refused, so an address without failures can always log in.',
         body: LoginBody,
         response: responses(TokenResponseSchema, 400, 401, 413, 429),
       },

@@ -32,7 +32,7 @@ export interface Credentials {
 
 export interface AuthService {
   register(credentials: Credentials): Promise<TokenResponse>;
-  /** `address` is the client's address, for throttling failed attempts. */
+  /** `address` is the client's address, for throttling failed attempts (`LoginThrottle`). */
   login(credentials: Credentials, address: string): Promise<TokenResponse>;
   /** The current user behind a token, or `null` when the token is not (or no longer) valid. */
   authenticate(token: string): Promise<User | null>;
@@ -85,24 +85,22 @@ export function createAuthService(deps: {
     },
 
     async login({ username, password }, address) {
-      const account = usernameKey(username);
-      const wait = throttle.retryAfter(account, address);
-      if (wait !== null) {
+      const outcome = await throttle.attempt(usernameKey(username), address, async () => {
+        const found = await users.findCredentials(username);
+        if (found?.passwordHash == null) {
+          await hasher.burn(password);
+          return null;
+        }
+        return (await hasher.verify(found.passwordHash, password)) ? found.user : null;
+      });
+      if (outcome.kind === 'refused') {
         throw new AppError('RATE_LIMITED', 'Too many failed logins; try again later', {
-          retryAfter: wait,
+          retryAfter: outcome.retryAfterSeconds,
         });
       }
-      const found = await users.findCredentials(username);
-      let valid = false;
-      if (found?.passwordHash != null) valid = await hasher.verify(found.passwordHash, password);
-      else await hasher.burn(password);
-      if (!found || !valid) {
-        throttle.recordFailure(account, address);
-        throw new AppError('INVALID_CREDENTIALS', INVALID_CREDENTIALS);
-      }
-      throttle.recordSuccess(account);
-      await users.recordLogin(found.user.id, now());
-      return tokenResponse(found.user);
+      if (outcome.kind === 'wrong') throw new AppError('INVALID_CREDENTIALS', INVALID_CREDENTIALS);
+      await users.recordLogin(outcome.value.id, now());
+      return tokenResponse(outcome.value);
     },
 
     async authenticate(token) {

@@ -76,16 +76,15 @@ export function createProfileService(deps: {
         details: [{ path: `body/${field}`, message: 'is required' }],
       });
     }
-    const account = usernameKey(user.username);
-    const wait = throttle.retryAfter(account, address);
-    if (wait !== null) {
+    const outcome = await throttle.attempt(usernameKey(user.username), address, async () =>
+      hash !== null && (await hasher.verify(hash, password)) ? user : null,
+    );
+    if (outcome.kind === 'refused') {
       throw new AppError('RATE_LIMITED', 'Too many wrong passwords; try again later', {
-        retryAfter: wait,
+        retryAfter: outcome.retryAfterSeconds,
       });
     }
-    const valid = hash !== null && (await hasher.verify(hash, password));
-    if (!valid) {
-      throttle.recordFailure(account, address);
+    if (outcome.kind === 'wrong') {
       throw new AppError('WRONG_PASSWORD', 'The current password is wrong');
     }
   };
