@@ -13,7 +13,10 @@ import { AppError } from '../errors.js';
 
 /** Longest name one directory entry may have on Linux, in bytes. */
 export const MAX_NAME_BYTES = 255;
-/** Names of the panel's temporary files; people may not use them (see storage.ts). */
+/**
+ * Names of the panel's temporary files (see storage.ts), which are hidden and removed at start:
+ * no segment of a path a person gives may start with it, so nobody can make or reach one.
+ */
 export const RESERVED_PREFIX = '.panel-tmp-';
 
 /** Longest path the panel accepts, in bytes. */
@@ -27,7 +30,16 @@ export const outside = (): AppError =>
 
 const invalid = (message: string): AppError => new AppError('INVALID_PATH', message);
 
-/** The segments of `input` inside the server directory; throws 400 or 403 (see module doc). */
+export const reserved = (): AppError =>
+  invalid(`Names starting with "${RESERVED_PREFIX}" are reserved for the panel`);
+
+/** Whether a name is one of the panel's own temporary names. */
+export const isReserved = (name: string): boolean => name.startsWith(RESERVED_PREFIX);
+
+/**
+ * The segments of `input` inside the server directory; throws 400 or 403 (see module doc). A
+ * reserved name is refused wherever it appears, even where a later `..` would take it away.
+ */
 export function userPath(input: string): string[] {
   if (CONTROL.test(input)) throw invalid('Paths may not contain NUL or control characters');
   if (Buffer.byteLength(input) > MAX_PATH_BYTES) {
@@ -41,6 +53,7 @@ export function userPath(input: string): string[] {
       segments.pop();
       continue;
     }
+    if (isReserved(part)) throw reserved();
     if (Buffer.byteLength(part) > MAX_NAME_BYTES) {
       throw invalid(`Names may be at most ${MAX_NAME_BYTES} bytes long`);
     }
@@ -64,9 +77,7 @@ export function entryName(input: string): string {
   if (Buffer.byteLength(input) > MAX_NAME_BYTES) {
     throw invalid(`Names may be at most ${MAX_NAME_BYTES} bytes long`);
   }
-  if (input.startsWith(RESERVED_PREFIX)) {
-    throw invalid(`Names starting with "${RESERVED_PREFIX}" are reserved for the panel`);
-  }
+  if (isReserved(input)) throw reserved();
   return input;
 }
 

@@ -15,6 +15,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants, lstatSync, type Stats } from 'node:fs';
 import {
+  chmod,
+  lchown,
   link,
   lstat,
   mkdir,
@@ -23,7 +25,6 @@ import {
   readlink,
   realpath,
   rename,
-  rm,
   rmdir,
   unlink,
   type FileHandle,
@@ -31,7 +32,7 @@ import {
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError, notFound } from '../errors.js';
-import { joinSegments, linkTarget, RESERVED_PREFIX } from './paths.js';
+import { isReserved, joinSegments, linkTarget, RESERVED_PREFIX, reserved } from './paths.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -43,6 +44,24 @@ const LIST_BATCH = 500;
 const MAX_LINK_HOPS = 40;
 /** Temporary files of uploads and saves; never listed, removed at start. */
 export const TEMP_PREFIX = RESERVED_PREFIX;
+/**
+ * The folder, beside the servers' own, where the directory of a server being deleted is renamed
+ * in one step before its content is removed in the background. `~` may not appear in a server's
+ * name, so no server can ever be called this, and no path a user gives leads into it.
+ */
+export const TRASH_NAME = '.trash~';
+
+/** Where work done in the background reports what went wrong: the panel's logger. */
+export interface StorageLog {
+  warn(details: object, message: string): void;
+}
+const SILENT: StorageLog = { warn: () => undefined };
+
+/** A user and group to own files, by number. */
+export interface FileOwner {
+  readonly uid: number;
+  readonly gid: number;
+}
 
 export type EntryType = 'file' | 'folder' | 'symlink';
 
@@ -80,13 +99,39 @@ export class ServerStorage {
   readonly #measured = new Map<string, { bytes: number; at: number }>();
   readonly #walks = new Map<string, Promise<number>>();
 
+  readonly #owner: FileOwner | null;
+  private readonly now: () => number;
+  readonly #log: StorageLog;
+  /** The trash being emptied, and whether to go round once more (something was added). */
+  #emptying: Promise<void> | null = null;
+  #trashAgain = false;
+
+  /**
+   * `owner`: who the server folders and everything the panel writes into them belong to, when
+   * servers run as another user than the panel (the panel runs as root); `null`, the panel.
+   */
   constructor(
     private readonly serversDir: string,
-    private readonly now: () => number = Date.now,
-  ) {}
+    options: {
+      readonly owner?: FileOwner | null;
+      readonly now?: () => number;
+      readonly log?: StorageLog;
+    } = {},
+  ) {
+    this.#owner = options.owner ?? null;
+    this.now = options.now ?? Date.now;
+    this.#log = options.log ?? SILENT;
+  }
 
   directoryOf(name: string): string {
-    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+    if (
+      name === '' ||
+      name === '.' ||
+      name === '..' ||
+      name === TRASH_NAME ||
+      name.includes('/') ||
+      name.includes('\0')
+    ) {
       throw new Error(`Not a server name: ${JSON.stringify(name)}`);
     }
     return path.join(this.serversDir, name);
@@ -94,14 +139,115 @@ export class ServerStorage {
 
   /** Makes the server's directory; an existing one (files put there beforehand) is kept. */
   async create(name: string): Promise<void> {
-    await mkdir(this.serversDir, { recursive: true, mode: 0o755 });
-    await mkdir(this.directoryOf(name), { recursive: true, mode: 0o755 });
+    const dir = this.directoryOf(name);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (this.#owner) {
+      const stat = await lstat(dir);
+      // Not yet the server user's (made now, or by an earlier panel): give it the whole folder.
+      if (stat.uid !== this.#owner.uid || stat.gid !== this.#owner.gid) {
+        await chownTree(dir, this.#owner);
+      }
+    }
+    await chmod(dir, 0o700);
   }
 
-  /** Deletes the server's whole directory (the server is being deleted). */
-  async removeServerDirectory(name: string): Promise<void> {
+  /**
+   * Takes the server's directory away in one step, the first part of deleting the server: it is
+   * renamed into the trash (`TRASH_NAME`), so a server made again under that name starts from an
+   * empty folder however long removing the old content takes; then `emptyTrash`. Answers its
+   * name in the trash, for `restoreDirectory`; null when there is nothing to put back: there was
+   * no directory, or it could not be renamed (a mount point) and its content was removed where
+   * it is, through descriptors like the trash.
+   */
+  async discardDirectory(name: string): Promise<string | null> {
+    const dir = this.directoryOf(name);
+    this.#forgetUsage(name);
+    const trash = path.join(this.serversDir, TRASH_NAME);
+    await mkdir(trash, { recursive: true, mode: 0o700 });
+    const discarded = `${name}-${randomBytes(8).toString('hex')}`;
+    try {
+      await rename(dir, path.join(trash, discarded));
+      return discarded;
+    } catch (error) {
+      const code = errnoOf(error);
+      if (code === 'ENOENT') return null;
+      if (code !== 'EBUSY' && code !== 'EXDEV') throw error;
+    }
+    const handle = await open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    await walkBelow(handle, REMOVER, []);
+    return null;
+  }
+
+  /**
+   * Puts back a directory `discardDirectory` took away, when deleting the server failed after
+   * all. Never replaces a directory made meanwhile; then, or on any failure, it stays in the
+   * trash (logged) and the error is not thrown: the caller is already reporting its own.
+   */
+  async restoreDirectory(name: string, discarded: string): Promise<void> {
+    try {
+      await renameFolder(path.join(this.serversDir, TRASH_NAME, discarded), this.directoryOf(name));
+    } catch (error) {
+      this.#log.warn(
+        { err: error, server: name },
+        'could not put back the directory of a server that was not deleted',
+      );
+    }
+  }
+
+  /**
+   * Removes everything in the trash: the directories of deleted servers, at any depth and holding
+   * a few descriptors at most (see `walkBelow`). Never rejects: what cannot be removed is logged
+   * and tried again at the next call. A call while it runs makes it go round once more, and all
+   * callers share one promise. Run after deleting a server and once at the panel's start.
+   */
+  emptyTrash(): Promise<void> {
+    this.#trashAgain = true;
+    this.#emptying ??= (async () => {
+      try {
+        while (this.#trashAgain) {
+          this.#trashAgain = false;
+          await this.#emptyTrashOnce();
+        }
+      } catch (error) {
+        this.#log.warn({ err: error }, 'could not empty the trash of deleted servers');
+      } finally {
+        this.#emptying = null;
+      }
+    })();
+    return this.#emptying;
+  }
+
+  async #emptyTrashOnce(): Promise<void> {
+    let trash: FileHandle;
+    try {
+      trash = await open(
+        path.join(this.serversDir, TRASH_NAME),
+        O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+      );
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return;
+      throw error;
+    }
+    try {
+      for (const name of await readdir(at(trash.fd))) {
+        try {
+          await removeEntry(trash, name, []);
+        } catch (error) {
+          this.#log.warn(
+            { err: error, entry: name },
+            "could not remove a deleted server's directory; trying again later",
+          );
+        }
+      }
+    } finally {
+      await trash.close();
+    }
+  }
+
+  /** A measured size, or one being measured, belongs to a directory that is gone. */
+  #forgetUsage(name: string): void {
     this.#measured.delete(name);
-    await rm(this.directoryOf(name), { recursive: true, force: true });
+    this.#walks.delete(name);
   }
 
   /**
@@ -113,12 +259,21 @@ export class ServerStorage {
     if (measured && this.now() - measured.at < DISK_USAGE_TTL_MS) return measured.bytes;
     let walk = this.#walks.get(name);
     if (!walk) {
-      walk = sizeOf(this.directoryOf(name)).finally(() => this.#walks.delete(name));
+      // Recorded only while it is still the current walk: not after the directory was discarded.
+      const started: Promise<number> = sizeOf(this.directoryOf(name))
+        .then((bytes) => {
+          if (this.#walks.get(name) === started) {
+            this.#measured.set(name, { bytes, at: this.now() });
+          }
+          return bytes;
+        })
+        .finally(() => {
+          if (this.#walks.get(name) === started) this.#walks.delete(name);
+        });
+      walk = started;
       this.#walks.set(name, walk);
     }
-    const bytes = await walk;
-    this.#measured.set(name, { bytes, at: this.now() });
-    return bytes;
+    return walk;
   }
 
   /** Removes temporary files a killed panel left behind, anywhere in the server's directory. */
@@ -185,11 +340,21 @@ export class ServerStorage {
     return this.#withFolder(server, parent, async (dir, folder) => {
       const segments = [...folder, name];
       try {
-        if (type === 'folder') await mkdir(at(dir.fd, name), { mode: 0o755 });
-        else
-          await (
-            await open(at(dir.fd, name), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0o644)
-          ).close();
+        if (type === 'folder') {
+          await mkdir(at(dir.fd, name), { mode: 0o755 });
+          if (this.#owner) await lchown(at(dir.fd, name), this.#owner.uid, this.#owner.gid);
+        } else {
+          const handle = await open(
+            at(dir.fd, name),
+            O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW,
+            0o644,
+          );
+          try {
+            if (this.#owner) await handle.chown(this.#owner.uid, this.#owner.gid);
+          } finally {
+            await handle.close();
+          }
+        }
       } catch (error) {
         throw fsError(error, segments);
       }
@@ -253,7 +418,7 @@ export class ServerStorage {
         throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
       if (place.stat && !place.stat.isFile()) throw special(place.segments);
       const mode = place.stat ? place.stat.mode & 0o7777 : 0o644;
-      await writeAtomically(place.dir, name, mode, place.segments, async (handle) => {
+      await writeAtomically(place.dir, name, mode, place.segments, this.#owner, async (handle) => {
         await handle.writeFile(content, 'utf8');
       });
       return entryOf(place.segments, await statOf(place.dir, name, place.segments));
@@ -283,7 +448,7 @@ export class ServerStorage {
       source.once('error', () => {
         cutShort = true;
       });
-      await writeAtomically(dir, name, mode, segments, async (handle) => {
+      await writeAtomically(dir, name, mode, segments, this.#owner, async (handle) => {
         // Chunk by chunk, each write awaited: memory stays flat and the disk sets the pace.
         let written = 0;
         for await (const chunk of source as AsyncIterable<Buffer>) {
@@ -318,8 +483,10 @@ export class ServerStorage {
   }
 
   /**
-   * Moves an entry with `mv` meaning: into `destination` when that is an existing folder, else to
-   * that path (its folder must exist). An existing entry at the target: 409.
+   * Moves an entry with `mv` meaning: into `destination` when that is an existing folder (a
+   * symlink to a folder inside counts), else to that path (its folder must exist). An existing
+   * entry at the target, a symlink included: 409 (403 for a symlink that points outside), and it
+   * is left as it is; a symlink is never replaced nor written through.
    */
   async move(
     server: string,
@@ -328,16 +495,20 @@ export class ServerStorage {
   ): Promise<Entry> {
     return this.#withPlace(server, source, false, async (from) => {
       const name = existingName(from);
-      return this.#withPlace(server, destination, true, async (to) => {
-        if (to.name === null || to.stat?.isDirectory()) {
+      return this.#withPlace(server, destination, true, async (followed) => {
+        if (followed.name === null || followed.stat?.isDirectory()) {
           return this.#withFolder(server, destination, async (dir, folder) => {
             const target = [...folder, name];
             await moveWithoutReplacing(from.dir, name, dir, name, from.segments, target);
             return entryOf(target, await statOf(dir, name, target));
           });
         }
-        await moveWithoutReplacing(from.dir, name, to.dir, to.name, from.segments, to.segments);
-        return entryOf(to.segments, await statOf(to.dir, to.name, to.segments));
+        // A new path: the destination itself, never a place a symlink there points to.
+        return this.#withPlace(server, destination, false, async (to) => {
+          if (to.name === null || to.stat) throw alreadyExists(to.segments);
+          await moveWithoutReplacing(from.dir, name, to.dir, to.name, from.segments, to.segments);
+          return entryOf(to.segments, await statOf(to.dir, to.name, to.segments));
+        });
       });
     });
   }
@@ -347,8 +518,7 @@ export class ServerStorage {
     await this.#withPlace(server, segments, false, async (place) => {
       const name = existingName(place);
       try {
-        if (place.stat?.isDirectory()) await removeTree(place.dir, name);
-        else await unlink(at(place.dir.fd, name));
+        await removeEntry(place.dir, name, place.segments);
       } catch (error) {
         throw fsError(error, place.segments);
       }
@@ -434,6 +604,8 @@ async function resolve(
     while (pending.length > 0) {
       const name = pending[0] ?? '';
       const last = pending.length === 1;
+      // The panel's temporary names, reached through a symlink (userPath refuses them as text).
+      if (isReserved(name)) throw reserved();
       let stat: Stats | null;
       try {
         stat = await lstat(at(dir.fd, name));
@@ -511,6 +683,7 @@ async function writeAtomically(
   name: string,
   mode: number,
   segments: readonly string[],
+  owner: FileOwner | null,
   write: (handle: FileHandle) => Promise<void>,
 ): Promise<void> {
   const temp = `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
@@ -522,6 +695,8 @@ async function writeAtomically(
   }
   try {
     try {
+      // The server's, so that the server can change what the panel wrote for it.
+      if (owner) await handle.chown(owner.uid, owner.gid);
       await write(handle);
       await handle.chmod(mode); // the umask may have taken bits away
       await handle.sync();
@@ -538,9 +713,11 @@ async function writeAtomically(
 }
 
 /**
- * Moves `fromName` in `fromDir` to `toName` in `toDir`, never replacing an existing entry: files
- * and symlinks by a hard link that fails if the target exists, then unlinking the source; folders
- * by rename after a check (rename refuses a non-empty target folder anyway).
+ * Moves `fromName` in `fromDir` to `toName` in `toDir`, never replacing an entry there, not even
+ * one that appears meanwhile: rename(2) alone would replace a file, a symlink or an empty folder,
+ * and Node has no renameat2 with RENAME_NOREPLACE. Files and symlinks move by a hard link, which
+ * fails if the target exists (and never follows a symlink), then the source is unlinked; folders
+ * by `renameFolder`.
  */
 async function moveWithoutReplacing(
   fromDir: FileHandle,
@@ -552,50 +729,100 @@ async function moveWithoutReplacing(
 ): Promise<void> {
   const from = at(fromDir.fd, fromName);
   const to = at(toDir.fd, toName);
-  const exists = async () => (await lstat(to).catch(() => null)) !== null;
   try {
     const stat = await lstat(from);
     if (stat.isDirectory()) {
-      if (await exists()) throw alreadyExists(target);
-      await rename(from, to);
+      await renameFolder(from, to);
     } else {
       await link(from, to);
       await unlink(from);
     }
   } catch (error) {
     if (error instanceof AppError) throw error;
-    if (errnoOf(error) === 'EEXIST' || errnoOf(error) === 'ENOTEMPTY') throw alreadyExists(target);
-    if (errnoOf(error) === 'EINVAL') {
-      throw new AppError('VALIDATION_FAILED', 'A folder cannot be moved into itself');
+    switch (errnoOf(error)) {
+      case 'EEXIST':
+      case 'ENOTEMPTY':
+      case 'ENOTDIR': // the claimed target became a file or a symlink meanwhile
+        throw alreadyExists(target);
+      case 'EINVAL':
+        throw new AppError('VALIDATION_FAILED', 'A folder cannot be moved into itself');
+      default:
+        throw fsError(error, source);
     }
-    throw fsError(error, source);
   }
 }
 
-/** Deletes a folder and its content through descriptors, never following a symlink. */
-async function removeTree(parent: FileHandle, name: string): Promise<void> {
-  let dir: FileHandle;
+/**
+ * Renames the folder `from` to `to` only where nothing is: `to` is claimed first with mkdir,
+ * which fails with EEXIST if any entry is there, and the folder is renamed over that empty
+ * placeholder, which rename(2) replaces. Two moves to one name cannot both claim it. When the
+ * rename fails (a folder into itself, the placeholder filled meanwhile…), the placeholder is
+ * removed again if it is still the empty folder made here.
+ */
+async function renameFolder(from: string, to: string): Promise<void> {
+  await mkdir(to, { mode: 0o700 });
+  let placeholder: Identity | null = null;
   try {
-    dir = await open(at(parent.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    placeholder = await lstat(to, { bigint: true });
+    await rename(from, to);
   } catch (error) {
-    // Swapped for a symlink or a file meanwhile: remove that instead, without following it.
-    if (errnoOf(error) === 'ENOTDIR' || errnoOf(error) === 'ELOOP') {
-      await unlink(at(parent.fd, name));
-      return;
+    const now = await lstat(to, { bigint: true }).catch(() => null);
+    if (placeholder && now?.isDirectory() && sameIdentity(now, placeholder)) {
+      await rmdir(to).catch(() => undefined);
     }
     throw error;
   }
-  try {
-    for (const entry of await readdir(at(dir.fd))) {
-      const stat = await lstat(at(dir.fd, entry)).catch(() => null);
-      if (stat?.isDirectory()) await removeTree(dir, entry);
-      else if (stat) await unlink(at(dir.fd, entry));
-    }
-  } finally {
-    await dir.close();
-  }
-  await rmdir(at(parent.fd, name));
 }
+
+/**
+ * Removes `name` in `parent`: a file or a symlink (never followed), or a folder with everything
+ * in it, at any depth (`walkBelow`). What a running server adds meanwhile is removed too, for a
+ * few rounds; past them: 409 CHANGED_CONCURRENTLY.
+ */
+async function removeEntry(
+  parent: FileHandle,
+  name: string,
+  segments: readonly string[],
+): Promise<void> {
+  for (let round = 1; ; round += 1) {
+    try {
+      await unlink(at(parent.fd, name));
+      return;
+    } catch (error) {
+      if (errnoOf(error) !== 'EISDIR') throw error;
+    }
+    const dir = await openFolder(parent, name);
+    if (dir) await walkBelow(dir, REMOVER, segments);
+    try {
+      await rmdir(at(parent.fd, name));
+      return;
+    } catch (error) {
+      const code = errnoOf(error);
+      // ENOTDIR: swapped for a file or a symlink since; the next round unlinks it.
+      if (code !== 'ENOTEMPTY' && code !== 'ENOTDIR') throw error;
+      if (round === 3) throw changed(segments);
+    }
+  }
+}
+
+/** For `walkBelow`: unlinks files and symlinks as met, and folders once their content is gone. */
+const REMOVER: Visitor = {
+  async enter(dir, name) {
+    try {
+      await unlink(at(dir.fd, name));
+      return false;
+    } catch (error) {
+      if (errnoOf(error) === 'EISDIR') return true;
+      if (errnoOf(error) === 'ENOENT') return false;
+      throw error;
+    }
+  },
+  async leave(dir, name) {
+    await rmdir(at(dir.fd, name)).catch((error: unknown) => {
+      if (errnoOf(error) !== 'ENOENT') throw error;
+    });
+  },
+};
 
 function entryOf(segments: readonly string[], stat: Stats): Entry {
   const type: EntryType = stat.isSymbolicLink()
@@ -673,6 +900,14 @@ function fsError(error: unknown, segments: readonly string[]): Error {
   }
 }
 
+/** Gives `directory` and everything under it (symlinks as themselves) to `owner`. */
+async function chownTree(directory: string, owner: FileOwner): Promise<void> {
+  await walkTree(directory, (dir, name) =>
+    lchown(at(dir.fd, name), owner.uid, owner.gid).catch(() => undefined),
+  );
+  await lchown(directory, owner.uid, owner.gid);
+}
+
 async function sizeOf(directory: string): Promise<number> {
   let total = 0;
   await walkTree(directory, (_dir, _name, stat) => {
@@ -683,9 +918,10 @@ async function sizeOf(directory: string): Promise<number> {
 }
 
 /**
- * Visits every entry under `directory` (lstat: symlinks as themselves), descending through
- * descriptors with O_NOFOLLOW like every other operation here, so a folder swapped for a symlink
- * by a running server is never followed. Entries that vanish meanwhile are skipped.
+ * Visits every entry under `directory` (lstat: symlinks as themselves), through descriptors
+ * (`walkBelow`), so a folder swapped for a symlink by a running server is never followed and no
+ * depth is too deep. Entries that vanish meanwhile and folders that cannot be read are skipped; a
+ * folder moved away under the walk ends it early.
  */
 async function walkTree(
   directory: string,
@@ -697,22 +933,127 @@ async function walkTree(
   } catch {
     return;
   }
-  // Depth first: at most one open descriptor per level, however wide a folder is.
-  const descend = async (dir: FileHandle): Promise<void> => {
-    try {
-      for (const name of await readdir(at(dir.fd)).catch(() => [])) {
-        const stat = await lstat(at(dir.fd, name)).catch(() => null);
-        if (!stat) continue;
-        await visit(dir, name, stat);
-        if (!stat.isDirectory()) continue;
-        const child = await open(at(dir.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(
-          () => null,
-        );
-        if (child) await descend(child);
-      }
-    } finally {
-      await dir.close();
-    }
+  const visitor: Visitor = {
+    tolerant: true,
+    async enter(dir, name) {
+      const stat = await lstat(at(dir.fd, name)).catch(() => null);
+      if (!stat) return false;
+      await visit(dir, name, stat);
+      return stat.isDirectory();
+    },
   };
-  await descend(root);
+  await walkBelow(root, visitor, []).catch((error: unknown) => {
+    if (!(error instanceof AppError)) throw error;
+  });
+}
+
+/** What a folder is, whatever its name: its device and inode. */
+interface Identity {
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
+
+const sameIdentity = (a: Identity, b: Identity): boolean => a.dev === b.dev && a.ino === b.ino;
+
+interface Visitor {
+  /** Skip folders that cannot be opened or read, instead of failing. */
+  readonly tolerant?: boolean;
+  /** Each entry of a folder, with that folder open; answers whether to walk into it. */
+  enter(dir: FileHandle, name: string): Promise<boolean>;
+  /** A folder walked into, once its content is done, with its parent open again. */
+  leave?(dir: FileHandle, name: string): Promise<void>;
+}
+
+/** Opens the folder `name` in `dir`, never through a symlink; null when gone or not a folder. */
+async function openFolder(dir: FileHandle, name: string): Promise<FileHandle | null> {
+  try {
+    return await open(at(dir.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null;
+    throw error;
+  }
+}
+
+/**
+ * Walks the tree below the folder `top` depth first, at any depth, with three descriptors open
+ * at most (the current folder's, the next one's while it is entered, and readdir's own): each
+ * folder's names are read at once and its descriptor is closed on the way down; on the way up
+ * the parent is opened again through `..` and must be the very folder that was left (device and
+ * inode), else a folder was moved under the walk and it stops: 409 CHANGED_CONCURRENTLY naming
+ * `segments`. Every name is relative to a descriptor, so no path ever nears PATH_MAX. Takes `top`
+ * over and closes it.
+ */
+async function walkBelow(
+  top: FileHandle,
+  visitor: Visitor,
+  segments: readonly string[],
+): Promise<void> {
+  interface Level {
+    readonly names: string[];
+    index: number;
+    readonly identity: Identity;
+  }
+  const levelOf = async (dir: FileHandle): Promise<Level> => {
+    const names = await readdir(at(dir.fd));
+    const { dev, ino } = await dir.stat({ bigint: true });
+    return { names, index: 0, identity: { dev, ino } };
+  };
+  /** The folders above the current one, each with the name of the one entered from it. */
+  const above: { readonly level: Level; readonly child: string }[] = [];
+  let dir = top;
+  try {
+    let level = await levelOf(dir);
+    for (;;) {
+      const name = level.names[level.index];
+      if (name !== undefined) {
+        level.index += 1;
+        if (!(await visitor.enter(dir, name))) continue;
+        const child = await openFolder(dir, name).catch((error: unknown) => {
+          if (visitor.tolerant) return null;
+          throw error;
+        });
+        if (!child) continue;
+        let inner: Level;
+        try {
+          inner = await levelOf(child);
+        } catch (error) {
+          await child.close();
+          if (visitor.tolerant) continue;
+          throw error;
+        }
+        above.push({ level, child: name });
+        const parent = dir;
+        dir = child;
+        level = inner;
+        await parent.close();
+        continue;
+      }
+      const up = above.pop();
+      if (!up) return;
+      const parent = await reopenParent(dir, up.level.identity, segments);
+      const done = dir;
+      dir = parent;
+      level = up.level;
+      await done.close();
+      await visitor.leave?.(dir, up.child);
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** The parent of the open folder `dir`, through `..`, if it is still the folder `expected`. */
+async function reopenParent(
+  dir: FileHandle,
+  expected: Identity,
+  segments: readonly string[],
+): Promise<FileHandle> {
+  const parent = await open(`${at(dir.fd)}/..`, O_RDONLY | O_DIRECTORY).catch(() => null);
+  if (parent) {
+    const identity = await parent.stat({ bigint: true }).catch(() => null);
+    if (identity && sameIdentity(identity, expected)) return parent;
+    await parent.close();
+  }
+  throw changed(segments);
 }

@@ -125,12 +125,23 @@ export class ServersService {
     return { ...current, ...changes };
   }
 
-  /** Stops the server if it runs, then removes it with its directory. */
+  /**
+   * Stops the server if it runs, then deletes it: its directory first, taken away in one rename
+   * (into the storage's trash), then its row. A failure on the way leaves the server as it was,
+   * directory included, and a server made again under that name never starts from the old
+   * folder. The old content is removed in the background; failures there are logged.
+   */
   async remove(name: string): Promise<void> {
     if (!(await this.deps.servers.find(name))) throw notFound('Server');
     await this.deps.supervisor.forget(name);
-    await this.deps.servers.delete(name);
-    await this.deps.storage.removeServerDirectory(name);
+    const discarded = await this.deps.storage.discardDirectory(name);
+    try {
+      await this.deps.servers.delete(name);
+    } catch (error) {
+      if (discarded !== null) await this.deps.storage.restoreDirectory(name, discarded);
+      throw error;
+    }
+    void this.deps.storage.emptyTrash();
     this.deps.events.emit('server-deleted', name);
   }
 
