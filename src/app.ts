@@ -49,7 +49,8 @@ import { TicketsService } from './modules/tickets/tickets.service.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { createUsersService } from './modules/users/users.service.js';
-import { createLocalRuntime } from './servers/runtime/local-runtime.js';
+import { createLocalRuntime, type LocalRuntimeOptions } from './servers/runtime/local-runtime.js';
+import { secureDataDir } from './data-dir.js';
 import type { ProcessRuntime } from './servers/runtime/process-runtime.js';
 
 declare module 'fastify' {
@@ -68,9 +69,11 @@ export interface AppOverrides {
   /** Replaces the local process runtime (the only thing that spawns server processes). */
   readonly runtime?: ProcessRuntime;
   readonly consoleLimits?: Partial<ConsoleLimits>;
-}
+  /** Options of the local runtime that tests change (how a process is identified). */
+  readonly localRuntime?: Pick<LocalRuntimeOptions, 'identityOf'>;
   /** How a slowed login waits (tests record the wait instead of waiting). */
   readonly sleep?: (ms: number) => Promise<void>;
+}
 
 export const VERSION = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -80,13 +83,22 @@ export const VERSION = (
 
 export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // First, so that a SANDBOX that cannot work stops the start before anything is opened.
-  const runtime =
-    overrides.runtime ??
-    createLocalRuntime({
-      sandbox: config.sandbox,
-      searchPath: config.searchPath,
-      dataDir: config.dataDir,
-    });
+  const local = overrides.runtime
+    ? null
+    : await createLocalRuntime({
+        sandbox: config.sandbox,
+        searchPath: config.searchPath,
+        dataDir: config.dataDir,
+        serversDir: config.serversDir,
+        serverUser: config.serverUser,
+        readOnlyPaths: config.sandboxReadOnlyPaths,
+        network: config.serverNetwork,
+        ...overrides.localRuntime,
+      });
+  const runtime: ProcessRuntime | null = overrides.runtime ?? local;
+  if (runtime === null) throw new Error('unreachable: no runtime');
+  const serverUser = local?.serverUser ?? null;
+  const dataDirWarnings = secureDataDir(config, serverUser !== null);
   const db = overrides.db ?? (await openDatabase(config.database));
   const now = overrides.now ?? (() => new Date());
 
@@ -167,7 +179,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
   const tickets = new TicketsRepository(db.kysely, db.dialect);
-  const storage = new ServerStorage(config.serversDir);
+  const storage = new ServerStorage(config.serversDir, { owner: serverUser, log: app.log });
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
   const throttle = new LoginThrottle({ ...config.loginThrottle, now, sleep: overrides.sleep });
@@ -241,13 +253,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       const removed = await storage.cleanTemporaryFiles(name);
       if (removed > 0) app.log.warn({ server: name, removed }, 'removed leftover temporary files');
     }
+    // Folders of servers deleted just before a killed panel: emptied in the background.
+    void storage.emptyTrash();
     // Providers are discovered in the background: one that is down never stops the panel.
     oidc.warmUp();
     if (runtime.isolated) app.log.info(runtime.description);
     else app.log.warn(runtime.description);
+    for (const warning of dataDirWarnings) app.log.warn(warning);
     await supervisor.recover();
   });
-  app.addHook('onClose', () => db.close());
+  app.addHook('onClose', async () => {
+    await runtime.close?.();
+    await db.close();
+  });
 
   return app;
 }

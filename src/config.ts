@@ -9,6 +9,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } fr
 import path from 'node:path';
 
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
+export type ServerNetwork = 'host' | 'none';
 export type RegistrationMode = 'open' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -38,6 +39,15 @@ export interface Config {
   /** Where people reach the panel, without a trailing slash. */
   readonly publicUrl: string;
   readonly sandbox: SandboxMode;
+  /**
+   * `SERVER_USER`: the user game servers run as when the panel runs as root (`null`: the default,
+   * `game-panel`, made if missing). A name, a uid, or `uid:gid`; never root.
+   */
+  readonly serverUser: string | null;
+  /** Host paths a sandboxed server may read besides the system's own (games installed there). */
+  readonly sandboxReadOnlyPaths: readonly string[];
+  /** `host`: servers share the host's network (players can reach them); `none`: loopback only. */
+  readonly serverNetwork: ServerNetwork;
   /** The panel's own PATH: where bubblewrap is looked for (servers get a fixed, minimal PATH). */
   readonly searchPath: string;
   readonly registration: RegistrationMode;
@@ -45,6 +55,11 @@ export interface Config {
   /** `null`: no limit. */
   readonly maxUploadBytes: number | null;
   readonly maxEditBytes: number;
+  /**
+   * Largest ticket description or message, in UTF-8 bytes (413 above). Bounded so that no ticket
+   * can grow into something the panel cannot read back (see docs/api.md, Tickets).
+   */
+  readonly ticketMessageMaxBytes: number;
   readonly logLevel: LogLevel;
   readonly loginThrottle: {
     /**
@@ -54,23 +69,18 @@ export interface Config {
     readonly maxFailuresPerAccount: number;
     /** Failed logins one client address may collect inside the window before it is refused. */
     readonly maxFailuresPerAddress: number;
+    /** Failed logins of one account, from any address, after which its logins are slowed. */
+    readonly slowDownAfterAccountFailures: number;
     readonly windowSeconds: number;
   };
   /**
    * Addresses or CIDR ranges of reverse proxies whose `X-Forwarded-For` is believed when telling
-  /**
-   * Largest ticket description or message, in UTF-8 bytes (413 above). Bounded so that no ticket
-   * can grow into something the panel cannot read back (see docs/api.md, Tickets).
-   */
-  readonly ticketMessageMaxBytes: number;
    * the client's address (login throttling). Empty: the socket's address counts.
    */
   readonly trustProxy: readonly string[];
   readonly oidc: {
     readonly providers: readonly OidcProviderConfig[];
     /** Origins the browser may be sent back to after an OpenID Connect sign-in. */
-    /** Failed logins of one account, from any address, after which its logins are slowed. */
-    readonly slowDownAfterAccountFailures: number;
     readonly redirectAllowlist: readonly string[];
   };
 }
@@ -126,11 +136,15 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret: jwtSecret(env, dataDir),
     publicUrl,
     sandbox: oneOf(env, 'SANDBOX', ['auto', 'bwrap', 'none'], 'auto'),
+    serverUser: optionalText(env, 'SERVER_USER'),
+    sandboxReadOnlyPaths: readOnlyPaths(env, 'SANDBOX_READ_ONLY_PATHS', dataDir),
+    serverNetwork: oneOf(env, 'SERVER_NETWORK', ['host', 'none'], 'host'),
     searchPath: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     registration: oneOf(env, 'REGISTRATION', ['open', 'closed'], 'open'),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
     maxUploadBytes: optionalInteger(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
     maxEditBytes: integer(env, 'MAX_EDIT_BYTES', 5 * 1024 * 1024, 1, 1024 ** 3),
+    ticketMessageMaxBytes: integer(env, 'TICKET_MESSAGE_MAX_BYTES', 64 * 1024, 1, 1024 ** 2),
     logLevel: oneOf(
       env,
       'LOG_LEVEL',
@@ -140,6 +154,13 @@ export function loadConfig(env: Env = process.env): Config {
     loginThrottle: {
       maxFailuresPerAccount: integer(env, 'LOGIN_MAX_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),
       maxFailuresPerAddress: integer(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000),
+      slowDownAfterAccountFailures: integer(
+        env,
+        'LOGIN_SLOW_DOWN_AFTER_FAILURES',
+        100,
+        1,
+        1_000_000,
+      ),
       windowSeconds: integer(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 900, 1, 86_400),
     },
     trustProxy: addressList(env, 'TRUST_PROXY'),
@@ -149,19 +170,33 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   return Object.freeze(config);
-    ticketMessageMaxBytes: integer(env, 'TICKET_MESSAGE_MAX_BYTES', 64 * 1024, 1, 1024 ** 2),
 }
 
 function text(env: Env, name: string, fallback: string): string {
   const value = env[name]?.trim();
-      slowDownAfterAccountFailures: integer(
-        env,
-        'LOGIN_SLOW_DOWN_AFTER_FAILURES',
-        100,
-        1,
-        1_000_000,
-      ),
   return value === undefined || value === '' ? fallback : value;
+}
+
+function optionalText(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? null : value;
+}
+
+/** Colon-separated absolute paths, none of them the root, DATA_DIR or anything holding it. */
+function readOnlyPaths(env: Env, name: string, dataDir: string): string[] {
+  const raw = optionalText(env, name);
+  if (raw === null) return [];
+  return raw.split(':').map((entry) => {
+    const resolved = path.resolve(entry);
+    if (!path.isAbsolute(entry) || entry.includes('\0')) {
+      throw new ConfigError(name, `"${entry}" is not an absolute path`);
+    }
+    const relative = path.relative(resolved, dataDir);
+    if (relative === '' || !relative.startsWith('..')) {
+      throw new ConfigError(name, `"${entry}" would show the panel's data directory to servers`);
+    }
+    return resolved;
+  });
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

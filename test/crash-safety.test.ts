@@ -190,6 +190,12 @@ interface TicketBody {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly messages: readonly MessageBody[];
+  readonly olderMessagesCursor: string | null;
+}
+
+interface MessagePage {
+  readonly messages: readonly MessageBody[];
+  readonly olderMessagesCursor: string | null;
 }
 
 interface TicketSummaryBody extends Omit<TicketBody, 'messages'> {
@@ -484,7 +490,19 @@ describe('the panel killed with SIGKILL', { concurrency: true }, () => {
         admin.access_token,
       );
       assert.equal(shared.status, 200, shared.text);
-      const { messages } = shared.body.data;
+      // The ticket carries its newest page; older messages are walked by cursor.
+      const messages = [...shared.body.data.messages];
+      for (let cursor = shared.body.data.olderMessagesCursor; cursor !== null; ) {
+        const page = await call<Envelope<MessagePage>>(
+          panel,
+          'GET',
+          `/api/tickets/${ticketId}/messages?limit=100&before=${encodeURIComponent(cursor)}`,
+          admin.access_token,
+        );
+        assert.equal(page.status, 200, page.text);
+        messages.unshift(...page.body.data.messages);
+        cursor = page.body.data.olderMessagesCursor;
+      }
       const byId = new Map(messages.map((message) => [message.id, message]));
       for (const [id, expected] of acknowledged.messages) {
         const found = byId.get(id);

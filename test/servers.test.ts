@@ -3,11 +3,10 @@ import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import {
+  historyOf,
   alive,
   assertError,
   createServer,
@@ -43,20 +42,6 @@ function processesWith(marker: string): number[] {
     }
   }
   return found;
-}
-
-/** The console history a socket receives first: the last lines the server printed. */
-async function historyOf(panel: TestPanel, session: Session, name: string): Promise<string[]> {
-  const base = await panel.listen();
-  const socket = new WebSocket(`${base.replace('http', 'ws')}/ws/servers/${name}/console`, {
-    headers: session.headers,
-  });
-  try {
-    const [data] = (await once(socket, 'message')) as [Buffer];
-    return (JSON.parse(data.toString()) as { lines: string[] }).lines;
-  } finally {
-    socket.close();
-  }
 }
 
 describe('server endpoints and permissions', () => {

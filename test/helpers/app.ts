@@ -12,6 +12,7 @@ import pg from 'pg';
 import { buildApp, type AppOverrides } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
+import { fixtureFolder } from './fixture.js';
 
 export type Panel = Awaited<ReturnType<typeof buildApp>>;
 
@@ -75,6 +76,7 @@ export async function testEnvironment(
       DATA_DIR: dataDir,
       JWT_SECRET: TEST_JWT_SECRET,
       LOG_LEVEL: 'silent',
+      SANDBOX_READ_ONLY_PATHS: fixtureFolder(),
       ...(postgres ? { DATABASE_URL: postgres.url } : {}),
       ...env,
     },

@@ -1,10 +1,11 @@
 /** Small factories that act through the API, so tests read as what a person does. */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
+import { WebSocket } from 'ws';
 import { rememberSecret, type TestPanel } from './app.js';
+import { gameServerScript } from './fixture.js';
 
 export const PASSWORD = 'correct horse';
 
@@ -114,21 +115,6 @@ export function assertError(
   if (code !== undefined) assert.equal(body.code, code);
 }
 
-let fixtureScript: string | undefined;
-
-/**
- * Where sandboxed servers can read the stand-in game server: in place, unless the checkout is
- * under /tmp, which a sandbox replaces with its own; then a copy under /var/tmp.
- */
-function gameServerScript(): string {
-  if (fixtureScript) return fixtureScript;
-  const original = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta.url));
-  if (!original.startsWith('/tmp/')) return (fixtureScript = original);
-  const copy = path.join(mkdtempSync('/var/tmp/panel-fixture-'), 'game-server.mjs');
-  copyFileSync(original, copy);
-  return (fixtureScript = copy);
-}
-
 /** The stand-in game server of test/fixtures, as a start command (absolute paths, no shell). */
 export function gameServerCommand(...flags: string[]): string {
   return [process.execPath, gameServerScript(), ...flags]
@@ -183,6 +169,7 @@ export function sendCommand(
 export interface ServerStatsBody {
   status: string;
   pid: number | null;
+  lastExit: { code: number | null; signal: string | null; at: string } | null;
   uptimeSeconds: number;
   cpu: { percent: number };
   memory: { bytes: number };
@@ -229,5 +216,23 @@ export function alive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
+  }
+}
+
+/** The console history a socket receives first: the last lines the server printed. */
+export async function historyOf(
+  panel: TestPanel,
+  session: Session,
+  name: string,
+): Promise<string[]> {
+  const base = await panel.listen();
+  const socket = new WebSocket(`${base.replace('http', 'ws')}/ws/servers/${name}/console`, {
+    headers: session.headers,
+  });
+  try {
+    const [data] = (await once(socket, 'message')) as [Buffer];
+    return (JSON.parse(data.toString()) as { lines: string[] }).lines;
+  } finally {
+    socket.close();
   }
 }

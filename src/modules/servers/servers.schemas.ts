@@ -101,6 +101,17 @@ export const StatsEnvelope = Envelope(
   Type.Object({
     status: StatusSchema,
     pid: Type.Union([Type.Integer(), Type.Null()]),
+    lastExit: Type.Union(
+      [
+        Type.Object({
+          code: Type.Union([Type.Integer(), Type.Null()]),
+          signal: Type.Union([Type.String(), Type.Null()]),
+          at: Type.String({ format: 'date-time' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'How the last process ended, since the panel started' },
+    ),
     uptimeSeconds: Type.Integer({ minimum: 0 }),
     cpu: Type.Object({
       percent: Type.Number({ minimum: 0, description: 'Whole process tree; 100 = one core' }),

@@ -23,6 +23,11 @@ export interface ServerSummary {
 export interface ServerStats {
   readonly status: ServerStatus;
   readonly pid: number | null;
+  readonly lastExit: {
+    readonly code: number | null;
+    readonly signal: string | null;
+    readonly at: string;
+  } | null;
   readonly uptimeSeconds: number;
   readonly cpu: { readonly percent: number };
   readonly memory: { readonly bytes: number };
@@ -171,6 +176,7 @@ export class ServersService {
     return {
       status: state.status,
       pid: state.pid,
+      lastExit: state.lastExit && { ...state.lastExit, at: state.lastExit.at.toISOString() },
       uptimeSeconds: Math.max(0, Math.floor(uptimeMs / 1000)),
       cpu: { percent: usage.cpuPercent },
       memory: { bytes: usage.memoryBytes },

@@ -49,15 +49,26 @@ interface Entry {
   restartTimer: NodeJS.Timeout | null;
   /** When the automatic restarts of the current window happened. */
   restarts: number[];
+  /** A person sent the running process a command: a clean exit afterwards is a stop, not a crash. */
+  commandSent: boolean;
+  /** How the last process ended, since the panel started. */
+  lastExit: LastExit | null;
   readonly log: RingBuffer;
   readonly listeners: Set<(event: ConsoleEvent) => void>;
   readonly lock: Lock;
+}
+
+export interface LastExit {
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly at: Date;
 }
 
 export interface ServerState {
   readonly status: ServerStatus;
   readonly pid: number | null;
   readonly startedAt: Date | null;
+  readonly lastExit: LastExit | null;
 }
 
 export class Supervisor {
@@ -80,6 +91,7 @@ export class Supervisor {
       status: entry?.status ?? 'stopped',
       pid: entry?.process?.pid ?? null,
       startedAt: entry?.process?.startedAt ?? null,
+      lastExit: entry?.lastExit ?? null,
     };
   }
 
@@ -122,6 +134,7 @@ export class Supervisor {
     if (entry?.status !== 'running' || !entry.process?.writeLine(command)) {
       throw new AppError('CONFLICT', 'The server is not running');
     }
+    entry.commandSent = true;
   }
 
   async usage(name: string): Promise<Usage> {
@@ -148,18 +161,18 @@ export class Supervisor {
   async recover(): Promise<void> {
     const records = await this.deps.servers.list();
     for (const record of records) {
-      if (record.pid !== null && record.pidIdentity !== null) {
-        const ended = await this.deps.runtime.reap({
-          pid: record.pid,
-          identity: record.pidIdentity,
-        });
-        if (ended)
-          this.deps.log.warn(
-            { server: record.name, pid: record.pid },
-            'ended a leftover server process',
-          );
+      const ended = await this.deps.runtime.reap({
+        name: record.name,
+        pid: record.pid,
+        identity: record.pidIdentity,
+      });
+      if (ended)
+        this.deps.log.warn(
+          { server: record.name, pid: record.pid },
+          'ended a leftover server process',
+        );
+      if (record.pid !== null)
         await this.deps.servers.recordStopped(record.name, record.desiredRunning);
-      }
     }
     for (const record of records.filter((r) => r.desiredRunning)) {
       try {
@@ -193,6 +206,8 @@ export class Supervisor {
         stopRequested: false,
         restartTimer: null,
         restarts: [],
+        commandSent: false,
+        lastExit: null,
         log: new RingBuffer(),
         listeners: new Set(),
         lock: new Lock(),
@@ -244,6 +259,7 @@ export class Supervisor {
 
     entry.process = process;
     entry.stopRequested = false;
+    entry.commandSent = false;
     const splitters = {
       stdout: new LineSplitter((line) => {
         this.#append(entry, line);
@@ -255,11 +271,18 @@ export class Supervisor {
     process.onOutput((chunk, stream) => {
       splitters[stream].push(chunk);
     });
-    void process.exited.then(async (exit) => {
-      splitters.stdout.end();
-      splitters.stderr.end();
-      await this.#exited(name, entry, process, exit);
-    });
+    // Handled under the lock: an exit during this very start is seen once the start is
+    // recorded, so the server never stays "running" with no process behind it.
+    void process.exited
+      .then((exit) => {
+        splitters.stdout.end();
+        splitters.stderr.end();
+        entry.lastExit = { ...exit, at: this.deps.now() };
+        return entry.lock.run(() => this.#exited(name, entry, process, exit));
+      })
+      .catch((error: unknown) => {
+        this.deps.log.error({ err: error, server: name }, 'could not record a server exit');
+      });
     await this.deps.servers.recordStarted(name, process);
     this.#append(entry, `[panel] started (pid ${process.pid})`);
     this.#setStatus(entry, 'running');
@@ -296,7 +319,14 @@ export class Supervisor {
   async #stopped(entry: Entry, record: ServerRecord, options: { keepDesired?: boolean }) {
     await entry.process?.exited;
     entry.process = null;
-    this.#append(entry, '[panel] stopped');
+    const exit = entry.lastExit;
+    const how =
+      exit === null
+        ? ''
+        : exit.signal !== null
+          ? ` (signal ${exit.signal})`
+          : ` (code ${exit.code})`;
+    this.#append(entry, `[panel] stopped${how}`);
     this.#setStatus(entry, 'stopped');
     await this.deps.servers.recordStopped(record.name, options.keepDesired ?? false);
   }
@@ -311,6 +341,13 @@ export class Supervisor {
     if (entry.process !== process || entry.stopRequested) return;
     entry.process = null;
     const how = exit.signal === null ? `code ${exit.code ?? 'unknown'}` : `signal ${exit.signal}`;
+    // `stop`, `quit` or `exit` typed by a person: the server ended as asked.
+    if (exit.code === 0 && entry.commandSent) {
+      this.#append(entry, `[panel] the server exited (${how}) after a command; stopped`);
+      this.#setStatus(entry, 'stopped');
+      await this.deps.servers.recordStopped(name, false);
+      return;
+    }
     this.#append(entry, `[panel] the server exited unexpectedly (${how})`);
     this.#setStatus(entry, 'crashed');
     const record = await this.deps.servers.find(name);

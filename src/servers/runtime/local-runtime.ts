@@ -1,17 +1,26 @@
 /**
  * Runs game servers as local child processes: without a shell, in the server's directory, as the
- * leader of their own process group, with a minimal environment (none of the panel's secrets).
- * With bubblewrap, each runs in a sandbox: the host read-only, its own directory writable, the
- * rest of DATA_DIR hidden, its own PID namespace, and killed with the panel.
+ * leader of their own process group, with a minimal environment (none of the panel's secrets),
+ * and never with privilege:
+ *
+ * - as an unprivileged user: the panel's own, or `SERVER_USER` when the panel runs as root
+ *   (server-user.ts); never uid 0;
+ * - with bubblewrap, in a sandbox made by that user (so the kernel gives it no capability on the
+ *   host): a new user, PID, IPC and UTS namespace, no capabilities, `no_new_privs`, and a view of
+ *   the file system that holds only what a game server needs (see {@link sandboxView});
+ * - without bubblewrap, still as that user, with `no_new_privs` (setpriv) where available;
+ * - in a cgroup of its own where the panel can make one (cgroup.ts), so nothing it starts
+ *   survives a stop; elsewhere its process tree and group are ended.
  *
  * The only module that spawns processes.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, type SandboxMode } from '../../config.js';
+import { ConfigError, type SandboxMode, type ServerNetwork } from '../../config.js';
+import { openCgroups, type Cgroups, type ServerCgroup } from './cgroup.js';
 import {
   type ExitInfo,
   type LaunchSpec,
@@ -29,99 +38,242 @@ import {
   ticksToSeconds,
   type ProcStat,
 } from './proc.js';
+import { resolveServerUser, type ServerUser } from './server-user.js';
 
-/** The whole environment a server process gets. */
+/** The whole environment a server process gets (and HOME, its own folder). */
 const SERVER_ENV = {
-  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games',
   LANG: 'C.UTF-8',
 } as const;
 
 /** How long leftovers of an exited server get between SIGKILL and being reported gone anyway. */
 const REAP_TIMEOUT_MS = 5_000;
 
+/**
+ * What of the host's /etc a sandboxed server sees: what programs need to load libraries, resolve
+ * names, speak TLS and know the time and users; nothing that holds a secret. Entries whose name
+ * starts with one of {@link ETC_PREFIXES} come too (Java's and Python's own configuration).
+ */
+const ETC_ENTRIES = [
+  'alternatives',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'fonts',
+  'gai.conf',
+  'group',
+  'host.conf',
+  'hostname',
+  'hosts',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'mime.types',
+  'nsswitch.conf',
+  'os-release',
+  'passwd',
+  'protocols',
+  'resolv.conf',
+  'services',
+  'ssl',
+  'timezone',
+];
+const ETC_PREFIXES = ['java', 'python3', 'mono', 'dotnet'];
+/** Top-level folders that merged-/usr systems make symlinks into /usr, others real folders. */
+const ROOT_LINKS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
+
 export interface LocalRuntimeOptions {
   readonly sandbox: SandboxMode;
-  /** Where to look for bubblewrap. */
+  /** Where to look for bubblewrap and setpriv. */
   readonly searchPath: string;
-  /** Hidden from sandboxed servers, but for their own directory. */
   readonly dataDir: string;
+  /** The folder that holds every server's folder: the server user must be able to reach it. */
+  readonly serversDir: string;
+  /** `SERVER_USER`: who servers run as when the panel runs as root; `null`, the default. */
+  readonly serverUser: string | null;
+  /** Host paths a sandboxed server may also read. */
+  readonly readOnlyPaths: readonly string[];
+  readonly network: ServerNetwork;
+  /** How a process is identified; tests delay it to widen the start/exit race. */
+  readonly identityOf?: (pid: number) => Promise<string | null>;
 }
 
-/**
- * The absolute path of a bubblewrap that can make a sandbox on this machine, looked up on the
- * panel's PATH; `null` when there is none. Servers are then started through that exact file.
- */
-export function findBubblewrap(searchPath: string): string | null {
+/** What the rest of the panel learns about the runtime it was given. */
+export interface LocalRuntime extends ProcessRuntime {
+  /** The user server files must belong to, when the panel runs as root; else `null`. */
+  readonly serverUser: ServerUser | null;
+  /** Whether each server runs in a cgroup of its own. */
+  readonly cgroups: Cgroups['version'];
+}
+
+/** Finds an executable called `name` in the absolute folders of `searchPath`. */
+function findProgram(name: string, searchPath: string): string | null {
   for (const dir of searchPath.split(':')) {
     if (!path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, 'bwrap');
+    const candidate = path.join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
+      return candidate;
     } catch {
       continue;
     }
-    const probe = spawnSync(
-      candidate,
-      ['--ro-bind', '/', '/', '--unshare-pid', '--die-with-parent', '--', 'true'],
-      { stdio: 'ignore', timeout: 10_000, env: SERVER_ENV },
-    );
-    return probe.status === 0 ? candidate : null;
   }
   return null;
 }
 
-export function createLocalRuntime(options: LocalRuntimeOptions): ProcessRuntime {
-  const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath);
+/**
+ * Where the server's program is: a path (relative to the server's folder) or a name looked up
+ * on the servers' PATH; `null` when there is no executable file there.
+ */
+function findCommand(command: string, cwd: string): string | null {
+  if (!command.includes('/')) return findProgram(command, SERVER_ENV.PATH);
+  const file = path.resolve(cwd, command);
+  try {
+    accessSync(file, constants.X_OK);
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The absolute path of a bubblewrap that can make an unprivileged sandbox on this machine, as
+ * `user` (the panel's own user when `null`); `null` when there is none or it cannot run.
+ */
+export function findBubblewrap(searchPath: string, user: ServerUser | null = null): string | null {
+  const candidate = findProgram('bwrap', searchPath);
+  if (candidate === null) return null;
+  const probe = spawnSync(
+    candidate,
+    [
+      '--unshare-user',
+      '--unshare-pid',
+      '--ro-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--die-with-parent',
+      '--',
+      'true',
+    ],
+    { stdio: 'ignore', timeout: 10_000, env: SERVER_ENV, ...identity(user) },
+  );
+  return probe.status === 0 ? candidate : null;
+}
+
+const identity = (user: ServerUser | null) => (user ? { uid: user.uid, gid: user.gid } : {});
+
+/**
+ * The sandbox's view of the file system, as bubblewrap arguments: /usr and the system's library
+ * and program folders read-only, a chosen part of /etc, /sys read-only, a private /dev, /proc
+ * (of its own PID namespace), /tmp and /var/tmp, the operator's extra read-only paths, and the
+ * server's own folder read-write. Not there: the panel's data directory and configuration, /home,
+ * /root, /run and /var (so no host socket: databases, Docker, D-Bus), /srv, /opt, /mnt.
+ */
+export function sandboxView(readOnlyPaths: readonly string[]): string[] {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const name of ROOT_LINKS) {
+    const target = `/${name}`;
+    const stat = lstatSync(target, { throwIfNoEntry: false });
+    if (stat?.isSymbolicLink()) args.push('--symlink', readlinkSync(target), target);
+    else if (stat?.isDirectory()) args.push('--ro-bind', target, target);
+  }
+  const etc = readdirSync('/etc').filter(
+    (entry) =>
+      ETC_ENTRIES.includes(entry) || ETC_PREFIXES.some((prefix) => entry.startsWith(prefix)),
+  );
+  for (const entry of etc.sort()) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
+  args.push('--ro-bind-try', '/sys', '/sys');
+  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
+  // Last, so that an extra path under /tmp or /var/tmp is not hidden by the private ones.
+  for (const extra of readOnlyPaths) args.push('--ro-bind-try', extra, extra);
+  return args;
+}
+
+export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const serverUser = resolveServerUser(options.serverUser);
+  const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath, serverUser);
   if (options.sandbox === 'bwrap' && bwrap === null) {
     throw new ConfigError(
       'SANDBOX',
-      'is bwrap, but bubblewrap (bwrap) is missing or cannot run here',
+      findProgram('bwrap', options.searchPath) === null
+        ? 'is bwrap, but bubblewrap (bwrap) is not installed'
+        : 'is bwrap, but bubblewrap cannot make a sandbox here (are unprivileged user namespaces off?)',
     );
   }
-  const sandboxed = bwrap !== null;
+  const setpriv = findProgram('setpriv', options.searchPath);
+  const cgroups = await openCgroups(options.dataDir);
+  const identityOf = options.identityOf ?? processIdentity;
+  const view = bwrap !== null ? sandboxView(options.readOnlyPaths) : [];
 
-  const wrap = (spec: LaunchSpec): string[] =>
+  const wrap = (spec: LaunchSpec): string[] => {
+    if (bwrap === null) {
+      return setpriv !== null ? [setpriv, '--no-new-privs', '--', ...spec.argv] : [...spec.argv];
+    }
+    return [
+      bwrap,
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      ...(options.network === 'none' ? ['--unshare-net'] : []),
+      '--die-with-parent',
+      '--new-session',
+      ...view,
+      '--bind',
+      spec.cwd,
+      spec.cwd,
+      // The sandbox's own root folder, where bubblewrap made the mount points, is read-only too.
+      '--remount-ro',
+      '/',
+      '--chdir',
+      spec.cwd,
+      '--',
+      ...spec.argv,
+    ];
+  };
+
+  const who = serverUser
+    ? `as ${serverUser.name} (uid ${serverUser.uid})`
+    : `as the panel's own user (uid ${process.getuid?.() ?? '?'})`;
+  const description =
     bwrap !== null
-      ? [
-          bwrap,
-          '--ro-bind',
-          '/',
-          '/',
-          '--dev',
-          '/dev',
-          '--proc',
-          '/proc',
-          '--tmpfs',
-          '/tmp',
-          '--tmpfs',
-          options.dataDir,
-          '--bind',
-          spec.cwd,
-          spec.cwd,
-          '--unshare-pid',
-          '--die-with-parent',
-          '--chdir',
-          spec.cwd,
-          '--',
-          ...spec.argv,
-        ]
-      : [...spec.argv];
+      ? `servers run ${who} in a bubblewrap sandbox; ${cgroups.description}`
+      : options.sandbox === 'none'
+        ? `servers run ${who} WITHOUT a sandbox (SANDBOX=none): they see the host's files as that user; ${cgroups.description}`
+        : `servers run ${who} WITHOUT a sandbox: install bubblewrap (apt-get install bubblewrap) to isolate them; ${cgroups.description}`;
 
   return {
-    isolated: sandboxed,
-    description: sandboxed
-      ? 'servers run in a bubblewrap sandbox'
-      : 'servers run WITHOUT a sandbox: install bubblewrap (apt-get install bubblewrap) to isolate them',
+    isolated: bwrap !== null,
+    description,
+    serverUser,
+    cgroups: cgroups.version,
 
     async start(spec) {
+      // Said at once, as a failed start, rather than as an exit of the wrapper a moment later.
+      if (findCommand(spec.argv[0], spec.cwd) === null)
+        throw new StartError(`Cannot start ${spec.argv[0]}: no such program`);
+      const group = await cgroups.forServer(spec.name);
       const [program, ...args] = wrap(spec);
       if (program === undefined) throw new StartError('Empty command');
-      const child = spawn(program, args, {
+      // In a cgroup, the process waits on fd 3 until the panel has moved it in, so that nothing
+      // it forks can start outside.
+      const argv: [string, string[]] =
+        group === null
+          ? [program, args]
+          : ['/bin/sh', ['-c', 'read -r _ <&3 && exec 3<&- && exec "$@"', 'sh', program, ...args]];
+      const child = spawn(argv[0], argv[1], {
         cwd: spec.cwd,
-        env: { ...SERVER_ENV, HOME: spec.cwd },
+        env: { ...SERVER_ENV, HOME: spec.cwd, PWD: spec.cwd },
         detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: group === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
+        ...identity(serverUser),
       });
+      // Listeners first, before anything is awaited: an exit or output while the panel waits
+      // for the spawn, the cgroup or the process identity is kept, never lost.
+      const running = localProcess(child, group, bwrap !== null ? 2 : 0);
       try {
         await Promise.race([
           once(child, 'spawn'),
@@ -129,27 +281,36 @@ export function createLocalRuntime(options: LocalRuntimeOptions): ProcessRuntime
             throw error;
           }),
         ]);
+        if (group !== null && child.pid !== undefined) {
+          await group.add(child.pid);
+          const go = child.stdio[3] as NodeJS.WritableStream | null;
+          go?.end('go\n');
+        }
       } catch (error) {
+        child.kill('SIGKILL');
+        await group?.killAll();
+        await group?.remove();
         const reason = error instanceof Error ? error.message : String(error);
         throw new StartError(`Cannot start ${spec.argv[0]}: ${reason}`, { cause: error });
       }
       const pid = child.pid;
       if (pid === undefined) throw new StartError(`Cannot start ${spec.argv[0]}`);
-      // The sandbox adds two processes above the server: bwrap, and its init in the namespace.
-      const wrapperDepth = sandboxed ? 2 : 0;
-      return localProcess(
-        child,
-        pid,
-        (await processIdentity(pid)) ?? `unknown:${pid}`,
-        wrapperDepth,
-      );
+      return running.ready(pid, (await identityOf(pid)) ?? `unknown:${pid}`);
     },
 
     async reap(leftover) {
+      let ended = false;
+      const group = await cgroups.forServer(leftover.name);
+      if (group !== null) {
+        ended = (await group.pids()).length > 0;
+        await group.killAll();
+        await group.remove();
+      }
+      if (leftover.pid === null || leftover.identity === null) return ended;
       const stat = await readStat(leftover.pid);
       // Gone, a zombie waiting to be reaped, or another process now holding the pid: nothing to end.
-      if (stat === null || stat.state === 'Z') return false;
-      if ((await processIdentity(leftover.pid)) !== leftover.identity) return false;
+      if (stat === null || stat.state === 'Z') return ended;
+      if ((await identityOf(leftover.pid)) !== leftover.identity) return ended;
       const tree = await processTree(leftover.pid);
       signalAll(tree, 'SIGTERM');
       signalGroup(leftover.pid, 'SIGTERM');
@@ -159,29 +320,47 @@ export function createLocalRuntime(options: LocalRuntimeOptions): ProcessRuntime
       await gone(leftover.pid, REAP_TIMEOUT_MS);
       return true;
     },
+
+    close: () => cgroups.close(),
   };
 }
 
-function localProcess(
-  child: ChildProcess,
-  pid: number,
-  identity: string,
-  wrapperDepth: number,
-): RunningProcess {
+/**
+ * Wraps a just-spawned child: its exit and output are listened to at once (output is held until
+ * the supervisor subscribes), and `ready` completes it once its pid and identity are known.
+ */
+function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDepth: number) {
   const startedAt = new Date();
   child.stdin?.on('error', () => undefined); // EPIPE once the server closed its input
   let lastSample: { ticks: number; at: number; percent: number } | undefined;
+  let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
+  const held: [Buffer, OutputStream][] = [];
+  const forward = (stream: OutputStream) => (chunk: Buffer) => {
+    if (outputListener) outputListener(chunk, stream);
+    else held.push([chunk, stream]);
+  };
+  child.stdout?.on('data', forward('stdout'));
+  child.stderr?.on('data', forward('stderr'));
 
+  let pid = child.pid ?? -1;
+  const endAll = async (): Promise<void> => {
+    if (group !== null) {
+      await group.killAll();
+      await group.remove();
+    }
+    if (pid < 0) return;
+    signalAll(await processTree(pid), 'SIGKILL');
+    signalGroup(pid, 'SIGKILL');
+    await gone(pid, REAP_TIMEOUT_MS);
+  };
   const mainExit = new Promise<ExitInfo>((resolve) => {
     child.once('exit', (code, signal) => {
       resolve({ code, signal });
     });
   });
+  // Whatever the server left behind in its cgroup, group or tree goes with it.
   const exited = mainExit.then(async (info) => {
-    // Whatever the server left behind in its group or tree goes with it.
-    signalAll(await processTree(pid), 'SIGKILL');
-    signalGroup(pid, 'SIGKILL');
-    await gone(pid, REAP_TIMEOUT_MS);
+    await endAll();
     return info;
   });
 
@@ -202,56 +381,59 @@ function localProcess(
   };
 
   return {
-    pid,
-    identity,
-    startedAt,
-    exited,
-    onOutput(listener) {
-      const forward = (stream: OutputStream) => (chunk: Buffer) => {
-        listener(chunk, stream);
+    ready(knownPid: number, identity: string): RunningProcess {
+      pid = knownPid;
+      return {
+        pid,
+        identity,
+        startedAt,
+        exited,
+        onOutput(listener) {
+          outputListener = listener;
+          for (const [chunk, stream] of held.splice(0)) listener(chunk, stream);
+        },
+        writeLine(line) {
+          const stdin = child.stdin;
+          if (!stdin || stdin.destroyed || !stdin.writable) return false;
+          stdin.write(`${line}\n`);
+          return true;
+        },
+        async terminate() {
+          const processes = await serverProcesses();
+          signalAll(processes, 'SIGTERM');
+          // Unsandboxed, the group covers what the tree walk may miss. Sandboxed, the wrapper is
+          // spared so the server can save, unless the server has not even started inside it yet:
+          // then ending the wrapper ends the sandbox, and there is nothing to save.
+          if (wrapperDepth === 0 || processes.length === 0) signalGroup(pid, 'SIGTERM');
+        },
+        async kill() {
+          if (group !== null) await group.killAll();
+          signalAll(await processTree(pid), 'SIGKILL');
+          signalGroup(pid, 'SIGKILL');
+        },
+        async usage(): Promise<Usage> {
+          const processes = await serverProcesses();
+          const ticks = processes.reduce((sum, stat) => sum + stat.cpuTicks, 0);
+          const memoryBytes = (
+            await Promise.all(processes.map((stat) => residentBytes(stat.pid)))
+          ).reduce((sum, bytes) => sum + bytes, 0);
+          const now = Date.now();
+          let percent: number;
+          if (lastSample === undefined) {
+            const elapsed = (now - startedAt.getTime()) / 1000;
+            percent = elapsed > 0 ? (ticksToSeconds(ticks) / elapsed) * 100 : 0;
+          } else if (now - lastSample.at < 500) {
+            percent = lastSample.percent; // too soon for a meaningful difference
+          } else {
+            const used = ticksToSeconds(Math.max(0, ticks - lastSample.ticks));
+            percent = (used / ((now - lastSample.at) / 1000)) * 100;
+          }
+          if (lastSample === undefined || now - lastSample.at >= 500) {
+            lastSample = { ticks, at: now, percent };
+          }
+          return { cpuPercent: Math.round(percent * 10) / 10, memoryBytes };
+        },
       };
-      child.stdout?.on('data', forward('stdout'));
-      child.stderr?.on('data', forward('stderr'));
-    },
-    writeLine(line) {
-      const stdin = child.stdin;
-      if (!stdin || stdin.destroyed || !stdin.writable) return false;
-      stdin.write(`${line}\n`);
-      return true;
-    },
-    async terminate() {
-      const processes = await serverProcesses();
-      signalAll(processes, 'SIGTERM');
-      // Unsandboxed, the group covers what the tree walk may miss. Sandboxed, the wrapper is
-      // spared so the server can save, unless the server has not even started inside it yet:
-      // then ending the wrapper ends the sandbox, and there is nothing to save.
-      if (wrapperDepth === 0 || processes.length === 0) signalGroup(pid, 'SIGTERM');
-    },
-    async kill() {
-      signalAll(await processTree(pid), 'SIGKILL');
-      signalGroup(pid, 'SIGKILL');
-    },
-    async usage(): Promise<Usage> {
-      const processes = await serverProcesses();
-      const ticks = processes.reduce((sum, stat) => sum + stat.cpuTicks, 0);
-      const memoryBytes = (
-        await Promise.all(processes.map((stat) => residentBytes(stat.pid)))
-      ).reduce((sum, bytes) => sum + bytes, 0);
-      const now = Date.now();
-      let percent: number;
-      if (lastSample === undefined) {
-        const elapsed = (now - startedAt.getTime()) / 1000;
-        percent = elapsed > 0 ? (ticksToSeconds(ticks) / elapsed) * 100 : 0;
-      } else if (now - lastSample.at < 500) {
-        percent = lastSample.percent; // too soon for a meaningful difference
-      } else {
-        const used = ticksToSeconds(Math.max(0, ticks - lastSample.ticks));
-        percent = (used / ((now - lastSample.at) / 1000)) * 100;
-      }
-      if (lastSample === undefined || now - lastSample.at >= 500) {
-        lastSample = { ticks, at: now, percent };
-      }
-      return { cpuPercent: Math.round(percent * 10) / 10, memoryBytes };
     },
   };
 }

@@ -48,8 +48,11 @@ export interface RunningProcess {
 }
 
 export interface LeftoverProcess {
-  readonly pid: number;
-  readonly identity: string;
+  /** The server's name: whatever is left in its cgroup is ended. */
+  readonly name: string;
+  /** The main process an earlier panel recorded, if any. */
+  readonly pid: number | null;
+  readonly identity: string | null;
 }
 
 export interface ProcessRuntime {
@@ -60,10 +63,13 @@ export interface ProcessRuntime {
   /** Starts a process; rejects with {@link StartError} when it cannot be started at all. */
   start(spec: LaunchSpec): Promise<RunningProcess>;
   /**
-   * Ends a process tree left running by an earlier panel that was killed, if `pid` still names
-   * that very process (same identity); a reused pid is left alone. True when something was ended.
+   * Ends what an earlier panel that was killed left running of a server: everything in its
+   * cgroup, and the process tree of `pid` if it still names that very process (same identity);
+   * a reused pid is left alone. True when something was ended.
    */
   reap(leftover: LeftoverProcess): Promise<boolean>;
+  /** Releases what the runtime holds for the panel (its parent cgroup), once every server ended. */
+  close?(): Promise<void>;
 }
 
 export class StartError extends Error {
