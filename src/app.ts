@@ -10,7 +10,7 @@ import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { PanelEvents } from './events.js';
 import { ServerStorage } from './files/storage.js';
@@ -99,6 +99,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   if (runtime === null) throw new Error('unreachable: no runtime');
   const serverUser = local?.serverUser ?? null;
   const dataDirWarnings = secureDataDir(config, serverUser !== null);
+  if (local !== null && !local.canEnter(config.serversDir)) {
+    throw new ConfigError(
+      'DATA_DIR',
+      `servers run as ${local.serverUser?.name ?? 'another user'}, who cannot reach ${config.serversDir}: every folder above DATA_DIR must let others pass (chmod o+x), or choose a DATA_DIR elsewhere`,
+    );
+  }
   const db = overrides.db ?? (await openDatabase(config.database));
   const now = overrides.now ?? (() => new Date());
 

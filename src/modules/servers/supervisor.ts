@@ -319,14 +319,7 @@ export class Supervisor {
   async #stopped(entry: Entry, record: ServerRecord, options: { keepDesired?: boolean }) {
     await entry.process?.exited;
     entry.process = null;
-    const exit = entry.lastExit;
-    const how =
-      exit === null
-        ? ''
-        : exit.signal !== null
-          ? ` (signal ${exit.signal})`
-          : ` (code ${exit.code})`;
-    this.#append(entry, `[panel] stopped${how}`);
+    this.#append(entry, '[panel] stopped');
     this.#setStatus(entry, 'stopped');
     await this.deps.servers.recordStopped(record.name, options.keepDesired ?? false);
   }

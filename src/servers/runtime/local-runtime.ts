@@ -104,6 +104,8 @@ export interface LocalRuntime extends ProcessRuntime {
   readonly serverUser: ServerUser | null;
   /** Whether each server runs in a cgroup of its own. */
   readonly cgroups: Cgroups['version'];
+  /** Whether servers, as the user they run as, can enter `dir` (the folder of server folders). */
+  canEnter(dir: string): boolean;
 }
 
 /** Finds an executable called `name` in the absolute folders of `searchPath`. */
@@ -197,9 +199,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
   if (options.sandbox === 'bwrap' && bwrap === null) {
     throw new ConfigError(
       'SANDBOX',
-      findProgram('bwrap', options.searchPath) === null
-        ? 'is bwrap, but bubblewrap (bwrap) is not installed'
-        : 'is bwrap, but bubblewrap cannot make a sandbox here (are unprivileged user namespaces off?)',
+      'is bwrap, but bubblewrap (bwrap) is missing or cannot run here',
     );
   }
   const setpriv = findProgram('setpriv', options.searchPath);
@@ -322,6 +322,16 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     },
 
     close: () => cgroups.close(),
+
+    canEnter(dir) {
+      const probe = spawnSync('/bin/sh', ['-c', 'cd "$1"', 'sh', dir], {
+        stdio: 'ignore',
+        timeout: 10_000,
+        env: SERVER_ENV,
+        ...identity(serverUser),
+      });
+      return probe.status === 0;
+    },
   };
 }
 

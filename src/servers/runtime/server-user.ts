@@ -11,6 +11,9 @@ import { ConfigError } from '../../config.js';
 
 export const DEFAULT_SERVER_USER = 'game-panel';
 
+/** getent and useradd are looked up here, whatever the panel's own PATH. */
+const SYSTEM_PATH = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
 export interface ServerUser {
   readonly name: string;
   readonly uid: number;
@@ -50,7 +53,11 @@ function numericUser(text: string): ServerUser | null {
 }
 
 function lookUp(name: string): ServerUser | null {
-  const result = spawnSync('getent', ['passwd', name], { encoding: 'utf8', timeout: 10_000 });
+  const result = spawnSync('getent', ['passwd', name], {
+    encoding: 'utf8',
+    timeout: 10_000,
+    env: SYSTEM_PATH,
+  });
   if (result.status !== 0) return null;
   const [, , uid, gid] = result.stdout.trim().split(':');
   if (uid === undefined || gid === undefined) return null;
@@ -74,7 +81,7 @@ function create(name: string): ServerUser {
       'game servers of the game panel',
       name,
     ],
-    { encoding: 'utf8', timeout: 30_000 },
+    { encoding: 'utf8', timeout: 30_000, env: SYSTEM_PATH },
   );
   // Another panel starting at the same moment may have made it first: look again either way.
   const user = lookUp(name);
