@@ -380,10 +380,7 @@ function fromSchema(schema: Schema | undefined): fc.Arbitrary<unknown> {
               ? fc.array(items, { maxLength: 50 })
               : // One item too many; small items only, or 10,001 huge strings pass 512 MB.
                 items
-                  .filter((item) => {
-                    const json: string | undefined = JSON.stringify(item);
-                    return json !== undefined && json.length <= 1024;
-                  })
+                  .filter((item) => JSON.stringify([item]).length <= 1024)
                   .map((item) => Array.from({ length: schema.maxItems! + 1 }, () => item)),
         },
       );
