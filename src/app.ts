@@ -98,14 +98,21 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const runtime: ProcessRuntime | null = overrides.runtime ?? local;
   if (runtime === null) throw new Error('unreachable: no runtime');
   const serverUser = local?.serverUser ?? null;
-  const dataDirWarnings = secureDataDir(config, serverUser !== null);
-  if (local !== null && !local.canEnter(config.serversDir)) {
-    throw new ConfigError(
-      'DATA_DIR',
-      `servers run as ${local.serverUser?.name ?? 'another user'}, who cannot reach ${config.serversDir}: every folder above DATA_DIR must let others pass (chmod o+x), or choose a DATA_DIR elsewhere`,
-    );
+  let dataDirWarnings: string[];
+  let db: Db;
+  try {
+    dataDirWarnings = secureDataDir(config, serverUser !== null);
+    if (local !== null && !local.canEnter(config.serversDir)) {
+      throw new ConfigError(
+        'DATA_DIR',
+        `servers run as ${local.serverUser?.name ?? 'another user'}, who cannot reach ${config.serversDir}: every folder above DATA_DIR must let others pass (chmod o+x), or choose a DATA_DIR elsewhere`,
+      );
+    }
+    db = overrides.db ?? (await openDatabase(config.database));
+  } catch (error) {
+    await local?.close?.();
+    throw error;
   }
-  const db = overrides.db ?? (await openDatabase(config.database));
   const now = overrides.now ?? (() => new Date());
 
   const app = Fastify({

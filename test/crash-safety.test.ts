@@ -492,7 +492,7 @@ describe('the panel killed with SIGKILL', { concurrency: true }, () => {
       assert.equal(shared.status, 200, shared.text);
       // The ticket carries its newest page; older messages are walked by cursor.
       const messages = [...shared.body.data.messages];
-      for (let cursor = shared.body.data.olderMessagesCursor; cursor !== null; ) {
+      for (let cursor = shared.body.data.olderMessagesCursor; cursor !== null;) {
         const page = await call<Envelope<MessagePage>>(
           panel,
           'GET',

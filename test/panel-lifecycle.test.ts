@@ -17,17 +17,21 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import {
+  chmodSync,
+  copyFileSync,
   existsSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import WebSocket, { type RawData } from 'ws';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
@@ -625,7 +629,7 @@ describe('SANDBOX=bwrap without bubblewrap', () => {
 
     // The same PATH with SANDBOX=auto: the panel starts, and says it runs servers unsandboxed.
     const fallback = await startChildPanel({ ...env, PATH: emptyPath, SANDBOX: 'auto' });
-    assert.match(fallback.output(), /servers run WITHOUT a sandbox/);
+    assert.match(fallback.output(), /servers run as \S+ \(uid \d+\) WITHOUT a sandbox/);
     fallback.child.kill('SIGTERM');
     assert.equal((await fallback.exited).code, 0, fallback.output());
   });
@@ -677,9 +681,29 @@ class ConsoleReader {
   }
 }
 
+/** Why the panel cannot switch servers to the server user here, or false as root (CI). */
+const NOT_ROOT =
+  process.getuid?.() === 0
+    ? false
+    : 'servers run as the server user, not as the panel, only when the panel runs as root';
+
+/**
+ * A data directory outside /tmp and /var/tmp, which the sandbox replaces with empty ones of its
+ * own: that would hide a DATA_DIR there whether or not the panel hides DATA_DIR itself (as it
+ * must for ./data). Reachable by the server user, as root; the panel's user's home otherwise.
+ */
+function viewDataDir(): string {
+  return mkdtempSync(
+    process.getuid?.() === 0
+      ? '/var/lib/panel-lifecycle-'
+      : path.join(homedir(), '.panel-lifecycle-'),
+  );
+}
+
 for (const mode of ['none', 'bwrap'] as const) {
   const sandboxed = mode === 'bwrap';
-  describe(`a server's view of the host (SANDBOX=${mode})`, { skip: sandboxed && NO_BWRAP }, () => {
+  const skip = sandboxed ? NO_BWRAP : NOT_ROOT;
+  describe(`a server's view of the host (SANDBOX=${mode})`, { skip }, () => {
     let panel: TestPanel | undefined;
     let admin: Session;
     let reader: ConsoleReader | undefined;
@@ -711,9 +735,7 @@ for (const mode of ['none', 'bwrap'] as const) {
       setProcessEnv('OIDC_CLIENT_SECRET', `leak-canary-${randomBytes(12).toString('hex')}`);
       setProcessEnv('PANEL_TEST_CANARY', `leak-canary-${randomBytes(12).toString('hex')}`);
       setProcessEnv('JWT_SECRET', TEST_JWT_SECRET);
-      // Not under /tmp, which the sandbox replaces with an empty one anyway: that would hide a
-      // DATA_DIR there whether or not the panel hides DATA_DIR itself (as it must for ./data).
-      hostDataDir = mkdtempSync(path.join('/var/tmp', 'panel-lifecycle-'));
+      hostDataDir = viewDataDir();
       panel = await startPanel({ SANDBOX: mode, DATA_DIR: hostDataDir });
       assert.equal(panel.dataDir, hostDataDir);
       if (panel.config.database.kind === 'postgres') {
@@ -725,11 +747,20 @@ for (const mode of ['none', 'bwrap'] as const) {
       if (process.env.TEST_DATABASE_URL) secrets.push(process.env.TEST_DATABASE_URL);
 
       admin = await register(panel, 'admin');
-      await createServer(panel, admin, 'game');
+      // The stand-in game server runs from its own folder, the only one of the checkout's
+      // folders a sandboxed server sees, by `node` from the servers' PATH (/usr/bin).
+      await createServer(panel, admin, 'game', { startCommand: 'node game-server.mjs' });
       await createServer(panel, admin, 'neighbour');
       serverDir = path.join(panel.dataDir, 'servers', 'game');
+      copyFileSync(
+        fileURLToPath(new URL('fixtures/game-server.mjs', import.meta.url)),
+        path.join(serverDir, 'game-server.mjs'),
+      );
+      chmodSync(path.join(serverDir, 'game-server.mjs'), 0o644);
       writeFileSync(path.join(panel.dataDir, 'secret-canary'), `${canary}\n`, { mode: 0o600 });
-      writeFileSync(path.join(panel.dataDir, 'servers', 'neighbour', 'private.txt'), 'private\n');
+      writeFileSync(path.join(panel.dataDir, 'servers', 'neighbour', 'private.txt'), 'private\n', {
+        mode: 0o644,
+      });
 
       const started = await serverAction(panel, admin, 'game', 'start');
       assert.equal(started.statusCode, 200, started.body);
@@ -757,13 +788,12 @@ for (const mode of ['none', 'bwrap'] as const) {
       }
     });
 
-    it(`gets none of the panel's secrets, only PATH, HOME and LANG${sandboxed ? ' (and PWD)' : ''}`, async () => {
+    it("gets none of the panel's secrets, only PATH, LANG, HOME and PWD (its own folder)", async () => {
       const line = await ask('env');
       const environment = JSON.parse(line) as Record<string, string>;
-      // bubblewrap's --chdir adds PWD, the server's own directory: no secret.
-      const expected = sandboxed ? ['HOME', 'LANG', 'PATH', 'PWD'] : ['HOME', 'LANG', 'PATH'];
-      assert.deepEqual(Object.keys(environment).sort(), expected);
-      if (sandboxed) assert.equal(environment.PWD, serverDir);
+      assert.deepEqual(Object.keys(environment).sort(), ['HOME', 'LANG', 'PATH', 'PWD']);
+      assert.equal(environment.HOME, serverDir);
+      assert.equal(environment.PWD, serverDir);
       for (const secret of secrets) {
         assert.equal(line.includes(secret), false, `the server's environment holds "${secret}"`);
       }
@@ -773,16 +803,19 @@ for (const mode of ['none', 'bwrap'] as const) {
       it('sees nothing of DATA_DIR but its own directory, the host read-only', async () => {
         assert.ok(panel);
         const dataDir = panel.dataDir;
-        assert.match(await ask(`read ${dataDir}/secret-canary`), /^read failed: ENOENT$/);
+        assert.equal(await ask(`read ${dataDir}/secret-canary`), 'read failed: ENOENT');
         assert.equal(await ask(`ls ${dataDir}`), 'servers');
         assert.equal(await ask(`ls ${dataDir}/servers`), 'game');
-        assert.match(await ask(`read ${dataDir}/servers/neighbour/private.txt`), /^read failed: /);
+        assert.equal(
+          await ask(`read ${dataDir}/servers/neighbour/private.txt`),
+          'read failed: ENOENT',
+        );
         if (testDialect === 'sqlite') {
           assert.ok(existsSync(path.join(dataDir, 'panel.sqlite')));
-          assert.match(await ask(`read ${dataDir}/panel.sqlite`), /^read failed: ENOENT$/);
+          assert.equal(await ask(`read ${dataDir}/panel.sqlite`), 'read failed: ENOENT');
         }
 
-        assert.match(await ask(`write ${hostFile}`), /^write failed: (EROFS|EACCES|EPERM)$/);
+        assert.equal(await ask(`write ${hostFile}`), 'write failed: EROFS');
         assert.equal(existsSync(hostFile), false);
         assert.equal(await ask(`write ${serverDir}/ok.txt`), 'write ok');
         assert.equal(readFileSync(path.join(serverDir, 'ok.txt'), 'utf8'), 'written');
@@ -803,17 +836,28 @@ for (const mode of ['none', 'bwrap'] as const) {
         assert.match(await ask(`ls /proc/${process.pid}`), /^ls failed: ENOENT$/);
       });
     } else {
-      it('sees DATA_DIR without a sandbox (the difference the sandbox makes)', async () => {
+      it("runs as the server user, who can neither read DATA_DIR's secrets nor list it", async () => {
         assert.ok(panel);
         const dataDir = panel.dataDir;
-        assert.equal(await ask(`read ${dataDir}/secret-canary`), canary);
-        const listing = (await ask(`ls ${dataDir}`)).split(',');
-        assert.ok(listing.includes('secret-canary'), listing.join(','));
-        if (testDialect === 'sqlite')
-          assert.ok(listing.includes('panel.sqlite'), listing.join(','));
+        const owner = statSync(serverDir);
+        assert.notEqual(owner.uid, 0);
+        const { pid } = await stats(panel, admin, 'game');
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        assert.equal(/^Uid:\s+(\d+)/m.exec(status)?.[1], String(owner.uid), status);
+        assert.equal(await ask(`read ${dataDir}/secret-canary`), 'read failed: EACCES');
+        assert.equal(await ask(`ls ${dataDir}`), 'ls failed: EACCES');
+        assert.equal(await ask(`ls ${dataDir}/servers`), 'ls failed: EACCES');
+        if (testDialect === 'sqlite') {
+          assert.ok(existsSync(path.join(dataDir, 'panel.sqlite')));
+          assert.equal(await ask(`read ${dataDir}/panel.sqlite`), 'read failed: EACCES');
+        }
+        // What the sandbox adds: every server runs as the same user, so without it a server
+        // reads another's files by their path.
         assert.equal(await ask(`read ${dataDir}/servers/neighbour/private.txt`), 'private');
         assert.equal(await ask(`write ${serverDir}/ok.txt`), 'write ok');
         assert.equal(readFileSync(path.join(serverDir, 'ok.txt'), 'utf8'), 'written');
+        const written = statSync(path.join(serverDir, 'ok.txt'));
+        assert.deepEqual([written.uid, written.gid], [owner.uid, owner.gid]);
       });
 
       it('runs with its real pid, among the host processes', async () => {

@@ -71,7 +71,8 @@ export async function openCgroups(dataDir: string): Promise<Cgroups> {
     version: found.version,
     description: `each server runs in its own cgroup (${found.version}) under ${parent}`,
     async forServer(name) {
-      const dir = path.join(parent, name);
+      // Prefixed: a server may be called `tasks` or `cgroup.procs`, files of the parent cgroup.
+      const dir = path.join(parent, `server-${name}`);
       await mkdir(dir, { recursive: true });
       return serverCgroup(dir, found.version);
     },
