@@ -171,3 +171,21 @@ describe('a failure while recording an exit', () => {
     }
   });
 });
+
+describe('a server named like a file of a cgroup', () => {
+  it('starts and stops like any other', async () => {
+    const panel = await startPanel();
+    try {
+      const admin = await register(panel, 'admin');
+      for (const name of ['tasks', 'cgroup.procs']) {
+        await createServer(panel, admin, name, { startCommand: 'sleep 30' });
+        const started = await serverAction(panel, admin, name, 'start');
+        assert.equal(started.statusCode, 200, started.body);
+        assert.equal((await stats(panel, admin, name)).status, 'running');
+        assert.equal((await serverAction(panel, admin, name, 'stop')).statusCode, 200);
+      }
+    } finally {
+      await panel.close();
+    }
+  });
+});
