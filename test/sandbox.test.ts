@@ -532,6 +532,9 @@ describe(
         const result = await probe.run(command);
         assert.notEqual(result.status, 0, `${command} succeeded: ${result.output}`);
       }
+      // Nor make a user namespace of its own, where it would be "root" again.
+      const nested = await probe.run('unshare --user --map-root-user true');
+      assert.notEqual(nested.status, 0, `a nested user namespace was made: ${nested.output}`);
       // Nothing changed: /tmp is the same, / and /usr still read-only.
       assert.equal(await probe.value('read', '/tmp/before-mount'), 'written by the probe\n');
       assert.equal(await probe.outcome('write', '/after-mount'), 'EROFS');

@@ -214,6 +214,8 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     return [
       bwrap,
       '--unshare-user',
+      // No user namespace inside: less of the kernel within reach of a hostile server.
+      '--disable-userns',
       '--unshare-pid',
       '--unshare-ipc',
       '--unshare-uts',
