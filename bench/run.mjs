@@ -4,14 +4,14 @@
 // scenario, writes bench/results.json and the table in docs/benchmarks.md, and removes every
 // process and file it made, whatever happens.
 //
-//   node bench/run.mjs [--only api,console,files,startup] [--quick] [--no-build] [--cpu-prof <dir>]
-//                      [--keep] | --rewrite-docs
+//   node bench/run.mjs [--only api,console,noisy,files,startup] [--quick] [--no-build]
+//                      [--cpu-prof <dir>] [--keep] | --rewrite-docs
 //
 // --only and --cpu-prof runs print their figures and leave results.json and the docs alone;
 // --cpu-prof runs the panel with `node --cpu-prof` and writes its profile into <dir>; --keep
 // leaves the work directory (data directory, panel log) in place for a closer look;
 // --rewrite-docs only renders docs/benchmarks.md again from bench/results.json.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,10 +24,11 @@ import { exitWithin, log, round, sleep, stopChild } from './lib/util.mjs';
 import { apiScenario } from './scenarios/api.mjs';
 import { consoleScenario } from './scenarios/console.mjs';
 import { filesScenario } from './scenarios/files.mjs';
-import { FILES_SERVER, seed } from './scenarios/seed.mjs';
+import { noisyScenario } from './scenarios/noisy.mjs';
+import { FILES_SERVER, printerDir, seed } from './scenarios/seed.mjs';
 import { startupScenario } from './scenarios/startup.mjs';
 
-const ALL = ['api', 'console', 'files', 'startup'];
+const ALL = ['api', 'console', 'noisy', 'files', 'startup'];
 /** The whole run is abandoned (and cleaned up) past this. */
 const RUN_LIMIT_MS = 9.5 * 60 * 1000;
 /**
@@ -74,6 +75,9 @@ const official =
 const workDir = mkdtempSync(
   path.join(existsSync('/var/tmp') ? '/var/tmp' : os.tmpdir(), 'panel-bench-'),
 );
+// Run as root, the panel runs its servers as an unprivileged user, who must pass through here
+// to reach the data directory (the panel refuses to start otherwise).
+chmodSync(workDir, 0o711);
 
 let cleaned = false;
 async function cleanUp() {
@@ -156,7 +160,7 @@ async function main() {
   let panel = null;
   let seeded = null;
   if (needsPanel || options.only.includes('startup')) {
-    panel = await startPanel({ dataDir, logFile, nodeArgs });
+    panel = await startPanel({ dataDir, logFile, nodeArgs, readOnlyPaths: [printerDir(workDir)] });
     log(`panel pid ${panel.pid} on port ${panel.port}`);
     seeded = await seed(panel.api, workDir);
   }
@@ -172,6 +176,9 @@ async function main() {
     }
     if (options.only.includes('console')) {
       results.console = await consoleScenario({ panel, seeded, logFile, dataDir, quick });
+    }
+    if (options.only.includes('noisy')) {
+      results.noisy = await noisyScenario({ panel, seeded, quick });
     }
     if (options.only.includes('files')) {
       results.files = await filesScenario({

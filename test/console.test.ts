@@ -10,6 +10,11 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import type {
+  ExitInfo,
+  ProcessRuntime,
+  RunningProcess,
+} from '../src/servers/runtime/process-runtime.js';
 import { startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
@@ -832,6 +837,114 @@ describe('console socket: a client that does not read', () => {
 
     await stopServer(panel, admin, 'firehose');
     await reader.close();
+  });
+});
+
+/**
+ * A runtime whose servers run nothing and whose standard input fails with a plain Error, not an
+ * AppError: a fault the panel did not foresee, met while handling a console message.
+ */
+function runtimeWithBrokenStdin(): ProcessRuntime {
+  return {
+    description: 'servers run nowhere (a test runtime)',
+    isolated: true,
+    start: () => {
+      let end: (exit: ExitInfo) => void = () => undefined;
+      const exited = new Promise<ExitInfo>((resolve) => {
+        end = resolve;
+      });
+      const running: RunningProcess = {
+        pid: 1_000_000_000,
+        identity: 'test',
+        startedAt: new Date(),
+        exited,
+        onOutput: () => undefined,
+        writeLine: () => {
+          throw new Error('stdin exploded at /srv/secret/path');
+        },
+        terminate: () => {
+          end({ code: null, signal: 'SIGTERM' });
+          return Promise.resolve();
+        },
+        kill: () => {
+          end({ code: null, signal: 'SIGKILL' });
+          return Promise.resolve();
+        },
+        usage: () => Promise.resolve({ cpuPercent: 0, memoryBytes: 0 }),
+      };
+      return Promise.resolve(running);
+    },
+    reap: () => Promise.resolve(false),
+  };
+}
+
+describe('console socket: an unforeseen failure while handling a message', () => {
+  let panel: TestPanel;
+  let base: string;
+  let admin: Session;
+  const logged: string[] = [];
+  before(async () => {
+    panel = await startPanel(
+      { LOG_LEVEL: 'error' },
+      {
+        runtime: runtimeWithBrokenStdin(),
+        logStream: {
+          write: (line: string) => {
+            logged.push(line);
+          },
+        },
+      },
+    );
+    base = await panel.listen();
+    admin = await register(panel, 'admin');
+    await createServer(panel, admin, 'brittle');
+  });
+  after(async () => {
+    await closeAll();
+    await panel.close();
+  });
+
+  it('answers with an INTERNAL error, logs it with its context, and the panel keeps serving', async () => {
+    await startServer(panel, admin, 'brittle');
+    const client = await ConsoleClient.connect(base, 'brittle', asHeader(admin));
+    const reply = client.nextError('the error for a command that failed');
+    client.send({ type: 'command', command: 'say hi' });
+    assert.deepEqual(await reply, {
+      type: 'error',
+      code: 'INTERNAL',
+      message: 'Internal server error',
+    });
+    assert.doesNotMatch(JSON.stringify(client.messages), /exploded|secret/, 'no internals shown');
+
+    // The socket, the panel and other sockets go on as before.
+    await client.assertServed();
+    const again = client.nextError('the error for the next failed command');
+    client.send({ type: 'command', command: 'say hi again' });
+    assert.equal((await again).code, 'INTERNAL');
+    const health = await fetch(`${base}/api/health`);
+    assert.equal(health.status, 200);
+    const other = await ConsoleClient.connect(base, 'brittle', { query: admin.token });
+    await other.assertServed();
+
+    const entries = logged.map(
+      (line) =>
+        JSON.parse(line) as {
+          msg?: string;
+          server?: string;
+          user?: number;
+          err?: { message?: string };
+        },
+    );
+    const failures = entries.filter((entry) => entry.msg === 'a console message failed');
+    assert.equal(failures.length, 2, JSON.stringify(entries));
+    const [failure] = failures;
+    assert.ok(failure);
+    assert.equal(failure.server, 'brittle');
+    assert.equal(typeof failure.user, 'number');
+    assert.match(failure.err?.message ?? '', /stdin exploded/);
+
+    await other.close();
+    await client.close();
   });
 });
 

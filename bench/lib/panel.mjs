@@ -26,7 +26,7 @@ export function spawnNode(args, options = {}) {
  * The panel's environment: only what it needs, so a DATABASE_URL or JWT_SECRET of the person
  * running the benchmark never reaches it (it always runs on a fresh SQLite database).
  */
-function panelEnv({ port, dataDir, logLevel }) {
+function panelEnv({ port, dataDir, logLevel, readOnlyPaths }) {
   return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     LANG: 'C.UTF-8',
@@ -34,6 +34,7 @@ function panelEnv({ port, dataDir, logLevel }) {
     PORT: String(port),
     DATA_DIR: dataDir,
     LOG_LEVEL: logLevel,
+    ...(readOnlyPaths.length > 0 ? { SANDBOX_READ_ONLY_PATHS: readOnlyPaths.join(':') } : {}),
     ...(process.env.BENCH_SANDBOX ? { SANDBOX: process.env.BENCH_SANDBOX } : {}),
   };
 }
@@ -57,13 +58,15 @@ export function probe(port, urlPath, timeoutMs = 1_000) {
 
 /**
  * Starts the panel and waits for the first 200 of /api/health, polling every `pollMs`.
- * `startupMs` is the time from just before spawn to that answer.
+ * `startupMs` is the time from just before spawn to that answer. `readOnlyPaths` are shown to
+ * sandboxed servers (the line printer's folder).
  */
 export async function startPanel({
   dataDir,
   logFile,
   logLevel = 'info',
   nodeArgs = [],
+  readOnlyPaths = [],
   pollMs = 2,
   timeoutMs = 30_000,
 }) {
@@ -72,7 +75,7 @@ export async function startPanel({
   const started = nowMs();
   const child = spawnNode([...nodeArgs, path.join(REPO, 'dist', 'server.js')], {
     cwd: REPO,
-    env: panelEnv({ port, dataDir, logLevel }),
+    env: panelEnv({ port, dataDir, logLevel, readOnlyPaths }),
     stdio: ['ignore', log, log],
   });
   closeSync(log);

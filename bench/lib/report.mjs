@@ -76,6 +76,24 @@ export function evaluateTargets(results) {
         stall.latencyP99Ms <= 2 * alone.latencyP99Ms + 5,
     });
   }
+  const noisy = results.noisy;
+  if (noisy) {
+    const [quiet, alone, watched] = noisy.rows;
+    targets.push({
+      target:
+        '`GET /api/health` p99 < 50 ms while a server runs `yes`, without and with 10 console readers',
+      measured:
+        `p99 ${fmt(alone.p99Ms, 1)} ms alone, ${fmt(watched.p99Ms, 1)} ms with 10 readers ` +
+        `(${fmt(alone.p99Ratio, 1)}× and ${fmt(watched.p99Ratio, 1)}× the ${fmt(quiet.p99Ms, 2)} ms ` +
+        'with no server printing)',
+      met:
+        alone.p99Ms < 50 &&
+        watched.p99Ms < 50 &&
+        alone.errors === 0 &&
+        watched.errors === 0 &&
+        watched.readersCutOff === 0,
+    });
+  }
   const files = results.files;
   if (files) {
     targets.push(
@@ -304,6 +322,60 @@ function markdown(results) {
         ]),
       ),
     );
+  }
+  if (results.noisy) {
+    const n = results.noisy;
+    out.push('### 5. A server that never stops printing');
+    const separately =
+      results.startedAt &&
+      Math.abs(Date.parse(n.measuredAt) - Date.parse(results.startedAt)) > 3_600_000
+        ? ` Measured separately, ${n.measuredAt.slice(0, 16).replace('T', ' ')} UTC (\`npm run bench -- --only noisy\`).`
+        : '';
+    const watched = n.rows.find((row) => row.readers > 0);
+    out.push(
+      `autocannon on \`GET /api/health\`, ${n.connections} connection (one request at a time), ` +
+        `1 s warm-up then ${n.seconds} s measured per row: with no server printing, while the ` +
+        'server `noisy` runs `yes` (2-byte lines as fast as the pipe takes them), and then with ' +
+        '10 console sockets reading it. "vs quiet" divides by the first row. Server CPU is ' +
+        "`yes`'s own (stats API): it prints as fast as the panel empties the pipe. Lines a reader " +
+        'did not get were read and counted by the panel, and announced as skipped.' +
+        separately,
+    );
+    out.push(
+      table(
+        [
+          '',
+          'req/s',
+          'p50 / p99 / max ms',
+          'p50 / p99 vs quiet',
+          'panel CPU',
+          'server CPU',
+          'lines/s per reader (skipped/s)',
+          'readers cut off',
+          'others’ CPU',
+        ],
+        n.rows.map((row) => [
+          row.label,
+          fmt(row.requestsPerSecond),
+          `${fmt(row.p50Ms, 2)} / ${fmt(row.p99Ms, 2)} / ${fmt(row.maxMs, 1)}`,
+          row.p99Ratio === undefined ? '–' : `${fmt(row.p50Ratio, 1)}× / ${fmt(row.p99Ratio, 1)}×`,
+          `${fmt(row.panelCpuPercent)} %`,
+          row.serverCpuPercent === null ? '–' : `${fmt(row.serverCpuPercent)} %`,
+          row.readers > 0
+            ? `${fmt(row.linesPerReaderMedian)} (${fmt(row.skippedPerReaderMedian)})`
+            : '–',
+          row.readers > 0 ? fmt(row.readersCutOff) : '–',
+          `${fmt(row.othersCpuPercent)} %`,
+        ]),
+      ),
+    );
+    if (watched?.readMiBPerSecond !== undefined && n.bareMiBPerSecond !== undefined) {
+      out.push(
+        `With the readers, the panel read \`yes\` at ${fmt(watched.readMiBPerSecond)} MiB/s ` +
+          `(lines shown plus lines skipped, 2 bytes each); a bare Node process that only reads ` +
+          `it managed ${fmt(n.bareMiBPerSecond)} MiB/s.`,
+      );
+    }
   }
   const notes = Object.entries(results.panelLog.warningsAndErrors);
   out.push(

@@ -16,6 +16,9 @@ const HISTORY_PREFIX = Buffer.from('{"type":"history"');
 const B = 0x42;
 const E = 0x45;
 const SPACE = 0x20;
+/** The panel's notice where it dropped lines it could not show: `[panel] <n> lines skipped: …`. */
+const SKIPPED_PREFIX = Buffer.from('[panel] ');
+const SKIPPED_SUFFIX = Buffer.from(' lines skipped');
 
 /** Reads a decimal integer at `offset`; returns [value, offset after it]. */
 function readNumber(buffer, offset, end) {
@@ -36,6 +39,9 @@ export class ConsoleReader {
   closeInfo = null;
   historyReceived = false;
   bytes = 0;
+  /** Every log message received, whatever its line, and the lines the panel said it skipped. */
+  logLines = 0;
+  skippedLines = 0;
   #socket = null;
   #pending = null;
   #onHistory = null;
@@ -161,8 +167,13 @@ export class ConsoleReader {
       }
       return;
     }
+    this.logLines += 1;
     let i = start + LOG_PREFIX.length;
     const kind = buffer[i];
+    if (kind === SKIPPED_PREFIX[0]) {
+      this.#skipNotice(buffer, i, end);
+      return;
+    }
     if ((kind !== B && kind !== E) || buffer[i + 1] !== SPACE) return;
     const run = this.run;
     let id;
@@ -187,6 +198,14 @@ export class ConsoleReader {
     run.latency.record(arrivedUs - sentUs);
     run.firstAt ??= sentUs;
     run.lastAt = arrivedUs;
+  }
+
+  #skipNotice(buffer, start, end) {
+    if (SKIPPED_PREFIX.compare(buffer, start, start + SKIPPED_PREFIX.length) !== 0) return;
+    const [count, after] = readNumber(buffer, start + SKIPPED_PREFIX.length, end);
+    if (SKIPPED_SUFFIX.compare(buffer, after, after + SKIPPED_SUFFIX.length) === 0) {
+      this.skippedLines += count;
+    }
   }
 
   #closeFrame(buffer, start, end) {

@@ -1,7 +1,7 @@
 // Fills a fresh panel through its API: the admin (first account), users for the console
 // sockets (at most 10 sockets per user), 100 servers plus the ones the scenarios use, and
 // 1,000 tickets with a message on every tenth.
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -18,15 +18,22 @@ export const CONSOLE_SERVER = 'console';
 export const FILES_SERVER = 'files';
 
 /**
- * Where a sandboxed server can read the line printer: in place, unless the checkout is under
- * /tmp, which the sandbox replaces with its own; then a copy in the run's work directory (under
- * /var/tmp, removed with it).
+ * The folder a sandboxed server reads the line printer from, shown to it read-only
+ * (SANDBOX_READ_ONLY_PATHS): bench/ in place, unless the checkout is under /tmp, which the
+ * sandbox replaces with its own; then a folder in the run's work directory (removed with it).
  */
+export function printerDir(workDir) {
+  const original = path.join(REPO, 'bench');
+  return original.startsWith('/tmp/') ? path.join(workDir, 'printer') : original;
+}
+
 function printerPath(workDir) {
   const original = path.join(REPO, 'bench', 'line-printer.mjs');
-  if (!original.startsWith('/tmp/')) return original;
-  const copy = path.join(workDir, 'line-printer.mjs');
-  if (!existsSync(copy)) copyFileSync(original, copy);
+  const copy = path.join(printerDir(workDir), 'line-printer.mjs');
+  if (copy !== original && !existsSync(copy)) {
+    mkdirSync(path.dirname(copy), { recursive: true, mode: 0o755 });
+    copyFileSync(original, copy);
+  }
   return copy;
 }
 

@@ -4,6 +4,8 @@
  * does not read can neither hold the others back nor grow the panel's memory. Commands typed into
  * a socket are checked against the caller's current rights, like the command endpoint, and a
  * socket whose owner loses access (ban, removal, deletion, password change) is closed at once.
+ * What a socket sends is handled outside any request: a failure there is logged and answered
+ * with an error message, never thrown, so it cannot end the panel.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from '@fastify/websocket';
@@ -110,7 +112,9 @@ export class ConsoleHub {
     });
     socket.on('error', () => undefined);
     socket.on('message', (data, isBinary) => {
-      void this.#onMessage(client, data, isBinary);
+      this.#onMessage(client, data, isBinary).catch((error: unknown) => {
+        this.#failed(client, error);
+      });
     });
     const lines = this.deps.supervisor.history(owner.server).map((entry) => entry.line);
     this.#send(client, JSON.stringify({ type: 'history', lines } satisfies Outgoing));
@@ -171,13 +175,25 @@ export class ConsoleHub {
       }
       await this.deps.servers.command(user, client.server, message);
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
+      if (!(error instanceof AppError)) {
+        this.#failed(client, error);
+        return;
+      }
       if (error.statusCode === 403 || error.statusCode === 404) {
         client.socket.close(CLOSE.accessRemoved, 'access removed');
         return;
       }
       this.#reply(client, { type: 'error', code: error.code, message: error.message });
     }
+  }
+
+  /** Logs what went wrong with a client's message; the client learns only that it failed. */
+  #failed(client: Client, error: unknown): void {
+    this.deps.log.error(
+      { err: error, server: client.server, user: client.userId },
+      'a console message failed',
+    );
+    this.#reply(client, { type: 'error', code: 'INTERNAL', message: 'Internal server error' });
   }
 
   /** Token bucket: false once the client sends faster than the limit allows. */

@@ -25,7 +25,8 @@ export function consoleRoutes(
       summary: 'Live console (WebSocket)',
       description:
         'Token in the Authorization header or the `token` query parameter; refused with 401/403/404 before the upgrade, 429 past the sockets-per-user cap. ' +
-        'Server to client: `{"type":"history","lines":[…]}` first, then `{"type":"log","line","ts"}` and `{"type":"status","status"}`. ' +
+        'Server to client: `{"type":"history","lines":[…]}` first, then `{"type":"log","line","ts"}` and `{"type":"status","status"}`; ' +
+        'lines a server printed faster than they could be shown are replaced by one log line, `[panel] N lines skipped: …`. ' +
         'Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid, 4403 access removed, 4404 server deleted, 4429 too many messages, 1009 message too big; a client that does not read is dropped without a close frame (1006).',
       params: ServerParams,
       querystring: ConsoleQuery,

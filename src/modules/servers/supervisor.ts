@@ -13,7 +13,8 @@ import type {
   Usage,
 } from '../../servers/runtime/process-runtime.js';
 import { StartError } from '../../servers/runtime/process-runtime.js';
-import { LineSplitter, RingBuffer, type ConsoleLine } from '../console/console-log.js';
+import { ConsoleFeed, ConsolePacer } from '../console/console-feed.js';
+import type { ConsoleLine } from '../console/console-log.js';
 import { parseCommand } from './command.js';
 import type { ServerRecord, ServersRepository } from './servers.repository.js';
 
@@ -53,8 +54,8 @@ interface Entry {
   commandSent: boolean;
   /** How the last process ended, since the panel started. */
   lastExit: LastExit | null;
-  readonly log: RingBuffer;
-  readonly listeners: Set<(event: ConsoleEvent) => void>;
+  /** The console: its history, its listeners and the output waiting to be shown. */
+  readonly log: ConsoleFeed<ServerStatus>;
   readonly lock: Lock;
 }
 
@@ -74,6 +75,10 @@ export interface ServerState {
 export class Supervisor {
   readonly #entries = new Map<string, Entry>();
   #closing = false;
+  /** Shows every server's output in bounded slices, so that requests are answered meanwhile. */
+  readonly #pacer = new ConsolePacer((error, server) => {
+    this.#consoleFailed(error, server);
+  });
 
   constructor(
     private readonly deps: {
@@ -96,14 +101,12 @@ export class Supervisor {
   }
 
   history(name: string): ConsoleLine[] {
-    return this.#entries.get(name)?.log.toArray() ?? [];
+    return this.#entries.get(name)?.log.history() ?? [];
   }
 
   /** Calls `listener` with every console line and status change of `name` until unsubscribed. */
   subscribe(name: string, listener: (event: ConsoleEvent) => void): () => void {
-    const entry = this.#entry(name);
-    entry.listeners.add(listener);
-    return () => entry.listeners.delete(listener);
+    return this.#entry(name).log.subscribe(listener);
   }
 
   start(name: string): Promise<ServerStatus> {
@@ -150,7 +153,7 @@ export class Supervisor {
       this.#cancelRestart(entry);
       if (entry.process) await this.#halt(entry, await this.#record(name));
     });
-    entry.listeners.clear();
+    entry.log.close();
     this.#entries.delete(name);
   }
 
@@ -208,8 +211,14 @@ export class Supervisor {
         restarts: [],
         commandSent: false,
         lastExit: null,
-        log: new RingBuffer(),
-        listeners: new Set(),
+        log: new ConsoleFeed<ServerStatus>({
+          name,
+          pacer: this.#pacer,
+          now: this.deps.now,
+          onError: (error, server) => {
+            this.#consoleFailed(error, server);
+          },
+        }),
         lock: new Lock(),
       };
       this.#entries.set(name, entry);
@@ -260,23 +269,15 @@ export class Supervisor {
     entry.process = process;
     entry.stopRequested = false;
     entry.commandSent = false;
-    const splitters = {
-      stdout: new LineSplitter((line) => {
-        this.#append(entry, line);
-      }),
-      stderr: new LineSplitter((line) => {
-        this.#append(entry, line);
-      }),
-    };
+    const output = entry.log.output();
     process.onOutput((chunk, stream) => {
-      splitters[stream].push(chunk);
+      output.write(chunk, stream);
     });
     // Handled under the lock: an exit during this very start is seen once the start is
     // recorded, so the server never stays "running" with no process behind it.
     void process.exited
       .then((exit) => {
-        splitters.stdout.end();
-        splitters.stderr.end();
+        output.end();
         entry.lastExit = { ...exit, at: this.deps.now() };
         return entry.lock.run(() => this.#exited(name, entry, process, exit));
       })
@@ -381,17 +382,16 @@ export class Supervisor {
 
   #setStatus(entry: Entry, status: ServerStatus): void {
     entry.status = status;
-    this.#emit(entry, { type: 'status', status });
+    entry.log.status(status);
   }
 
   #append(entry: Entry, line: string): void {
-    const ts = this.deps.now().toISOString();
-    entry.log.push({ line, ts });
-    this.#emit(entry, { type: 'log', line, ts });
+    entry.log.append(line);
   }
 
-  #emit(entry: Entry, event: ConsoleEvent): void {
-    for (const listener of entry.listeners) listener(event);
+  /** A console listener or the console's own work failed, outside any request: it is logged. */
+  #consoleFailed(error: unknown, server: string): void {
+    this.deps.log.error({ err: error, server }, 'console output handling failed');
   }
 }
 

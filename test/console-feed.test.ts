@@ -1,0 +1,166 @@
+/**
+ * What a console shows when output comes faster than it can be shown (ConsoleFeed): output is
+ * written all at once, before the console has had a single turn, so whatever it must drop is
+ * dropped every time, at chunk boundaries chosen by fast-check. Every line is either shown, in
+ * order, or counted in a `[panel] N lines skipped` notice in its place, and the history is
+ * exactly the last 1000 lines.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import * as fc from 'fast-check';
+import {
+  BACKLOG_LINES,
+  ConsoleFeed,
+  ConsolePacer,
+  type FeedEvent,
+} from '../src/modules/console/console-feed.js';
+import { HISTORY_LINES, LineSplitter, MAX_LINE_BYTES } from '../src/modules/console/console-log.js';
+
+type Status = 'running' | 'stopped';
+const SKIPPED = /^\[panel\] (\d+) lines skipped: /;
+const DONE = '[panel] done';
+
+function feed(): ConsoleFeed<Status> {
+  const fail = (error: unknown) => {
+    throw error;
+  };
+  return new ConsoleFeed<Status>({
+    name: 'test',
+    pacer: new ConsolePacer(fail),
+    now: () => new Date(0),
+    onError: fail,
+  });
+}
+
+/** Every event shown until the `[panel] done` line that follows everything written. */
+function collect(console: ConsoleFeed<Status>): Promise<FeedEvent<Status>[]> {
+  const events: FeedEvent<Status>[] = [];
+  return new Promise((resolve) => {
+    console.subscribe((event) => {
+      events.push(event);
+      if (event.type === 'log' && event.line === DONE) resolve(events);
+    });
+  });
+}
+
+/** What a console shows of `bytes` when nothing is dropped. */
+function allLines(bytes: Buffer): string[] {
+  const lines: string[] = [];
+  const splitter = new LineSplitter((line) => lines.push(line));
+  splitter.push(bytes);
+  splitter.end();
+  return lines;
+}
+
+/** `bytes` cut into chunks at `cuts` (positions, taken modulo the length). */
+function chunksOf(bytes: Buffer, cuts: number[]): Buffer[] {
+  const ends = [...new Set(cuts.map((cut) => cut % bytes.length)), bytes.length].sort(
+    (a, b) => a - b,
+  );
+  return ends
+    .map((end, i) => bytes.subarray(i === 0 ? 0 : ends[i - 1], end))
+    .filter((chunk) => chunk.length > 0);
+}
+
+/** Walks the lines shown against every line written: each shown in order, or counted skipped. */
+function assertAccounted(shown: string[], written: string[]): number {
+  let next = 0;
+  let skipped = 0;
+  for (const line of shown) {
+    const notice = SKIPPED.exec(line);
+    if (notice) {
+      skipped += Number(notice[1]);
+      next += Number(notice[1]);
+      continue;
+    }
+    assert.equal(line, written[next], `line ${next} of ${written.length}`);
+    next += 1;
+  }
+  assert.equal(next, written.length, 'every line shown or counted');
+  return skipped;
+}
+
+describe('console feed: output faster than it can be shown', () => {
+  const numbered = (count: number, width: number) =>
+    Array.from({ length: count }, (_, i) => `${i} `.padEnd(width, '.'));
+
+  it('shows or counts every line, and the history is the last 1000 lines', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          // Short lines past the line limit, and long ones past the byte limit (4 MiB).
+          shape: fc.constantFrom(
+            { width: 1, most: 4 * BACKLOG_LINES },
+            { width: 20, most: 4 * BACKLOG_LINES },
+            { width: 900, most: 7_000 },
+            { width: MAX_LINE_BYTES + 10, most: 1_500 },
+          ),
+          share: fc.double({ min: 0, max: 1, noNaN: true }),
+          cuts: fc.array(fc.nat(), { minLength: 1, maxLength: 300 }),
+          trailing: fc.boolean(),
+        }),
+        async ({ shape: { width, most }, share, cuts, trailing }) => {
+          const lines = Math.max(1, Math.round(share * most));
+          const console = feed();
+          const shown = collect(console);
+          const text = numbered(lines, width).join('\n') + (trailing ? '\n' : '');
+          const bytes = Buffer.from(text);
+          const output = console.output();
+          for (const chunk of chunksOf(bytes, cuts)) output.write(chunk, 'stdout');
+          output.end();
+          console.append(DONE);
+
+          const events = await shown;
+          const logged = events.flatMap((event) => (event.type === 'log' ? [event.line] : []));
+          const written = allLines(bytes);
+          const skipped = assertAccounted(logged.slice(0, -1), written);
+          assert.equal(console.skippedLines, skipped);
+          const history = console.history().map((entry) => entry.line);
+          assert.deepEqual(history.slice(0, -1), written.slice(-(HISTORY_LINES - 1)));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('keeps queued output and status changes in the order they happened', async () => {
+    const console = feed();
+    const shown = collect(console);
+    const output = console.output();
+    const lines = numbered(3 * BACKLOG_LINES, 8);
+    const half = lines.length / 2;
+    output.write(Buffer.from(lines.slice(0, half).join('\n') + '\n'), 'stdout');
+    console.status('running');
+    console.append('[panel] between');
+    output.write(Buffer.from(lines.slice(half).join('\n') + '\n'), 'stderr');
+    console.status('stopped');
+    console.append(DONE);
+
+    const events = await shown;
+    const at = (match: (event: FeedEvent<Status>) => boolean) => events.findIndex(match);
+    const running = at((event) => event.type === 'status' && event.status === 'running');
+    const between = at((event) => event.type === 'log' && event.line === '[panel] between');
+    const stopped = at((event) => event.type === 'status' && event.status === 'stopped');
+    const last = at((event) => event.type === 'log' && event.line === lines.at(-1));
+    assert.ok(running >= 0 && running + 1 === between && between < last && last < stopped);
+    const logged = events.flatMap((event) => (event.type === 'log' ? [event.line] : []));
+    assertAccounted(
+      logged.filter((line) => line !== '[panel] between' && line !== DONE),
+      lines,
+    );
+  });
+
+  it('shows nothing more once closed', async () => {
+    const console = feed();
+    const events: FeedEvent<Status>[] = [];
+    console.subscribe((event) => events.push(event));
+    const output = console.output();
+    output.write(Buffer.from('one\ntwo\n'), 'stdout');
+    console.close();
+    output.write(Buffer.from('three\n'), 'stdout');
+    console.append('[panel] after');
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(events, []);
+  });
+});
