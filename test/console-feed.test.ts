@@ -1,15 +1,16 @@
 /**
- * What a console shows when output comes faster than it can be shown (ConsoleFeed): output is
- * written all at once, before the console has had a single turn, so whatever it must drop is
- * dropped every time, at chunk boundaries chosen by fast-check. Every line is either shown, in
- * order, or counted in a `[panel] N lines skipped` notice in its place, and the history is
- * exactly the last 1000 lines.
+ * What a console shows (ConsoleFeed): lines in batches, a quiet server's at once; and when output
+ * comes faster than it can be shown, output written all at once, before the console has had a
+ * single turn, so whatever it must drop is dropped every time, at chunk boundaries chosen by
+ * fast-check. Every line is either shown, in order, or counted in a `skipped` event in its place,
+ * and the history is exactly the last 1000 lines.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as fc from 'fast-check';
 import {
   BACKLOG_LINES,
+  BATCH_MAX_LINES,
   ConsoleFeed,
   ConsolePacer,
   type FeedEvent,
@@ -17,20 +18,30 @@ import {
 import { HISTORY_LINES, LineSplitter, MAX_LINE_BYTES } from '../src/modules/console/console-log.js';
 
 type Status = 'running' | 'stopped';
-const SKIPPED = /^\[panel\] (\d+) lines skipped: /;
 const DONE = '[panel] done';
 
-function feed(): ConsoleFeed<Status> {
+function feed(now: () => Date = () => new Date(0)): ConsoleFeed<Status> {
   const fail = (error: unknown) => {
     throw error;
   };
   return new ConsoleFeed<Status>({
     name: 'test',
     pacer: new ConsolePacer(fail),
-    now: () => new Date(0),
+    now,
     onError: fail,
   });
 }
+
+/** What listeners were shown, line by line: a line, or a count of lines skipped in its place. */
+function shownOf(events: FeedEvent<Status>[]): (string | { skipped: number })[] {
+  return events.flatMap((event): (string | { skipped: number })[] => {
+    if (event.type === 'log') return [...event.lines];
+    if (event.type === 'skipped') return [{ skipped: event.lines }];
+    return [];
+  });
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Every event shown until the `[panel] done` line that follows everything written. */
 function collect(console: ConsoleFeed<Status>): Promise<FeedEvent<Status>[]> {
@@ -38,7 +49,7 @@ function collect(console: ConsoleFeed<Status>): Promise<FeedEvent<Status>[]> {
   return new Promise((resolve) => {
     console.subscribe((event) => {
       events.push(event);
-      if (event.type === 'log' && event.line === DONE) resolve(events);
+      if (event.type === 'log' && event.lines.includes(DONE)) resolve(events);
     });
   });
 }
@@ -63,14 +74,14 @@ function chunksOf(bytes: Buffer, cuts: number[]): Buffer[] {
 }
 
 /** Walks the lines shown against every line written: each shown in order, or counted skipped. */
-function assertAccounted(shown: string[], written: string[]): number {
+function assertAccounted(shown: (string | { skipped: number })[], written: string[]): number {
   let next = 0;
   let skipped = 0;
   for (const line of shown) {
-    const notice = SKIPPED.exec(line);
-    if (notice) {
-      skipped += Number(notice[1]);
-      next += Number(notice[1]);
+    if (typeof line !== 'string') {
+      assert.ok(line.skipped > 0, 'a skipped event counts lines');
+      skipped += line.skipped;
+      next += line.skipped;
       continue;
     }
     assert.equal(line, written[next], `line ${next} of ${written.length}`);
@@ -111,7 +122,7 @@ describe('console feed: output faster than it can be shown', () => {
           console.append(DONE);
 
           const events = await shown;
-          const logged = events.flatMap((event) => (event.type === 'log' ? [event.line] : []));
+          const logged = shownOf(events);
           const written = allLines(bytes);
           const skipped = assertAccounted(logged.slice(0, -1), written);
           assert.equal(console.skippedLines, skipped);
@@ -139,11 +150,13 @@ describe('console feed: output faster than it can be shown', () => {
     const events = await shown;
     const at = (match: (event: FeedEvent<Status>) => boolean) => events.findIndex(match);
     const running = at((event) => event.type === 'status' && event.status === 'running');
-    const between = at((event) => event.type === 'log' && event.line === '[panel] between');
+    const has = (line: string | undefined) => (event: FeedEvent<Status>) =>
+      event.type === 'log' && line !== undefined && event.lines.includes(line);
+    const between = at(has('[panel] between'));
     const stopped = at((event) => event.type === 'status' && event.status === 'stopped');
-    const last = at((event) => event.type === 'log' && event.line === lines.at(-1));
+    const last = at(has(lines.at(-1)));
     assert.ok(running >= 0 && running + 1 === between && between < last && last < stopped);
-    const logged = events.flatMap((event) => (event.type === 'log' ? [event.line] : []));
+    const logged = shownOf(events);
     assertAccounted(
       logged.filter((line) => line !== '[panel] between' && line !== DONE),
       lines,
@@ -162,5 +175,79 @@ describe('console feed: output faster than it can be shown', () => {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(events, []);
+  });
+});
+
+describe('console feed: batches', () => {
+  it('sends the first line after a quiet spell at once, as a batch of its own', async () => {
+    const console = feed();
+    const events: FeedEvent<Status>[] = [];
+    console.subscribe((event) => events.push(event));
+    console.output().write(Buffer.from('hello\n'), 'stdout');
+    await turn();
+    await turn();
+    assert.deepEqual(events, [{ type: 'log', lines: ['hello'], ts: new Date(0).toISOString() }]);
+  });
+
+  it('gathers a flood into few batches, every line once and in order, each stamped with its last line', async () => {
+    let clock = 0;
+    const console = feed(() => new Date(clock++));
+    const shown = collect(console);
+    const output = console.output();
+    // Fewer than BACKLOG_LINES, so that none is dropped though all come before the first turn.
+    const lines = Array.from({ length: BACKLOG_LINES - 1 }, (_, i) => `line ${i}`);
+    // One line per chunk, as a server writing each line on its own would send them.
+    for (const line of lines) output.write(Buffer.from(`${line}\n`), 'stdout');
+    console.append(DONE);
+    const events = await shown;
+
+    const batches = events.filter((event) => event.type === 'log');
+    assert.deepEqual(
+      batches.flatMap((event) => event.lines),
+      [...lines, DONE],
+    );
+    assert.ok(batches.length < lines.length / 10, `${batches.length} batches`);
+    assert.ok(batches.every((event) => event.lines.length <= BATCH_MAX_LINES));
+    // Chunk i arrived at clock i: a batch is stamped with the arrival of its last line.
+    for (const batch of batches.slice(0, -1)) {
+      const last = Number(/\d+$/.exec(batch.lines.at(-1) ?? '')?.[0]);
+      assert.equal(batch.ts, new Date(last).toISOString());
+    }
+  });
+
+  it('sends the waiting lines before a status change, and nothing is lost across it', async () => {
+    const console = feed();
+    const shown = collect(console);
+    const output = console.output();
+    output.write(Buffer.from('a\n'), 'stdout');
+    await turn();
+    await turn();
+    output.write(Buffer.from('b\nc\n'), 'stdout'); // waits for the next batch
+    console.status('stopped');
+    output.write(Buffer.from('d\n'), 'stdout');
+    console.append(DONE);
+    const events = await shown;
+    assert.deepEqual(events, [
+      { type: 'log', lines: ['a'], ts: new Date(0).toISOString() },
+      { type: 'log', lines: ['b', 'c'], ts: new Date(0).toISOString() },
+      { type: 'status', status: 'stopped' },
+      { type: 'log', lines: ['d', DONE], ts: new Date(0).toISOString() },
+    ]);
+  });
+
+  it('gives a listener that comes while a batch waits every line once: history, then batches', async () => {
+    const console = feed();
+    const output = console.output();
+    output.write(Buffer.from('a\n'), 'stdout');
+    await turn();
+    await turn();
+    output.write(Buffer.from('b\nc\n'), 'stdout');
+    await turn();
+    await turn(); // b and c are taken, and wait for the next batch
+    const history = console.history().map((entry) => entry.line);
+    const shown = collect(console);
+    console.append(DONE);
+    const events = await shown;
+    assert.deepEqual([...history, ...shownOf(events)], ['a', 'b', 'c', DONE]);
   });
 });

@@ -1,15 +1,20 @@
 /**
- * The live console socket (DECISIONS.md §3, §4): who may open it, what it sends (history, then
- * live lines and status changes), commands typed into it, sockets closed at once when their owner
- * loses access, a client that does not read, limits on what a client sends, and tokens kept out
- * of the log. Every socket here is a real WebSocket client against a listening panel.
+ * The live console socket, protocol v2 (DECISIONS.md §3, §4, issue 12): who may open it, what it
+ * sends (history, then batches of lines and status changes), commands typed into it and shown to
+ * every reader, a server that no longer reads its input, sockets closed at once when their owner
+ * loses access, a reader that falls behind (a skipped count, never a cut) or reads nothing (closed
+ * after a while), limits on what a client sends, and tokens kept out of the log. Every socket here
+ * is a real WebSocket client against a listening panel, and every server the fixture game server
+ * or a shell; no test measures a time.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import type { Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { CLOSE, IN_FLIGHT_BYTES } from '../src/modules/console/console.hub.js';
 import type {
   ExitInfo,
   ProcessRuntime,
@@ -26,16 +31,19 @@ import {
   sendCommand,
   serverAction,
   setRole,
+  stats,
   type Session,
 } from './helpers/factories.js';
 
 type ServerMessage =
   | { readonly type: 'history'; readonly lines: readonly string[] }
-  | { readonly type: 'log'; readonly line: string; readonly ts: string }
+  | { readonly type: 'log'; readonly lines: readonly string[]; readonly ts: string }
   | { readonly type: 'status'; readonly status: string }
+  | { readonly type: 'skipped'; readonly lines: number }
   | { readonly type: 'error'; readonly code: string; readonly message: string };
 
 type ErrorMessage = Extract<ServerMessage, { type: 'error' }>;
+type LogMessage = Extract<ServerMessage, { type: 'log' }>;
 
 interface Closed {
   readonly code: number;
@@ -75,6 +83,8 @@ const opened = new Set<ConsoleClient>();
 /** A console socket that collects every message it receives, in order. */
 class ConsoleClient {
   readonly messages: ServerMessage[] = [];
+  /** Bytes of every message received. */
+  receivedBytes = 0;
   readonly closed: Promise<Closed>;
   #closeInfo: Closed | undefined;
   readonly #waiters = new Set<{
@@ -87,7 +97,9 @@ class ConsoleClient {
     opened.add(this);
     ws.on('error', () => undefined); // a cut-off connection may end in ECONNRESET; 'close' follows
     ws.on('message', (data: WebSocket.RawData) => {
-      const message = JSON.parse(rawText(data)) as ServerMessage;
+      const text = rawText(data);
+      this.receivedBytes += text.length;
+      const message = JSON.parse(text) as ServerMessage;
       this.messages.push(message);
       for (const waiter of this.#waiters) {
         if (waiter.predicate(message)) {
@@ -130,8 +142,9 @@ class ConsoleClient {
     return this.ws.readyState === WebSocket.OPEN;
   }
 
+  /** The lines of every log batch received, in order. */
   logLines(): string[] {
-    return this.messages.flatMap((message) => (message.type === 'log' ? [message.line] : []));
+    return this.messages.flatMap((message) => (message.type === 'log' ? message.lines : []));
   }
 
   statuses(): string[] {
@@ -186,9 +199,10 @@ class ConsoleClient {
     return this.waitFor(predicate, what, { from: this.messages.length });
   }
 
+  /** The batch that holds `line`, among those received from index `from` on or arriving later. */
   waitForLine(line: string, from = 0): Promise<ServerMessage> {
     return this.waitFor(
-      (message) => message.type === 'log' && message.line === line,
+      (message) => message.type === 'log' && message.lines.includes(line),
       `the line "${line}"`,
       { from },
     );
@@ -339,6 +353,15 @@ const isHistory = (
   message: ServerMessage | undefined,
 ): message is Extract<ServerMessage, { type: 'history' }> => message?.type === 'history';
 
+/** Waits until the fixture said it is up, live or already in the history. */
+async function serverUp(client: ConsoleClient): Promise<void> {
+  const up = (line: string) => line.startsWith('Done!');
+  await client.waitFor(
+    (m) => (m.type === 'log' || m.type === 'history') && m.lines.some(up),
+    'the server up',
+  );
+}
+
 describe('console socket: refused before the upgrade', () => {
   let panel: TestPanel;
   let base: string;
@@ -457,7 +480,7 @@ describe('console socket: history and live events', () => {
     await late.close();
   });
 
-  it('then streams {"type":"log","line","ts"} and {"type":"status","status"} in order', async () => {
+  it('then streams {"type":"log","lines","ts"} and {"type":"status","status"} in order', async () => {
     await createServer(panel, admin, 'narrator');
     const client = await ConsoleClient.connect(base, 'narrator', asHeader(admin));
     await startServer(panel, admin, 'narrator');
@@ -472,7 +495,8 @@ describe('console socket: history and live events', () => {
     assert.deepEqual(client.statuses(), ['starting', 'running', 'stopping', 'stopped']);
     for (const message of messages.slice(1)) {
       if (message.type === 'log') {
-        assert.deepEqual(Object.keys(message).sort(), ['line', 'ts', 'type']);
+        assert.deepEqual(Object.keys(message).sort(), ['lines', 'ts', 'type']);
+        assert.ok(message.lines.length > 0, 'a batch is never empty');
         assert.equal(new Date(message.ts).toISOString(), message.ts, 'ts is an ISO date');
       } else {
         assert.equal(message.type, 'status', JSON.stringify(message));
@@ -485,7 +509,8 @@ describe('console socket: history and live events', () => {
       return index;
     };
     const status = (name: string) => at((m) => m.type === 'status' && m.status === name);
-    const line = (text: string) => at((m) => m.type === 'log' && m.line === text);
+    // The batch a line came in: a status frame always comes after the lines printed before it.
+    const line = (text: string) => at((m) => m.type === 'log' && m.lines.includes(text));
     assert.ok(status('starting') < line('Starting fake server'));
     assert.ok(status('running') < line('[Server] hello there'));
     assert.ok(line('[Server] hello there') < status('stopping'));
@@ -509,6 +534,65 @@ describe('console socket: history and live events', () => {
     assert.deepEqual(first.lines, numbered(500, 1500));
 
     await stopServer(panel, admin, 'chatterbox');
+    await watcher.close();
+    await late.close();
+  });
+
+  it('sends a flood in batches: every line once, in order, in fewer frames than lines', async () => {
+    await createServer(panel, admin, 'batcher');
+    await startServer(panel, admin, 'batcher');
+    const client = await ConsoleClient.connect(base, 'batcher', asHeader(admin));
+    await serverUp(client);
+    const from = client.messages.length;
+    const response = await sendCommand(panel, admin, 'batcher', 'spam 5000');
+    assert.equal(response.statusCode, 200, response.body);
+    await client.waitForLine('line 4999', from);
+
+    const after = client.messages.slice(from);
+    const batches = after.filter((m): m is LogMessage => m.type === 'log');
+    assert.equal(batches.length, after.length, 'nothing but batches of lines');
+    assert.deepEqual(
+      batches.flatMap((batch) => batch.lines),
+      ['[panel] admin> spam 5000', ...numbered(0, 5000)],
+    );
+    assert.ok(batches.length < 5000, `${batches.length} frames for 5001 lines`);
+    let previous = '';
+    for (const batch of batches) {
+      assert.equal(new Date(batch.ts).toISOString(), batch.ts, 'ts is an ISO date');
+      assert.ok(batch.ts >= previous, `ts ${batch.ts} after ${previous}`);
+      previous = batch.ts;
+    }
+
+    await stopServer(panel, admin, 'batcher');
+    await client.close();
+  });
+
+  it('gives a socket opened after 5,000 lines exactly the last 1000 lines the console showed', async () => {
+    await createServer(panel, admin, 'scroller');
+    await startServer(panel, admin, 'scroller');
+    const watcher = await ConsoleClient.connect(base, 'scroller', asHeader(admin));
+    await serverUp(watcher);
+    await say(panel, admin, 'scroller', 'before');
+    const response = await sendCommand(panel, admin, 'scroller', 'spam 5000');
+    assert.equal(response.statusCode, 200, response.body);
+    await watcher.waitForLine('line 4999');
+    await say(panel, admin, 'scroller', 'after');
+    await watcher.waitForLine('[Server] after');
+
+    const late = await ConsoleClient.connect(base, 'scroller', asHeader(admin));
+    const first = await late.waitFor(() => true, 'the history');
+    assert.ok(isHistory(first));
+    const [history] = watcher.messages;
+    assert.ok(isHistory(history));
+    const shown = [...history.lines, ...watcher.logLines()];
+    assert.deepEqual(first.lines, shown.slice(-1000), 'what the console showed last');
+    assert.deepEqual(first.lines, [
+      ...numbered(4002, 5000),
+      '[panel] admin> say after',
+      '[Server] after',
+    ]);
+
+    await stopServer(panel, admin, 'scroller');
     await watcher.close();
     await late.close();
   });
@@ -540,6 +624,49 @@ describe('console socket: commands', () => {
     assert.equal(client.messages.filter((m) => m.type === 'error').length, 0);
     await stopServer(panel, admin, 'arena');
     await client.close();
+  });
+
+  it('shows every reader each command as "[panel] <username>> <command>", before its answer', async () => {
+    const alice = await register(panel, 'alice');
+    const bob = await register(panel, 'bob');
+    await setServers(panel, admin, 'alice', ['arena']);
+    await setServers(panel, admin, 'bob', ['arena']);
+    await startServer(panel, admin, 'arena');
+    const hers = await ConsoleClient.connect(base, 'arena', asHeader(alice));
+    const his = await ConsoleClient.connect(base, 'arena', asHeader(bob));
+    await serverUp(hers);
+    await serverUp(his);
+
+    hers.send({ type: 'command', command: 'say hi' });
+    for (const client of [hers, his]) await client.waitForLine('[Server] hi');
+    const response = await sendCommand(panel, bob, 'arena', 'say there');
+    assert.equal(response.statusCode, 200, response.body);
+    for (const client of [hers, his]) await client.waitForLine('[Server] there');
+
+    const expected = ['[panel] alice> say hi', '[Server] hi', '[panel] bob> say there'];
+    expected.push('[Server] there');
+    for (const client of [hers, his]) {
+      const lines = client.logLines();
+      assert.deepEqual(
+        lines.filter((line) => expected.includes(line)),
+        expected,
+        lines.join(' | '),
+      );
+    }
+    const late = await ConsoleClient.connect(base, 'arena', asHeader(admin));
+    const history = await late.waitFor(isHistory, 'the history');
+    assert.ok(isHistory(history));
+    const since = history.lines.lastIndexOf('[panel] alice> say hi');
+    assert.deepEqual(
+      history.lines.slice(since).filter((line) => expected.includes(line)),
+      expected,
+      'the history shows them too',
+    );
+
+    await stopServer(panel, admin, 'arena');
+    await late.close();
+    await his.close();
+    await hers.close();
   });
 
   it('answers a malformed message with an error and keeps the socket open', async () => {
@@ -627,6 +754,82 @@ describe('console socket: commands', () => {
     await bystander.close();
   });
 });
+
+for (const [sandbox, env] of [
+  ['the default sandbox', {}],
+  ['SANDBOX=none', { SANDBOX: 'none' }],
+] as const) {
+  describe(`console socket: a server that closed its input (${sandbox})`, () => {
+    const NOT_READ = '[panel] the server does not read its input: the command was not read';
+    let panel: TestPanel;
+    let base: string;
+    let admin: Session;
+    before(async () => {
+      panel = await startPanel(env);
+      base = await panel.listen();
+      admin = await register(panel, 'admin');
+      await createServer(panel, admin, 'deaf', {
+        startCommand: `sh -c 'exec 0<&-; echo "input closed"; while :; do sleep 1; done'`,
+      });
+      await createServer(panel, admin, 'listener');
+    });
+    after(async () => {
+      await closeAll();
+      await panel.close();
+    });
+
+    it('still answers 200 to a command, and the console says it was not read', async () => {
+      await startServer(panel, admin, 'deaf');
+      const client = await ConsoleClient.connect(base, 'deaf', asHeader(admin));
+      await client.waitFor(
+        (m) => (m.type === 'log' || m.type === 'history') && m.lines.includes('input closed'),
+        'the server to close its input',
+      );
+      const from = client.messages.length;
+      await say(panel, admin, 'deaf', 'anyone?');
+      await client.waitForLine(NOT_READ, from);
+      const next = client.messages.length;
+      client.send({ type: 'command', command: 'say hello?' });
+      await client.waitForLine(NOT_READ, next);
+      assert.deepEqual(client.logLines().slice(-4), [
+        '[panel] admin> say anyone?',
+        NOT_READ,
+        '[panel] admin> say hello?',
+        NOT_READ,
+      ]);
+      assert.equal(client.messages.filter((m) => m.type === 'error').length, 0);
+
+      await stopServer(panel, admin, 'deaf');
+      await client.close();
+    });
+
+    it('says nothing of the kind for a server that reads its input, however often it starts', async () => {
+      const client = await ConsoleClient.connect(base, 'listener', asHeader(admin));
+      // What the panel learns of a server's input as it starts must hold at every start.
+      for (let start = 1; start <= 8; start++) {
+        const from = client.messages.length;
+        await startServer(panel, admin, 'listener');
+        await client.waitFor(
+          (m) => m.type === 'log' && m.lines.some((line) => line.startsWith('Done!')),
+          'the server up',
+          { from },
+        );
+        for (const word of ['one', 'two', 'three', 'four']) {
+          const text = `${word} (start ${start})`;
+          if (word === 'two') client.send({ type: 'command', command: `say ${text}` });
+          else await say(panel, admin, 'listener', text);
+          await client.waitForLine(`[Server] ${text}`, from);
+        }
+        // The notice comes a little after its command, once the panel looked at the server's
+        // processes in /proc; the stats look there too, after every check of these commands.
+        await stats(panel, admin, 'listener');
+        assert.ok(!client.logLines().includes(NOT_READ), client.logLines().join(' | '));
+        await stopServer(panel, admin, 'listener');
+      }
+      await client.close();
+    });
+  });
+}
 
 describe('console socket: losing access closes open sockets at once', () => {
   let panel: TestPanel;
@@ -733,13 +936,7 @@ describe('console socket: losing access closes open sockets at once', () => {
     const elsewhere = await ConsoleClient.connect(base, 'elsewhere', asHeader(bystander));
     // Up and running, so the deletion stops it at once (a stop in the first few milliseconds
     // after a start does not reach a sandboxed server and waits for the SIGKILL, 5 s later).
-    // The line may come live, or already in the history if the server was quicker.
-    await mine.waitFor(
-      (m) =>
-        (m.type === 'log' && m.line.startsWith('Done!')) ||
-        (m.type === 'history' && m.lines.some((line) => line.startsWith('Done!'))),
-      'the server up',
-    );
+    await serverUp(mine);
     const response = await panel.app.inject({
       method: 'DELETE',
       url: '/api/servers/doomed',
@@ -754,23 +951,239 @@ describe('console socket: losing access closes open sockets at once', () => {
   });
 });
 
-describe('console socket: a client that does not read', () => {
-  // Each burst is a quarter of the queue limit, and the reader reads all of one before the next
-  // is asked for, so a reader never comes near the limit; a client that reads nothing passes it
-  // once the kernel's socket buffers are full, after a number of bursts that depends on the host.
-  // (One burst larger than the limit is no fair test: the reader shares this process's event
-  // loop with the panel, which can queue a whole burst before the reader gets to read.)
-  const MAX_QUEUED_BYTES = 256 * 1024;
-  const BURST = 1000; // lines; about 66 KiB of log messages
-  const MAX_BURSTS = 400; // 26 MB in all: far beyond any kernel buffering
+/**
+ * An upper bound on what the kernel holds of a connection whose reader reads nothing: the largest
+ * receive buffer of the reader's end and the largest send buffer of the panel's (TCP autotuning
+ * never goes past them), and a little for what the reader's process took before it stopped.
+ * Past that, and past what the panel handed to the socket (IN_FLIGHT_BYTES), frames for that
+ * reader can only wait in the panel's queue for it.
+ */
+function heldForAStalledReader(): number {
+  const largest = (file: string): number => {
+    const value = Number(readFileSync(file, 'utf8').trim().split(/\s+/).at(-1));
+    assert.ok(Number.isSafeInteger(value) && value > 0, `${file}: ${value}`);
+    return value;
+  };
+  const slack = 1024 * 1024;
+  return (
+    largest('/proc/sys/net/ipv4/tcp_rmem') +
+    largest('/proc/sys/net/ipv4/tcp_wmem') +
+    IN_FLIGHT_BYTES +
+    slack
+  );
+}
+
+/** Lines of a `count` burst and their width: a burst is about 512 KiB of frames. */
+const BURST_LINES = 4000;
+const BURST_WIDTH = 128;
+const COUNTED = /^count (\d+)\.*$/;
+
+/** The numbers of the `count` lines among `lines`, in order. */
+const counted = (lines: readonly string[]): number[] =>
+  lines.flatMap((line) => {
+    const match = COUNTED.exec(line);
+    return match ? [Number(match[1])] : [];
+  });
+
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from }, (_, i) => from + i);
+
+/**
+ * Has a server print numbered bursts (`count`), each once `reader` received all of the one
+ * before: a reader that reads never has more than one burst to catch up with, and the console
+ * never falls behind the server.
+ */
+class PacedPrinter {
+  /** Lines printed so far: `count 0` … `count printed-1`. */
+  printed = 0;
+
+  constructor(
+    private readonly panel: TestPanel,
+    private readonly session: Session,
+    private readonly server: string,
+    private readonly reader: ConsoleClient,
+  ) {}
+
+  get lastLine(): string {
+    return `count ${this.printed - 1}`.padEnd(BURST_WIDTH, '.');
+  }
+
+  async burst(): Promise<void> {
+    const from = this.reader.messages.length;
+    const command = `count ${BURST_LINES} ${BURST_WIDTH}`;
+    const response = await sendCommand(this.panel, this.session, this.server, command);
+    assert.equal(response.statusCode, 200, response.body);
+    this.printed += BURST_LINES;
+    await this.reader.waitForLine(this.lastLine, from);
+  }
+
+  /** Bursts until they printed more than `bytes`. */
+  async moreThan(bytes: number): Promise<void> {
+    const from = this.printed;
+    while ((this.printed - from) * BURST_WIDTH <= bytes) await this.burst();
+  }
+}
+
+/**
+ * Checks that the log lines `client` received are `shown` (every line since its history), in
+ * order, but for runs of lines replaced, where they were, by a `skipped` count of exactly their
+ * number; answers the lines skipped.
+ */
+function assertGapsCounted(client: ConsoleClient, shown: readonly string[]): number {
+  let at = 0;
+  let skipped = 0;
+  for (const message of client.messages) {
+    if (message.type === 'skipped') {
+      at += message.lines;
+      skipped += message.lines;
+    } else if (message.type === 'log') {
+      for (const line of message.lines) {
+        if (line !== shown[at]) {
+          assert.fail(`line ${at} is "${line}", where the console showed "${shown[at]}"`);
+        }
+        at += 1;
+      }
+    }
+  }
+  assert.equal(at, shown.length, 'every line was received or counted as skipped');
+  return skipped;
+}
+
+describe('console socket: a reader that falls behind', () => {
+  // A small queue, so that a reader that stops reading soon has batches dropped; a stall limit
+  // out of reach, so that it is never closed for not reading.
+  const MAX_QUEUED_BYTES = 1024 * 1024;
+  let panel: TestPanel;
+  let base: string;
+  let admin: Session;
+  before(async () => {
+    panel = await startPanel(
+      {},
+      { consoleLimits: { maxQueuedBytes: MAX_QUEUED_BYTES, stalledMs: 10 * 60_000 } },
+    );
+    base = await panel.listen();
+    admin = await register(panel, 'admin');
+  });
+  after(async () => {
+    await closeAll();
+    await panel.close();
+  });
+
+  it('is told {"type":"skipped","lines":N} where its batches were dropped, then gets the lines after, and stays open', async () => {
+    await createServer(panel, admin, 'torrent');
+    await startServer(panel, admin, 'torrent');
+    const reader = await ConsoleClient.connect(base, 'torrent', asHeader(admin));
+    await serverUp(reader);
+    const slow = await ConsoleClient.connect(base, 'torrent', asHeader(admin));
+    await slow.waitFor(isHistory, 'the history');
+    // The server is quiet: from here on, both get the same lines.
+    const since = reader.logLines().length;
+    // Stops reading the connection itself, not only handing on its messages.
+    slow.ws.pause();
+
+    const printer = new PacedPrinter(panel, admin, 'torrent', reader);
+    await printer.moreThan(heldForAStalledReader() + MAX_QUEUED_BYTES);
+    assert.ok(slow.isOpen);
+    slow.ws.resume();
+    await printer.burst();
+    await slow.waitFor(
+      (m) => m.type === 'log' && m.lines.includes(printer.lastLine),
+      'the last burst',
+      { timeoutMs: 60_000 },
+    );
+
+    const shown = reader.logLines();
+    assert.equal(reader.messages.filter((m) => m.type === 'skipped').length, 0);
+    assert.deepEqual(counted(shown), range(0, printer.printed), 'the reader saw every line');
+    const skipped = assertGapsCounted(slow, shown.slice(since));
+    assert.ok(skipped > 0, 'the reader that stopped reading had lines skipped');
+    const lastSkip = slow.messages.findLastIndex((m) => m.type === 'skipped');
+    assert.ok(
+      slow.messages.slice(lastSkip + 1).some((m) => m.type === 'log'),
+      'batches follow the skipped count',
+    );
+    await slow.assertServed();
+    await reader.assertServed();
+
+    await stopServer(panel, admin, 'torrent');
+    await slow.close();
+    await reader.close();
+  });
+
+  it('does not hold the server up while a reader reads nothing', async () => {
+    await createServer(panel, admin, 'geyser');
+    await startServer(panel, admin, 'geyser');
+    const reader = await ConsoleClient.connect(base, 'geyser', asHeader(admin));
+    await serverUp(reader);
+    const stalled = await ConsoleClient.connect(base, 'geyser', asHeader(admin));
+    await stalled.waitFor(isHistory, 'the history');
+    stalled.ws.pause();
+
+    // The server prints without end, and records in a file how many lines it wrote to its
+    // output, a pipe it writes synchronously: the count only rises while the panel reads.
+    const pouredFile = path.join(panel.config.serversDir, 'geyser', 'poured');
+    const poured = (): number | undefined => {
+      try {
+        return Number(readFileSync(pouredFile, 'utf8'));
+      } catch {
+        return undefined;
+      }
+    };
+    const from = reader.messages.length;
+    const bytesBefore = reader.receivedBytes;
+    const response = await sendCommand(panel, admin, 'geyser', 'pour 200 200');
+    assert.equal(response.statusCode, 200, response.body);
+    // Once more was sent to every reader than the stalled one's connection can hold, what is
+    // sent to it waits in the panel: from then on it is stalled.
+    const held = heldForAStalledReader();
+    await eventually(
+      () => (reader.receivedBytes - bytesBefore > held ? true : undefined),
+      'more output than a stalled connection holds',
+      120_000,
+    );
+    const printedThen = poured() ?? 0;
+    assert.ok(printedThen > 0);
+    await eventually(
+      () => ((poured() ?? 0) >= printedThen + 20_000 ? true : undefined),
+      'the server to print on',
+      60_000,
+    );
+    await reader.waitFor(
+      (m) =>
+        m.type === 'log' &&
+        m.lines.some((line) => Number(/^pour (\d+)/.exec(line)?.[1] ?? -1) >= printedThen),
+      'a line printed after the reader stalled',
+      { from, timeoutMs: 60_000 },
+    );
+    assert.ok(stalled.isOpen, 'the stalled reader is only behind');
+    assert.ok(reader.isOpen);
+
+    await stopServer(panel, admin, 'geyser');
+    stalled.ws.resume();
+    await stalled.close();
+    await reader.close();
+  });
+});
+
+describe('console socket: a reader that reads nothing', () => {
+  // A queue limit out of reach: only the stall limit can end the socket.
+  const STALLED_MS = 1_000;
   let panel: TestPanel;
   let base: string;
   let admin: Session;
   let sloth: Session;
+  const logged: string[] = [];
   before(async () => {
     panel = await startPanel(
-      {},
-      { consoleLimits: { maxQueuedBytes: MAX_QUEUED_BYTES, socketsPerUser: 1 } },
+      { LOG_LEVEL: 'info' },
+      {
+        consoleLimits: { stalledMs: STALLED_MS, socketsPerUser: 1, maxQueuedBytes: 1024 ** 3 },
+        logStream: {
+          write: (line: string) => {
+            logged.push(line);
+          },
+        },
+      },
     );
     base = await panel.listen();
     admin = await register(panel, 'admin');
@@ -794,46 +1207,50 @@ describe('console socket: a client that does not read', () => {
     return true;
   }
 
-  it('is cut off while a reading client on the same server receives every line', async () => {
+  it('is closed once data waited for it for stalledMs, and readers that read go on', async () => {
     await startServer(panel, admin, 'firehose');
     const reader = await ConsoleClient.connect(base, 'firehose', asHeader(admin));
+    await serverUp(reader);
     const slow = await ConsoleClient.connect(base, 'firehose', asHeader(sloth));
-    await reader.waitFor(isHistory, 'the reader’s history');
     await slow.waitFor(isHistory, 'the slow client’s history');
-    const tcp = (slow.ws as unknown as { _socket: Socket })._socket;
-    tcp.pause();
+    // The server is quiet: from here on, both get the same lines.
+    const since = reader.logLines().length;
+    slow.ws.pause();
     assert.equal(await slothLetGo(), false);
 
-    const last = `line ${BURST - 1}`;
-    let bursts = 0;
-    let cutAfter: number | undefined;
-    // Bursts until the panel lets go of the slow client, then two more that only the reader gets.
-    while (cutAfter === undefined || bursts < cutAfter + 2) {
-      assert.ok(bursts < MAX_BURSTS, `the slow client was still held after ${bursts} bursts`);
-      const from = reader.messages.length;
-      const response = await sendCommand(panel, admin, 'firehose', `spam ${BURST}`);
-      assert.equal(response.statusCode, 200, response.body);
-      await reader.waitForLine(last, from);
-      bursts += 1;
-      if (cutAfter === undefined && (await slothLetGo())) cutAfter = bursts;
-    }
-    const spam = reader.logLines().filter((line) => /^line \d+$/.test(line));
-    assert.equal(spam.length, bursts * BURST, 'the reader saw every line');
-    assert.deepEqual(
-      spam,
-      Array.from({ length: bursts }, () => numbered(0, BURST)).flat(),
-      'in order',
+    const printer = new PacedPrinter(panel, admin, 'firehose', reader);
+    await printer.moreThan(heldForAStalledReader());
+    await eventually(
+      async () => ((await slothLetGo()) ? true : undefined),
+      'the panel to let go of the socket that reads nothing',
+      60_000,
     );
-    assert.ok(reader.isOpen);
+    const closings = logged
+      .map((line) => JSON.parse(line) as { msg?: string; server?: string })
+      .filter(
+        (entry) => entry.msg === 'closed a console socket that read nothing while data waited',
+      );
+    assert.equal(closings.length, 1, logged.join('\n'));
+    assert.equal(closings[0]?.server, 'firehose');
 
-    // A client that does not read cannot see its connection end either: it reads what the
-    // kernel still holds for it, then finds the connection gone.
-    tcp.resume();
-    const closed = await slow.closedWithin();
-    assert.equal(closed.code, 1006, 'ended without a close frame, which it could not have read');
-    const slowSpam = slow.logLines().filter((line) => /^line \d+$/.test(line));
-    assert.ok(slowSpam.length < spam.length, 'the slow client missed the bursts after the cut');
+    await printer.burst();
+    const shown = reader.logLines();
+    assert.equal(reader.messages.filter((m) => m.type === 'skipped').length, 0);
+    assert.deepEqual(counted(shown), range(0, printer.printed), 'the reader saw every line');
     await reader.assertServed();
+
+    // It reads what the kernel still held for it, then finds the connection closed; the close
+    // frame sat behind what it did not read, so it may never see it.
+    slow.ws.resume();
+    const closed = await slow.closedWithin(60_000);
+    assert.ok([CLOSE.notReading, 1006].includes(closed.code), `closed with ${closed.code}`);
+    const got = slow.logLines();
+    assert.ok(got.length < shown.length - since, 'it missed what came after');
+    assert.deepEqual(
+      got,
+      shown.slice(since, since + got.length),
+      'what it got came in order, without a gap',
+    );
 
     await stopServer(panel, admin, 'firehose');
     await reader.close();
@@ -862,6 +1279,7 @@ function runtimeWithBrokenStdin(): ProcessRuntime {
         writeLine: () => {
           throw new Error('stdin exploded at /srv/secret/path');
         },
+        readsInput: () => Promise.resolve(true),
         terminate: () => {
           end({ code: null, signal: 'SIGTERM' });
           return Promise.resolve();

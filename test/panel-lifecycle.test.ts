@@ -655,12 +655,12 @@ class ConsoleReader {
           : Buffer.isBuffer(data)
             ? data.toString('utf8')
             : Buffer.from(data).toString('utf8');
-        const message = JSON.parse(text) as { type: string; lines?: string[]; line?: string };
+        const message = JSON.parse(text) as { type: string; lines?: string[] };
         if (message.type === 'history') {
           reader.lines.push(...(message.lines ?? []));
           resolve();
-        } else if (message.type === 'log' && message.line !== undefined) {
-          reader.lines.push(message.line);
+        } else if (message.type === 'log') {
+          reader.lines.push(...(message.lines ?? []));
         }
       });
       socket.once('error', reject);

@@ -180,12 +180,12 @@ class ConsoleReader {
         const text = Array.isArray(data)
           ? Buffer.concat(data).toString('utf8')
           : Buffer.from(data as ArrayBuffer).toString('utf8');
-        const message = JSON.parse(text) as { type: string; lines?: string[]; line?: string };
+        const message = JSON.parse(text) as { type: string; lines?: string[] };
         if (message.type === 'history') {
           reader.lines.push(...(message.lines ?? []));
           resolve();
-        } else if (message.type === 'log' && message.line !== undefined) {
-          reader.lines.push(message.line);
+        } else if (message.type === 'log') {
+          reader.lines.push(...(message.lines ?? []));
         }
       });
       socket.once('error', reject);

@@ -9,9 +9,14 @@
  * between however fast a server prints. The output itself is read as it comes: what the console
  * cannot show is dropped here, never left in the pipe to hold the server up.
  *
+ * Lines reach listeners in batches (protocol v2): the first line after a quiet spell at once,
+ * then at most one batch every {@link BATCH_MS} ms (sooner when a batch is full), so a flood costs
+ * each reader one frame per batch, not one per line. A status change or a line of the panel's own
+ * sends what waits before it at once, in order.
+ *
  * When a server prints faster than the console can show, the oldest queued output is dropped,
  * whole chunks at a time, so that at most {@link BACKLOG_LINES} lines wait. Dropped lines are
- * counted, and where they were the console shows `[panel] N lines skipped …` instead. The queue
+ * counted, and where they were listeners get a `skipped` event with the count instead. The queue
  * always keeps the newest 1000 lines and more, so once the output calms down the history is
  * exactly the last 1000 lines again.
  */
@@ -32,12 +37,20 @@ export const BACKLOG_LINES = 5_000;
 const BACKLOG_BYTES = 4 * 1024 * 1024;
 /** The console's share of one event-loop turn, across all servers. */
 export const SLICE_MS = 2;
-/** The clock is read after this many lines: lines to many sockets cost microseconds each. */
-const LINES_PER_CLOCK_READ = 8;
+/** The clock is read after this many lines. */
+const LINES_PER_CLOCK_READ = 64;
+/** Lines that come while a batch was sent less than this long ago wait for the next one. */
+export const BATCH_MS = 20;
+/** A batch this full goes at once. */
+export const BATCH_MAX_LINES = 2_000;
+const BATCH_MAX_CHARS = 256 * 1024;
 
 export type FeedEvent<Status extends string> =
-  | { readonly type: 'log'; readonly line: string; readonly ts: string }
-  | { readonly type: 'status'; readonly status: Status };
+  /** Lines in order; `ts` is when the last of them arrived. */
+  | { readonly type: 'log'; readonly lines: readonly string[]; readonly ts: string }
+  | { readonly type: 'status'; readonly status: Status }
+  /** Lines the server printed that nobody will see, where they would have been. */
+  | { readonly type: 'skipped'; readonly lines: number };
 
 /** Where a process's output goes: one per process, for both its streams. */
 export interface OutputSink {
@@ -66,7 +79,9 @@ type Item<Status extends string> =
     }
   /** Dropped output; later drops right after it add to it. */
   | { readonly kind: 'skipped'; lines: number }
-  | { readonly kind: 'event'; readonly event: FeedEvent<Status> }
+  /** A line of the panel's own. */
+  | { readonly kind: 'line'; readonly line: string; readonly ts: string }
+  | { readonly kind: 'status'; readonly status: Status }
   | { readonly kind: 'end'; readonly stream: Stream; readonly ts: string };
 
 /** Work that the pacer runs in slices. */
@@ -138,9 +153,15 @@ export class ConsoleFeed<Status extends string> implements Drainable {
   #skipAt = -1;
   #queuedNewlines = 0;
   #queuedBytes = 0;
-  /** Dropped lines not yet announced. */
-  #unannounced = 0;
   #skippedLines = 0;
+  /** Lines shown but not yet sent to listeners, and when the last of them arrived. */
+  #batch: string[] = [];
+  #batchChars = 0;
+  #batchTs = '';
+  /** The batch goes as soon as the current work is done. */
+  #urgent = false;
+  #lastSent = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | null = null;
   /** The time of the output item being split. */
   #ts = '';
   #lastTime = Number.NaN;
@@ -166,9 +187,13 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     return this.#skippedLines;
   }
 
-  /** The last ≤1000 lines shown, oldest first. */
+  /**
+   * The last ≤1000 lines sent to listeners, oldest first. Lines of the batch not yet sent are
+   * left out: a listener subscribed now receives them in that batch.
+   */
   history(): ConsoleLine[] {
-    return this.#history.toArray();
+    const lines = this.#history.toArray();
+    return lines.slice(0, Math.max(0, lines.length - this.#batch.length));
   }
 
   /** Calls `listener` with every event from now on, until unsubscribed. */
@@ -195,13 +220,20 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     };
   }
 
-  /** A line of the panel's own (`[panel] …`), after everything before it. */
+  /** A line of the panel's own (`[panel] …`), sent at once after everything before it. */
   append(line: string): void {
-    this.#event({ type: 'log', line, ts: this.#timestamp() });
+    const item = { kind: 'line', line, ts: this.#timestamp() } as const;
+    if (this.#idle()) {
+      this.#take(item);
+      this.#sendBatch();
+    } else this.#enqueue(item);
   }
 
+  /** A status change, sent at once after everything before it. */
   status(status: Status): void {
-    this.#event({ type: 'status', status });
+    const item = { kind: 'status', status } as const;
+    if (this.#idle()) this.#take(item);
+    else this.#enqueue(item);
   }
 
   /** Drops what is queued and every listener; nothing is shown any more. */
@@ -209,6 +241,9 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     this.#closed = true;
     this.#listeners.clear();
     this.abandon();
+    this.#batch = [];
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
     this.deps.pacer.forget(this);
   }
 
@@ -223,6 +258,13 @@ export class ConsoleFeed<Status extends string> implements Drainable {
   }
 
   drain(deadline: number): boolean {
+    const more = this.#work(deadline);
+    this.#scheduleBatch();
+    return more;
+  }
+
+  /** Takes queued items until `deadline`; true when some are left. */
+  #work(deadline: number): boolean {
     let lines = 0;
     while (this.#head < this.#queue.length) {
       if (this.#closed) return false;
@@ -240,13 +282,8 @@ export class ConsoleFeed<Status extends string> implements Drainable {
           this.#queuedBytes -= next - item.offset;
           item.offset = next;
         }
-      } else if (item?.kind === 'skipped') {
-        this.#unannounced += item.lines;
-      } else if (item?.kind === 'event') {
-        this.#emit(item.event);
-      } else if (item?.kind === 'end') {
-        this.#ts = item.ts;
-        item.stream.splitter.end();
+      } else if (item !== undefined) {
+        this.#take(item);
       }
       this.#queue[this.#head] = undefined;
       this.#head += 1;
@@ -254,6 +291,68 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     }
     this.abandon();
     return false;
+  }
+
+  /** Shows one queued item other than output. */
+  #take(item: Exclude<Item<Status>, { kind: 'output' }>): void {
+    switch (item.kind) {
+      case 'skipped':
+        this.#sendBatch();
+        this.#send({ type: 'skipped', lines: item.lines });
+        return;
+      case 'line':
+        this.#line(item.line, item.ts);
+        this.#urgent = true;
+        return;
+      case 'status':
+        this.#sendBatch();
+        this.#send({ type: 'status', status: item.status });
+        return;
+      case 'end':
+        this.#ts = item.ts;
+        item.stream.splitter.end();
+        this.#urgent = true;
+        return;
+    }
+  }
+
+  /** A line is shown: it joins the history and the batch. */
+  #line(line: string, ts: string): void {
+    this.#history.push({ line, ts });
+    this.#batch.push(line);
+    this.#batchChars += line.length;
+    this.#batchTs = ts;
+    if (this.#batch.length >= BATCH_MAX_LINES || this.#batchChars >= BATCH_MAX_CHARS) {
+      this.#sendBatch();
+    }
+  }
+
+  /** Sends the batch now, or once BATCH_MS have passed since the last one. */
+  #scheduleBatch(): void {
+    if (this.#batch.length === 0 || this.#timer !== null) return;
+    const wait = this.#lastSent + BATCH_MS - performance.now();
+    if (this.#urgent || wait <= 0) {
+      this.#sendBatch();
+      return;
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#sendBatch();
+    }, wait);
+  }
+
+  #sendBatch(): void {
+    this.#urgent = false;
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    if (this.#batch.length === 0) return;
+    const lines = this.#batch;
+    this.#batch = [];
+    this.#batchChars = 0;
+    this.#lastSent = performance.now();
+    this.#send({ type: 'log', lines, ts: this.#batchTs });
   }
 
   /** Forgets the part of the queue already taken, so that a queue never drained stays small. */
@@ -268,7 +367,7 @@ export class ConsoleFeed<Status extends string> implements Drainable {
   #stream(): Stream {
     return {
       splitter: new LineSplitter((line) => {
-        this.#emit({ type: 'log', line, ts: this.#ts });
+        this.#line(line, this.#ts);
       }),
       unfinished: 0,
     };
@@ -329,11 +428,9 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     this.#dropFrom = index;
   }
 
-  /** Shown at once when nothing waits (as a quiet server's are), else after what waits. */
-  #event(event: FeedEvent<Status>): void {
-    if (this.#closed) return;
-    if (this.#head === this.#queue.length) this.#emit(event);
-    else this.#enqueue({ kind: 'event', event });
+  /** Nothing waits to be shown, as with a quiet server: an event can be taken at once. */
+  #idle(): boolean {
+    return !this.#closed && this.#head === this.#queue.length;
   }
 
   #enqueue(item: Item<Status>): void {
@@ -342,17 +439,7 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     this.deps.pacer.wake(this);
   }
 
-  #emit(event: FeedEvent<Status>): void {
-    if (this.#unannounced > 0) {
-      const skipped = this.#unannounced;
-      this.#unannounced = 0;
-      this.#emit({
-        type: 'log',
-        line: `[panel] ${skipped} lines skipped: the server printed faster than the console can show`,
-        ts: this.#ts,
-      });
-    }
-    if (event.type === 'log') this.#history.push(event);
+  #send(event: FeedEvent<Status>): void {
     for (const listener of this.#listeners) {
       try {
         listener(event);

@@ -1,7 +1,13 @@
 /**
- * The open console sockets. Each server's events are serialised once and sent to every socket
- * watching it. A socket whose unsent data passes the queue limit is cut off, so one client that
- * does not read can neither hold the others back nor grow the panel's memory. Commands typed into
+ * The open console sockets (protocol v2). Each server's events come in batches of lines; each is
+ * encoded once, into one buffer that every socket watching the server then sends.
+ *
+ * A socket takes frames while less than {@link IN_FLIGHT_BYTES} of what it was given is still
+ * unwritten; past that, frames wait in its own queue. When what waits passes the queue limit,
+ * the waiting batches of lines are dropped and replaced by one `{"type":"skipped","lines":N}`, so
+ * a slow reader keeps a live console with a visible gap, never holds the others back and never
+ * grows the panel's memory. Only a socket that takes nothing at all for `stalledMs` (30 s) while
+ * data waits is closed, with 4408. Commands typed into
  * a socket are checked against the caller's current rights, like the command endpoint, and a
  * socket whose owner loses access (ban, removal, deletion, password change) is closed at once.
  * What a socket sends is handled outside any request: a failure there is logged and answered
@@ -19,8 +25,10 @@ import type { ServersService } from '../servers/servers.service.js';
 export interface ConsoleLimits {
   /** Open console sockets one user may hold. */
   readonly socketsPerUser: number;
-  /** Unsent bytes a socket may queue before it is cut off. */
+  /** Bytes that may wait for a slow socket before its waiting batches are dropped. */
   readonly maxQueuedBytes: number;
+  /** A socket that takes nothing for this long while data waits for it is closed. */
+  readonly stalledMs: number;
   /** Incoming messages: sustained rate per second, and burst. */
   readonly messagesPerSecond: number;
   readonly messageBurst: number;
@@ -29,6 +37,7 @@ export interface ConsoleLimits {
 export const DEFAULT_CONSOLE_LIMITS: ConsoleLimits = {
   socketsPerUser: 10,
   maxQueuedBytes: 4 * 1024 * 1024,
+  stalledMs: 30_000,
   messagesPerSecond: 10,
   messageBurst: 20,
 };
@@ -41,8 +50,23 @@ export const CLOSE = {
   tokenInvalid: 4401,
   accessRemoved: 4403,
   serverDeleted: 4404,
+  notReading: 4408,
   tooManyMessages: 4429,
 } as const;
+
+/** What a socket was given and has not yet written out, past which frames wait in its queue. */
+export const IN_FLIGHT_BYTES = 256 * 1024;
+/** A socket closed for not reading is ended this long after its close frame. */
+const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * A frame waiting for a socket: a batch of `lines` lines, another message (never dropped), or
+ * lines skipped in its place.
+ */
+type Waiting =
+  | { readonly kind: 'lines'; readonly data: Buffer; readonly lines: number }
+  | { readonly kind: 'other'; readonly data: Buffer }
+  | { readonly kind: 'skipped'; lines: number };
 
 interface Client {
   readonly socket: WebSocket;
@@ -51,6 +75,12 @@ interface Client {
   readonly server: string;
   tokens: number;
   refilledAt: number;
+  /** Bytes given to the socket and not yet written out. */
+  inFlight: number;
+  readonly waiting: Waiting[];
+  waitingBytes: number;
+  /** When the socket last wrote something out, or when data began to wait for it. */
+  progressAt: number;
 }
 
 type Outgoing =
@@ -62,6 +92,9 @@ export class ConsoleHub {
   readonly #byServer = new Map<string, Set<Client>>();
   readonly #byUser = new Map<number, Set<Client>>();
   readonly #unsubscribe = new Map<string, () => void>();
+  /** Sockets that data waits for; checked for stalls while there are any. */
+  readonly #backedUp = new Set<Client>();
+  #stallTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly deps: {
@@ -96,6 +129,10 @@ export class ConsoleHub {
       ...owner,
       tokens: this.deps.limits.messageBurst,
       refilledAt: Date.now(),
+      inFlight: 0,
+      waiting: [],
+      waitingBytes: 0,
+      progressAt: Date.now(),
     };
     add(this.#byServer, owner.server, client);
     add(this.#byUser, owner.userId, client);
@@ -103,7 +140,7 @@ export class ConsoleHub {
       this.#unsubscribe.set(
         owner.server,
         this.deps.supervisor.subscribe(owner.server, (event) => {
-          this.#broadcast(owner.server, JSON.stringify(event));
+          this.#broadcast(owner.server, event);
         }),
       );
     }
@@ -117,12 +154,13 @@ export class ConsoleHub {
       });
     });
     const lines = this.deps.supervisor.history(owner.server).map((entry) => entry.line);
-    this.#send(client, JSON.stringify({ type: 'history', lines } satisfies Outgoing));
+    this.#reply(client, { type: 'history', lines });
     // Access may have been taken away between the check before the upgrade and now.
     void this.#recheckClient(client);
   }
 
   #detach(client: Client): void {
+    this.#forgetWaiting(client);
     remove(this.#byUser, client.userId, client);
     if (remove(this.#byServer, client.server, client)) {
       this.#unsubscribe.get(client.server)?.();
@@ -130,27 +168,129 @@ export class ConsoleHub {
     }
   }
 
-  #broadcast(server: string, text: string): void {
-    for (const client of this.#byServer.get(server) ?? []) this.#send(client, text);
-  }
-
-  #send(client: Client, text: string): void {
-    const { socket } = client;
-    if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > this.deps.limits.maxQueuedBytes) {
-      this.deps.log.info(
-        { server: client.server, user: client.userId },
-        'cut off a console client that does not read',
-      );
-      socket.terminate();
-      this.#detach(client);
-      return;
+  /** Encodes `event` once and gives the same bytes to every socket watching `server`. */
+  #broadcast(server: string, event: ConsoleEvent): void {
+    const clients = this.#byServer.get(server);
+    if (!clients) return;
+    const data = Buffer.from(JSON.stringify(event));
+    for (const client of clients) {
+      if (event.type === 'log')
+        this.#give(client, { kind: 'lines', data, lines: event.lines.length });
+      else if (event.type === 'skipped') this.#skip(client, event.lines, data);
+      else this.#give(client, { kind: 'other', data });
     }
-    socket.send(text);
   }
 
   #reply(client: Client, message: Outgoing): void {
-    this.#send(client, JSON.stringify(message));
+    this.#give(client, { kind: 'other', data: Buffer.from(JSON.stringify(message)) });
+  }
+
+  /** Sends `frame` now if the socket keeps up, else queues it, dropping batches past the limit. */
+  #give(client: Client, frame: Exclude<Waiting, { kind: 'skipped' }>): void {
+    if (client.socket.readyState !== client.socket.OPEN) return;
+    if (client.waiting.length === 0 && client.inFlight < IN_FLIGHT_BYTES) {
+      this.#write(client, frame.data);
+      return;
+    }
+    this.#wait(client, frame, frame.data.length);
+    if (client.waitingBytes > this.deps.limits.maxQueuedBytes) this.#dropBatches(client);
+  }
+
+  /** `lines` lines nobody will see: told now if the socket keeps up, else before its next batch. */
+  #skip(client: Client, lines: number, data: Buffer): void {
+    if (client.socket.readyState !== client.socket.OPEN) return;
+    if (client.waiting.length === 0 && client.inFlight < IN_FLIGHT_BYTES) {
+      this.#write(client, data);
+      return;
+    }
+    const last = client.waiting.at(-1);
+    if (last?.kind === 'skipped') last.lines += lines;
+    else this.#wait(client, { kind: 'skipped', lines }, 0);
+  }
+
+  #wait(client: Client, frame: Waiting, bytes: number): void {
+    if (client.waiting.length === 0 && client.inFlight === 0) client.progressAt = Date.now();
+    client.waiting.push(frame);
+    client.waitingBytes += bytes;
+    this.#backedUp.add(client);
+    this.#watchStalls();
+  }
+
+  /** Replaces the waiting batches of lines by the count of their lines; other frames stay. */
+  #dropBatches(client: Client): void {
+    const kept: Waiting[] = [];
+    let bytes = 0;
+    for (const frame of client.waiting) {
+      if (frame.kind === 'other') {
+        kept.push(frame);
+        bytes += frame.data.length;
+        continue;
+      }
+      const last = kept.at(-1);
+      if (last?.kind === 'skipped') last.lines += frame.lines;
+      else kept.push({ kind: 'skipped', lines: frame.lines });
+    }
+    client.waiting.splice(0, client.waiting.length, ...kept);
+    client.waitingBytes = bytes;
+  }
+
+  #write(client: Client, data: Buffer): void {
+    if (client.inFlight === 0 && client.waiting.length === 0) client.progressAt = Date.now();
+    client.inFlight += data.length;
+    client.socket.send(data, { binary: false }, (error) => {
+      client.inFlight -= data.length;
+      client.progressAt = Date.now();
+      if (!error) this.#pump(client);
+    });
+  }
+
+  /** Gives a socket that wrote out what it had the frames waiting for it, in order. */
+  #pump(client: Client): void {
+    while (client.inFlight < IN_FLIGHT_BYTES) {
+      const frame = client.waiting.shift();
+      if (frame === undefined) break;
+      if (frame.kind === 'skipped') {
+        this.#write(client, Buffer.from(JSON.stringify({ type: 'skipped', lines: frame.lines })));
+      } else {
+        client.waitingBytes -= frame.data.length;
+        this.#write(client, frame.data);
+      }
+    }
+    if (client.waiting.length === 0) this.#backedUp.delete(client);
+  }
+
+  #forgetWaiting(client: Client): void {
+    client.waiting.length = 0;
+    client.waitingBytes = 0;
+    this.#backedUp.delete(client);
+  }
+
+  /** While data waits for some socket, closes those that took nothing for `stalledMs`. */
+  #watchStalls(): void {
+    if (this.#stallTimer !== null) return;
+    const { stalledMs } = this.deps.limits;
+    this.#stallTimer = setTimeout(
+      () => {
+        this.#stallTimer = null;
+        const now = Date.now();
+        for (const client of [...this.#backedUp]) {
+          if (now - client.progressAt < stalledMs) continue;
+          this.deps.log.info(
+            { server: client.server, user: client.userId },
+            'closed a console socket that read nothing while data waited',
+          );
+          this.#detach(client);
+          const { socket } = client;
+          socket.close(CLOSE.notReading, 'not reading');
+          setTimeout(() => {
+            socket.terminate();
+          }, CLOSE_GRACE_MS).unref();
+        }
+        if (this.#backedUp.size > 0) this.#watchStalls();
+      },
+      Math.min(5_000, Math.max(50, stalledMs / 4)),
+    );
+    this.#stallTimer.unref();
   }
 
   async #onMessage(client: Client, data: RawData, isBinary: boolean): Promise<void> {

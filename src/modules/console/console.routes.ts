@@ -25,9 +25,9 @@ export function consoleRoutes(
       summary: 'Live console (WebSocket)',
       description:
         'Token in the Authorization header or the `token` query parameter; refused with 401/403/404 before the upgrade, 429 past the sockets-per-user cap. ' +
-        'Server to client: `{"type":"history","lines":[…]}` first, then `{"type":"log","line","ts"}` and `{"type":"status","status"}`; ' +
-        'lines a server printed faster than they could be shown are replaced by one log line, `[panel] N lines skipped: …`. ' +
-        'Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid, 4403 access removed, 4404 server deleted, 4429 too many messages, 1009 message too big; a client that does not read is dropped without a close frame (1006).',
+        'Protocol v2. Server to client, one JSON text frame each: `{"type":"history","lines":[…]}` first (the last ≤1000 lines), then batches `{"type":"log","lines":["…",…],"ts":"<ISO time of the last line>"}` (a quiet server\'s line at once; during a flood at most one batch per 20 ms), `{"type":"status","status":"…"}` and `{"type":"skipped","lines":N}` where N lines were dropped for this reader (it fell more than 4 MiB behind) or for everyone (the server printed faster than the console can show). ' +
+        'Commands appear to every reader as `[panel] <username>> <command>`. ' +
+        'Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid, 4403 access removed, 4404 server deleted, 4408 read nothing for 30 s while data waited (a client that reads nothing may only see 1006), 4429 too many messages, 1009 message too big.',
       params: ServerParams,
       querystring: ConsoleQuery,
     },

@@ -136,6 +136,8 @@ export function serversRoutes(app: App, servers: ServersService): void {
       schema: {
         tags: ['servers'],
         summary: "Type a line into the server's console; 409 when it is not running",
+        description:
+          "Written to the server's standard input with a newline, and shown to every console reader as `[panel] <username>> <command>`. When the server no longer reads its input the answer is still 200, and the console says the command was not read.",
         params: ServerParams,
         body: CommandBody,
         response: responses(StatusEnvelope, 400, 401, 403, 404, 409),

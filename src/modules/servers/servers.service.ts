@@ -162,7 +162,7 @@ export class ServersService {
 
   async command(user: User, name: string, command: string): Promise<void> {
     await this.require(user, name);
-    this.deps.supervisor.command(name, command);
+    this.deps.supervisor.command(name, command, user.username);
   }
 
   async stats(user: User, name: string): Promise<ServerStats> {

@@ -13,16 +13,15 @@ import type {
   Usage,
 } from '../../servers/runtime/process-runtime.js';
 import { StartError } from '../../servers/runtime/process-runtime.js';
-import { ConsoleFeed, ConsolePacer } from '../console/console-feed.js';
+import { ConsoleFeed, ConsolePacer, type FeedEvent } from '../console/console-feed.js';
 import type { ConsoleLine } from '../console/console-log.js';
 import { parseCommand } from './command.js';
 import type { ServerRecord, ServersRepository } from './servers.repository.js';
 
 export type ServerStatus = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
 
-export type ConsoleEvent =
-  | { readonly type: 'log'; readonly line: string; readonly ts: string }
-  | { readonly type: 'status'; readonly status: ServerStatus };
+/** What a console listener hears: batches of lines, status changes and lines nobody will see. */
+export type ConsoleEvent = FeedEvent<ServerStatus>;
 
 /** At most this many automatic restarts inside the window; then the server stays crashed. */
 const MAX_RESTARTS = 3;
@@ -131,13 +130,35 @@ export class Supervisor {
     });
   }
 
-  /** Writes `command` and a newline to the server's standard input. */
-  command(name: string, command: string): void {
+  /**
+   * Writes `command` and a newline to the server's standard input, and shows it in the console
+   * as typed by `by`, so that everyone watching sees what was sent. When the server no longer
+   * holds its input, the console says the command was not read.
+   */
+  command(name: string, command: string, by: string): void {
     const entry = this.#entries.get(name);
-    if (entry?.status !== 'running' || !entry.process?.writeLine(command)) {
+    const process = entry?.process;
+    if (entry?.status !== 'running' || !process) {
       throw new AppError('CONFLICT', 'The server is not running');
     }
+    this.#append(entry, `[panel] ${by}> ${command}`);
+    const written = process.writeLine(command);
     entry.commandSent = true;
+    void (written ? process.readsInput() : Promise.resolve(false))
+      .then((reads) => {
+        if (!reads && entry.process === process) {
+          this.#append(
+            entry,
+            '[panel] the server does not read its input: the command was not read',
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        this.deps.log.error(
+          { err: error, server: name },
+          'could not tell whether a server reads its input',
+        );
+      });
   }
 
   async usage(name: string): Promise<Usage> {

@@ -16,6 +16,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -261,11 +262,15 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       const [program, ...args] = wrap(spec);
       if (program === undefined) throw new StartError('Empty command');
       // In a cgroup, the process waits on fd 3 until the panel has moved it in, so that nothing
-      // it forks can start outside.
+      // it forks can start outside. It reads in a subshell: `<&3` in the shell itself would move
+      // its fd 0, the server's input, for a moment, and the panel looks at fd 0 meanwhile.
       const argv: [string, string[]] =
         group === null
           ? [program, args]
-          : ['/bin/sh', ['-c', 'read -r _ <&3 && exec 3<&- && exec "$@"', 'sh', program, ...args]];
+          : [
+              '/bin/sh',
+              ['-c', '(read -r _ <&3) && exec 3<&- && exec "$@"', 'sh', program, ...args],
+            ];
       const child = spawn(argv[0], argv[1], {
         cwd: spec.cwd,
         env: { ...SERVER_ENV, HOME: spec.cwd, PWD: spec.cwd },
@@ -276,6 +281,9 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       // Listeners first, before anything is awaited: an exit or output while the panel waits
       // for the spawn, the cgroup or the process identity is kept, never lost.
       const running = localProcess(child, group, bwrap !== null ? 2 : 0);
+      // A process that ends before it read its go-ahead resets this socket (ECONNRESET); its
+      // exit is handled like any other, and an unhandled 'error' would end the panel.
+      child.stdio[3]?.on('error', () => undefined);
       try {
         await Promise.race([
           once(child, 'spawn'),
@@ -343,7 +351,11 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
  */
 function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDepth: number) {
   const startedAt = new Date();
-  child.stdin?.on('error', () => undefined); // EPIPE once the server closed its input
+  // EPIPE once no process holds the server's input any more.
+  let inputClosed = false;
+  child.stdin?.on('error', () => {
+    inputClosed = true;
+  });
   let lastSample: { ticks: number; at: number; percent: number } | undefined;
   let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
   const held: [Buffer, OutputStream][] = [];
@@ -353,6 +365,10 @@ function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDe
   };
   child.stdout?.on('data', forward('stdout'));
   child.stderr?.on('data', forward('stderr'));
+  // A read error only means the process is gone, which its exit tells; unhandled, it would end
+  // the panel.
+  child.stdout?.on('error', () => undefined);
+  child.stderr?.on('error', () => undefined);
 
   let pid = child.pid ?? -1;
   const endAll = async (): Promise<void> => {
@@ -395,6 +411,15 @@ function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDe
   return {
     ready(knownPid: number, identity: string): RunningProcess {
       pid = knownPid;
+      // The server's end of its input, as /proc shows it (`socket:[inode]`). A sandbox wrapper
+      // keeps it open all along, so only the server's own processes tell whether it is read.
+      let input: string | null = null;
+      try {
+        input = readlinkSync(`/proc/${pid}/fd/0`);
+      } catch (error) {
+        // Closed already; else not ours to see, and only a failed write tells.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') inputClosed = true;
+      }
       return {
         pid,
         identity,
@@ -409,6 +434,17 @@ function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDe
           if (!stdin || stdin.destroyed || !stdin.writable) return false;
           stdin.write(`${line}\n`);
           return true;
+        },
+        async readsInput() {
+          const stdin = child.stdin;
+          if (inputClosed || !stdin || stdin.destroyed) return false;
+          if (input === null) return true;
+          const processes = await serverProcesses();
+          if (processes.length === 0) return true; // not started inside its sandbox yet
+          const inputs = await Promise.all(
+            processes.map((stat) => readlink(`/proc/${stat.pid}/fd/0`).catch(() => null)),
+          );
+          return inputs.includes(input);
         },
         async terminate() {
           const processes = await serverProcesses();

@@ -40,6 +40,11 @@ export interface RunningProcess {
   onOutput(listener: (chunk: Buffer, stream: OutputStream) => void): void;
   /** Writes one line to standard input; false when standard input is closed. */
   writeLine(line: string): boolean;
+  /**
+   * False when no process of the server holds its standard input any more (it closed it), so
+   * what is written there is never read; true when it does or when that cannot be told.
+   */
+  readsInput(): Promise<boolean>;
   /** Asks the server's processes to end (SIGTERM), leaving any sandbox wrapper alone. */
   terminate(): Promise<void>;
   /** Ends every process of the server at once (SIGKILL). */
