@@ -1,37 +1,67 @@
 #!/usr/bin/env node
-// Builds the panel (tsc into dist/) only when it has never been built or a source changed since
-// the last build: `npm start` then starts in about a second instead of compiling every time.
-// A build is due when any file under src/, package.json, package-lock.json or a tsconfig is newer
-// than dist/.build-stamp, which a successful build writes.
+// Builds what `npm start` needs only when it has never been built or a source changed since the
+// last build: `npm start` then starts in about a second instead of compiling every time. Two
+// parts, each with its own stamp that a successful build writes:
+//   the server (tsc into dist/)      src/, package.json, package-lock.json, the tsconfigs
+//                                     → dist/.build-stamp
+//   the web UI (Vite into dist/web/) web/ except its tests, package.json, package-lock.json
+//                                     → dist/.web-build-stamp
+// A part is due when one of its inputs is newer than its stamp, or its stamp is missing.
+// `--always` (npm run build) builds both regardless, and stamps them too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const stamp = path.join('dist', '.build-stamp');
-const inputs = [
-  'package.json',
-  'package-lock.json',
-  'tsconfig.json',
-  'tsconfig.build.json',
-  ...readdirSync('src', { recursive: true, encoding: 'utf8' }).map((file) =>
-    path.join('src', file),
-  ),
-];
-const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-const changed = inputs.find((file) => existsSync(file) && statSync(file).mtimeMs > built);
-if (changed === undefined) process.exit(0);
+const always = process.argv.includes('--always');
+const shared = ['package.json', 'package-lock.json'];
 
-console.log(
-  built === 0
-    ? 'Building the panel (once; about a minute on a small machine)…'
-    : `Rebuilding the panel: ${changed} changed since the last build…`,
-);
-const result = spawnSync(
-  process.execPath,
-  ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+const filesUnder = (dir, keep = () => true) =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((file) => path.join(dir, file))
+    .filter(keep);
+
+const parts = [
   {
-    stdio: 'inherit',
+    name: 'the panel',
+    first: 'Building the panel (once; about a minute on a small machine)…',
+    stamp: path.join('dist', '.build-stamp'),
+    inputs: () => [...shared, 'tsconfig.json', 'tsconfig.build.json', ...filesUnder('src')],
+    command: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
   },
-);
-if (result.status !== 0) process.exit(result.status ?? 1);
-writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  {
+    name: 'the web UI',
+    first: 'Building the web UI (once; a few seconds)…',
+    stamp: path.join('dist', '.web-build-stamp'),
+    // The UI's own tests (unit and end-to-end) do not change what is served.
+    inputs: () => [
+      ...shared,
+      ...filesUnder(
+        'web',
+        (file) => !file.startsWith(path.join('web', 'e2e')) && !/\.test\.tsx?$/.test(file),
+      ),
+    ],
+    command: ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.mjs'],
+  },
+];
+
+for (const part of parts) {
+  const built = existsSync(part.stamp) ? statSync(part.stamp).mtimeMs : 0;
+  const changed = always
+    ? 'a full build'
+    : part.inputs().find((file) => existsSync(file) && statSync(file).mtimeMs > built);
+  if (changed === undefined) continue;
+  if (!always) {
+    console.log(
+      built === 0
+        ? part.first
+        : `Rebuilding ${part.name}: ${changed} changed since the last build…`,
+    );
+  }
+  const started = new Date();
+  const result = spawnSync(process.execPath, part.command, { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+  mkdirSync('dist', { recursive: true });
+  // Dated when the build started: a file saved while it ran is newer, and builds next time.
+  writeFileSync(part.stamp, `${started.toISOString()}\n`);
+  utimesSync(part.stamp, started, started);
+}

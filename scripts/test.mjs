@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the test suite with Node's test runner through tsx: every test/**/*.test.ts, or the files
-// given as arguments. (Node 20's runner does not expand globs itself.)
+// given as arguments. (Node 20's runner does not expand globs itself.) Without arguments, the web
+// UI's unit tests (Vitest, web/src/**/*.test.ts) run afterwards too.
 // The database is SQLite unless TEST_DATABASE_URL names a PostgreSQL database.
 //
 // Every panel the tests start logs (at debug level) into one file, and the tests list every
@@ -38,7 +39,16 @@ const child = spawn(process.execPath, args, {
 child.on('exit', (code, signal) => {
   const leaks = scanLog();
   rmSync(logDir, { recursive: true, force: true });
-  process.exit(leaks > 0 ? 1 : (code ?? (signal ? 1 : 0)));
+  const status = leaks > 0 ? 1 : (code ?? (signal ? 1 : 0));
+  if (given.length > 0) process.exit(status);
+  const web = spawn(
+    process.execPath,
+    ['node_modules/vitest/vitest.mjs', 'run', '--config', 'web/vite.config.mjs'],
+    { stdio: 'inherit' },
+  );
+  web.on('exit', (webCode, webSignal) => {
+    process.exit(status !== 0 ? status : (webCode ?? (webSignal ? 1 : 0)));
+  });
 });
 
 /** Prints and counts log lines holding a secret; 0 when the log is clean. */

@@ -20,6 +20,7 @@ import { registerErrorHandling, sendError } from './http/errors.js';
 import { registerInputGuards } from './http/input.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
+import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { LoginThrottle } from './modules/auth/login-throttle.js';
@@ -73,6 +74,8 @@ export interface AppOverrides {
   readonly localRuntime?: Pick<LocalRuntimeOptions, 'identityOf'>;
   /** How a slowed login waits (tests record the wait instead of waiting). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The built web UI to serve at `/` instead of `dist/web` (tests hand in a fixture). */
+  readonly webRoot?: string;
 }
 
 export const VERSION = (
@@ -158,6 +161,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   registerSecurityHeaders(app);
   registerInputGuards(app);
   await registerDocs(app, VERSION);
+  await registerWebUi(app, overrides.webRoot ?? DEFAULT_WEB_ROOT);
   // On close, servers are stopped before the console sockets close, so people watching see the
   // stop sequence to its end. The supervisor is made below; this is bound to it there.
   let stopServers = (): Promise<void> => Promise.resolve();

@@ -207,8 +207,9 @@ const MATRIX: readonly Row[] = [
 ];
 
 /**
- * The routes allowed to answer without a token (`METHOD url`; a trailing `*` matches the rest of
- * the URL). A HEAD route counts as its GET route.
+ * The routes allowed to answer without a token (`METHOD url`, exactly as registered; an entry
+ * ending in ` …` matches every route whose key starts with what precedes it). A HEAD route counts
+ * as its GET route.
  */
 const PUBLIC_ROUTES: readonly string[] = [
   'GET /api/health',
@@ -218,14 +219,15 @@ const PUBLIC_ROUTES: readonly string[] = [
   'GET /api/auth/oidc/:provider/login',
   'GET /api/auth/oidc/:provider/callback',
   'GET /api/openapi.json',
-  'GET /api/docs*', // the interactive docs page and its assets (swagger-ui's own routes)
+  'GET /api/docs …', // the interactive docs page and its assets (swagger-ui's own routes)
+  'GET /*', // the web UI: its files and index page; never an /api or /ws path (test/http.test.ts)
 ];
 
 const keyOf = (route: { method: string; url: string }): string => `${route.method} ${route.url}`;
 const titleOf = (route: Row): string =>
   route.variant === undefined ? keyOf(route) : `${keyOf(route)} (${route.variant})`;
 const matches = (entry: string, key: string): boolean =>
-  entry.endsWith('*') ? key.startsWith(entry.slice(0, -1)) : key === entry;
+  entry.endsWith(' …') ? key.startsWith(entry.slice(0, -2)) : key === entry;
 const isPublic = (key: string): boolean => PUBLIC_ROUTES.some((entry) => matches(entry, key));
 
 /** The shared state every cell works on, and the admin's helpers for setting it up. */

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import { assertError, json, register, type Session } from './helpers/factories.js';
 
@@ -173,5 +177,132 @@ describe('the HTTP surface', () => {
     ).data;
     assert.equal(users.filter((user) => user.role === 'support').length, 20);
     assert.equal(users.filter((user) => user.role === 'banned').length, 20);
+  });
+});
+
+describe('the web UI', () => {
+  let panel: TestPanel;
+  let webRoot: string;
+  const INDEX =
+    '<!doctype html><title>Game panel</title><script type="module" src="/assets/app-1a2b.js"></script>';
+  const SCRIPT = `console.log(${JSON.stringify('x'.repeat(2000))});`;
+  const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+
+  before(async () => {
+    webRoot = await mkdtemp(path.join(tmpdir(), 'panel-web-'));
+    await mkdir(path.join(webRoot, 'assets'));
+    await writeFile(path.join(webRoot, 'index.html'), INDEX);
+    await writeFile(path.join(webRoot, 'favicon.svg'), '<svg/>');
+    await writeFile(path.join(webRoot, 'assets', 'app-1a2b.js'), SCRIPT);
+    await writeFile(path.join(webRoot, 'assets', 'app-1a2b.js.gz'), gzipSync(SCRIPT));
+    await writeFile(path.join(webRoot, '.secret'), 'not served');
+    panel = await startPanel({}, { webRoot });
+  });
+  after(async () => {
+    await panel.close();
+    await rm(webRoot, { recursive: true, force: true });
+  });
+
+  const assertUiPolicy = (headers: Record<string, unknown>) => {
+    const csp = String(headers['content-security-policy']);
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /script-src 'self';/);
+    assert.match(csp, /style-src 'self';/);
+    assert.match(csp, /connect-src 'self' ws:\/\/panel\.example:8000 wss:\/\/panel\.example:8000;/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/);
+    assert.equal(headers['x-content-type-options'], 'nosniff');
+  };
+
+  it('serves the app at / and at every page path a browser opens, never cached', async () => {
+    for (const url of ['/', '/servers', '/servers/survival/files?path=world', '/sign-in']) {
+      const response = await panel.app.inject({
+        url,
+        headers: { ...html, host: 'panel.example:8000' },
+      });
+      assert.equal(response.statusCode, 200, url);
+      assert.match(String(response.headers['content-type']), /^text\/html/);
+      assert.equal(response.body, INDEX);
+      assert.equal(response.headers['cache-control'], 'no-cache');
+      assertUiPolicy(response.headers);
+    }
+  });
+
+  it('serves hashed assets as immutable, precompressed when the client accepts it', async () => {
+    const plain = await panel.app.inject({
+      url: '/assets/app-1a2b.js',
+      headers: { host: 'panel.example:8000' },
+    });
+    assert.equal(plain.statusCode, 200);
+    assert.equal(plain.body, SCRIPT);
+    assert.match(String(plain.headers['content-type']), /javascript/);
+    assert.equal(plain.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.match(String(plain.headers.vary), /Accept-Encoding/i);
+    assertUiPolicy(plain.headers);
+    const gzipped = await panel.app.inject({
+      url: '/assets/app-1a2b.js',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    assert.equal(gzipped.headers['content-encoding'], 'gzip');
+    const favicon = await panel.app.inject({ url: '/favicon.svg' });
+    assert.equal(favicon.statusCode, 200);
+    assert.equal(favicon.headers['cache-control'], 'no-cache');
+  });
+
+  it('keeps the JSON 404 for API and socket paths, and for clients not asking for HTML', async () => {
+    for (const [url, headers] of [
+      ['/api/nothing-here', html],
+      ['/api', html],
+      ['/ws/nothing-here', html],
+      ['/missing.js', {}],
+      ['/assets/gone-0000.js', { accept: '*/*' }],
+      ['/servers', { accept: 'application/json' }],
+      ['/servers', { accept: 'text/html;q=0' }],
+      ['/.secret', html],
+      ['/assets/../.secret', html],
+      ['/%2e%2e/package.json', {}],
+    ] as const) {
+      const response = await panel.app.inject({ url, headers });
+      if (url === '/.secret' || url === '/assets/../.secret') {
+        // A dotfile is never one of the build's files: a browser gets the app, nothing else.
+        assert.notEqual(response.body, 'not served', url);
+        continue;
+      }
+      assertError(response, 404, 'NOT_FOUND');
+      assert.equal(response.headers['cache-control'], 'no-store', url);
+      assert.match(String(response.headers['content-security-policy']), /default-src 'none'/);
+    }
+  });
+
+  it('never answers a UI path with a file outside the build', async () => {
+    for (const url of [
+      '/..%2fpackage.json',
+      '/%2e%2e%2fpackage.json',
+      '/assets/..%2f..%2fpackage.json',
+    ]) {
+      const response = await panel.app.inject({ url, headers: html });
+      assert.ok(!response.body.includes('"name": "game-panel"'), url);
+    }
+  });
+
+  it('still answers API routes, unknown methods and the docs as before', async () => {
+    assert.equal((await panel.app.inject({ url: '/api/health', headers: html })).statusCode, 200);
+    assertError(await panel.app.inject({ method: 'POST', url: '/servers', headers: html }), 404);
+    assert.equal((await panel.app.inject({ url: '/api/docs', headers: html })).statusCode, 200);
+  });
+});
+
+describe('the web UI, not built', () => {
+  it('answers the JSON 404 instead of a page it does not have', async () => {
+    const panel = await startPanel({}, { webRoot: path.join(tmpdir(), 'panel-web-never-built') });
+    try {
+      assertError(
+        await panel.app.inject({ url: '/servers', headers: { accept: 'text/html' } }),
+        404,
+        'NOT_FOUND',
+      );
+    } finally {
+      await panel.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Headers on every response. The API only ever answers JSON or file bytes, so the browser is told
- * not to sniff, frame, cache or run anything; the docs page loosens the policy for itself.
+ * not to sniff, frame, cache or run anything; the docs page and the web UI (`web.ts`) loosen the
+ * policy for themselves and set their own caching.
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -15,6 +16,8 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
     if (!reply.hasHeader('Content-Security-Policy')) {
       reply.header('Content-Security-Policy', API_CSP);
     }
-    if (!request.url.startsWith('/api/docs')) reply.header('Cache-Control', 'no-store');
+    if (!request.url.startsWith('/api/docs') && !reply.hasHeader('Cache-Control')) {
+      reply.header('Cache-Control', 'no-store');
+    }
   });
 }

@@ -1,0 +1,160 @@
+/**
+ * Servers page journeys: the admin's empty list, creating a server and seeing it listed, a
+ * refused creation showing the API's message, reload and pasted links, another user's view, and
+ * the same page on a 375 px phone.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import {
+  DESKTOP,
+  PHONE,
+  launchBrowser,
+  openTab,
+  screenshot,
+  type Tab,
+  type Viewport,
+} from './helpers/browser.js';
+import { startPanel, type E2ePanel } from './helpers/panel.js';
+
+const PASSWORD = 'correct horse battery';
+
+async function signIn(page: Page, username: string) {
+  await page.goto('/sign-in');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/servers');
+}
+
+async function createServer(page: Page, name: string, displayName: string) {
+  const form = page.getByRole('region', { name: 'Create server' });
+  await form.getByLabel('Name', { exact: true }).fill(name);
+  await form.getByLabel('Display name').fill(displayName);
+  await form.getByLabel('Start command').fill('/bin/cat');
+  await form.getByLabel('Stop command').fill('stop');
+  await form.getByRole('button', { name: 'Create server', exact: true }).click();
+}
+
+const serverList = (page: Page) => page.getByRole('region', { name: 'Server list' });
+
+describe('servers', () => {
+  let panel: E2ePanel;
+  let browser: Browser;
+  const tabs: Tab[] = [];
+  const tab = async (viewport?: Viewport, colorScheme?: 'light' | 'dark') => {
+    const opened = await openTab(browser, panel.url, {
+      ...(viewport ? { viewport } : {}),
+      ...(colorScheme ? { colorScheme } : {}),
+    });
+    tabs.push(opened);
+    return opened;
+  };
+
+  before(async () => {
+    panel = await startPanel();
+    browser = await launchBrowser();
+    // The first account is the admin; the second an ordinary user.
+    await panel.api('POST', '/api/auth/register', { username: 'admin', password: PASSWORD });
+    await panel.api('POST', '/api/auth/register', { username: 'player', password: PASSWORD });
+  });
+  after(async () => {
+    await browser.close();
+    await panel.close();
+  });
+
+  it('shows the admin an empty list, then the server they create', async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    await serverList(page).getByText('No servers yet').waitFor();
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      await screenshot(page, 'servers-empty', DESKTOP, colorScheme);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    await createServer(page, 'survival', 'Survival');
+    await page.getByRole('status').getByText('Created survival').waitFor();
+    const item = serverList(page).getByRole('listitem');
+    await item.getByText('Survival', { exact: true }).waitFor();
+    await item.getByText('survival', { exact: true }).waitFor();
+    await item.getByText('Stopped', { exact: true }).waitFor();
+    assert.equal(await page.getByText('No servers yet').count(), 0);
+    // The form is empty again, ready for the next one.
+    assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), '');
+    assertClean();
+  });
+
+  it("shows the API's message when a creation is refused", async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    await serverList(page).getByText('Survival', { exact: true }).waitFor();
+    await createServer(page, 'survival', 'Again');
+    await page
+      .getByRole('alert')
+      .getByText(/already exists|taken|exists/i)
+      .waitFor();
+    await createServer(page, 'bad name!', 'Bad');
+    await page
+      .getByRole('alert')
+      .getByText(/^body\/name: /)
+      .waitFor();
+    assert.equal(await serverList(page).getByRole('listitem').count(), 1);
+    assertClean();
+  });
+
+  it('keeps the page on reload and opens a pasted link', async () => {
+    const { page, context, assertClean } = await tab();
+    await signIn(page, 'admin');
+    await page.reload();
+    assert.match(page.url(), /\/servers$/);
+    await serverList(page).getByText('Survival', { exact: true }).waitFor();
+    const pasted = await context.newPage();
+    await pasted.goto('/servers');
+    await serverList(pasted).getByText('Survival', { exact: true }).waitFor();
+    assert.match(pasted.url(), /\/servers$/);
+    await pasted.close();
+    await page.goto('/no/such/page');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    assertClean();
+  });
+
+  it('shows a user only their servers, without the create form', async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'player');
+    await serverList(page).getByText('No servers yet').waitFor();
+    await page.getByText('An administrator can give you access to a server.').waitFor();
+    assert.equal(await page.getByRole('region', { name: 'Create server' }).count(), 0);
+    const header = page.getByRole('banner');
+    await header.getByText('player', { exact: true }).waitFor();
+    await header.getByText('user', { exact: true }).waitFor();
+    assertClean();
+  });
+
+  it('works on a 375 px phone: list, create, no sideways scrolling', async () => {
+    const { page, assertClean } = await tab(PHONE);
+    await signIn(page, 'admin');
+    await serverList(page).getByText('Survival', { exact: true }).waitFor();
+    await createServer(page, 'creative-world-with-a-long-name', 'Creative world with a long name');
+    await serverList(page).getByText('creative-world-with-a-long-name', { exact: true }).waitFor();
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= PHONE.width, `no sideways scrolling (${width} px)`);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.waitForURL('**/sign-in');
+    assertClean();
+  });
+
+  for (const viewport of [DESKTOP, PHONE]) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      it(`looks right at ${viewport.width}×${viewport.height}, ${colorScheme}`, async () => {
+        const { page, assertClean } = await tab(viewport, colorScheme);
+        await signIn(page, 'admin');
+        await serverList(page).getByText('Survival', { exact: true }).waitFor();
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
+        await screenshot(page, 'servers', viewport, colorScheme);
+        assertClean();
+      });
+    }
+  }
+});

@@ -1,0 +1,61 @@
+import type { ReactNode } from 'react';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { Shell } from './components/Shell';
+import { useSession } from './hooks/useSession';
+import { NotFoundPage } from './pages/not-found/NotFoundPage';
+import { ServersPage } from './pages/servers/ServersPage';
+import { SignInPage } from './pages/sign-in/SignInPage';
+
+interface ReturnTo {
+  readonly from?: string;
+}
+
+/** Signed-in pages: without a session, sign-in first, then back to the page asked for. */
+function SignedIn() {
+  const { session } = useSession();
+  const location = useLocation();
+  if (session === null) {
+    const from = `${location.pathname}${location.search}`;
+    return <Navigate to="/sign-in" replace state={{ from } satisfies ReturnTo} />;
+  }
+  return <Shell session={session} />;
+}
+
+/** Sign-in pages: once signed in, on to the page that sent the person here. */
+function SignedOut({ children }: { children: ReactNode }) {
+  const { session } = useSession();
+  const location = useLocation();
+  if (session !== null) {
+    const from = (location.state as ReturnTo | null)?.from;
+    return <Navigate to={from?.startsWith('/') === true ? from : '/servers'} replace />;
+  }
+  return children;
+}
+
+export function App() {
+  return (
+    <Routes>
+      <Route
+        path="/sign-in"
+        element={
+          <SignedOut>
+            <SignInPage mode="login" />
+          </SignedOut>
+        }
+      />
+      <Route
+        path="/register"
+        element={
+          <SignedOut>
+            <SignInPage mode="register" />
+          </SignedOut>
+        }
+      />
+      <Route element={<SignedIn />}>
+        <Route index element={<Navigate to="/servers" replace />} />
+        <Route path="/servers" element={<ServersPage />} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Route>
+    </Routes>
+  );
+}

@@ -1,0 +1,71 @@
+/**
+ * The typed API client: every path, body and answer comes from `schema.d.ts`, generated from the
+ * panel's OpenAPI document (`npm run gen:api`), so the UI never builds an API URL by hand.
+ *
+ * The bearer token of the current session goes on every request. A 401 on a request that carried
+ * one means the session is over (expired, revoked by a password change, account deleted): the
+ * session ends and the app returns to sign-in. A 403 `BANNED` tells the app to look at the
+ * account again, which then shows the banned page.
+ */
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { SessionStore } from '../session/store';
+import { apiErrorFrom } from './errors';
+import type { paths } from './schema';
+
+export type Api = ReturnType<typeof createApi>;
+
+export interface ApiEvents {
+  /** The account turned out banned: look at it again. */
+  readonly onBanned: () => void;
+}
+
+export interface ApiOptions {
+  /** Where the API is: the page's own origin (`''`) unless a test says otherwise. */
+  readonly baseUrl?: string;
+  readonly fetch?: typeof fetch;
+}
+
+export function createApi(sessions: SessionStore, events: ApiEvents, options: ApiOptions = {}) {
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl ?? '',
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const auth: Middleware = {
+    onRequest({ request }) {
+      const token = sessions.getSnapshot().session?.token;
+      if (token !== undefined) request.headers.set('Authorization', `Bearer ${token}`);
+      return request;
+    },
+    async onResponse({ request, response }) {
+      if (response.status === 401 && request.headers.has('Authorization')) {
+        sessions.signOut('Your session has ended; sign in again');
+      } else if (response.status === 403) {
+        const body: unknown = await response
+          .clone()
+          .json()
+          .catch(() => null);
+        if (apiErrorFrom(403, response.headers, body).code === 'BANNED') events.onBanned();
+      }
+      return response;
+    },
+  };
+  client.use(auth);
+  return client;
+}
+
+interface Answer {
+  readonly data?: unknown;
+  readonly error?: unknown;
+  readonly response: Response;
+}
+
+/** The data of a successful answer; throws the API's error (an `ApiError`) otherwise. */
+export async function unwrap<A extends Answer>(
+  request: Promise<A>,
+): Promise<Exclude<A['data'], undefined>> {
+  const { data, error, response } = await request;
+  if (error !== undefined || !response.ok || data === undefined) {
+    throw apiErrorFrom(response.status, response.headers, error);
+  }
+  return data as Exclude<A['data'], undefined>;
+}

@@ -1,0 +1,49 @@
+import { Link, NavLink, Outlet } from 'react-router';
+import { errorMessage } from '../api/errors';
+import { useSignOut } from '../hooks/useAuth';
+import { useMe } from '../hooks/useMe';
+import type { Session } from '../session/session';
+import { BannedPage } from '../pages/banned/BannedPage';
+import { Alert } from './Alert';
+import styles from './Shell.module.css';
+
+/**
+ * The frame of every signed-in page: who is signed in, with which role, and "Sign out". The
+ * account is read from the API (`/api/auth/me`), which answers banned users too: a banned account
+ * sees only the banned page.
+ */
+export function Shell({ session }: { session: Session }) {
+  const me = useMe();
+  const signOut = useSignOut();
+  const username = me.data?.username ?? session.username;
+  const role = me.data?.role ?? session.role;
+  return (
+    <div className={styles.shell}>
+      <header className={styles.header}>
+        <Link to="/servers" className={styles.brand}>
+          Game panel
+        </Link>
+        {role !== 'banned' && (
+          <nav aria-label="Main" className={styles.nav}>
+            <NavLink to="/servers" className={styles.navLink}>
+              Servers
+            </NavLink>
+          </nav>
+        )}
+        <div className={styles.account}>
+          <span className={styles.who}>
+            <span className={styles.username}>{username}</span>
+            <span className={styles.role}>{role}</span>
+          </span>
+          <button type="button" className="button secondary" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main className={styles.main}>
+        {me.isError && <Alert tone="error">{errorMessage(me.error)}</Alert>}
+        {role === 'banned' ? <BannedPage /> : <Outlet />}
+      </main>
+    </div>
+  );
+}

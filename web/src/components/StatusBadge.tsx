@@ -1,0 +1,16 @@
+import styles from './StatusBadge.module.css';
+
+export type ServerStatus = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+
+const LABELS: Readonly<Record<ServerStatus, string>> = {
+  stopped: 'Stopped',
+  starting: 'Starting',
+  running: 'Running',
+  stopping: 'Stopping',
+  crashed: 'Crashed',
+};
+
+/** A server's status as a word and a colour (the word alone carries the meaning). */
+export function StatusBadge({ status }: { status: ServerStatus }) {
+  return <span className={`${styles.badge} ${styles[status]}`}>{LABELS[status]}</span>;
+}

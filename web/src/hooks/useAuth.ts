@@ -1,0 +1,46 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+
+export interface Credentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** Signs in with a password (`login`) or makes an account (`register`); the session starts. */
+export function useSignIn(mode: 'login' | 'register') {
+  const { api, sessions } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: (body: Credentials) =>
+      unwrap(
+        mode === 'login'
+          ? api.POST('/api/auth/login', { body })
+          : api.POST('/api/auth/register', { body }),
+      ),
+    onSuccess: (answer) => {
+      queries.clear();
+      sessions.signIn({ token: answer.access_token, username: answer.username, role: answer.role });
+    },
+  });
+}
+
+/** Ends the session in this browser and forgets everything fetched with it. */
+export function useSignOut() {
+  const { sessions } = useServices();
+  const queries = useQueryClient();
+  return () => {
+    sessions.signOut();
+    queries.clear();
+  };
+}
+
+/** The OpenID Connect providers offered for sign-in (none when the panel has none). */
+export function useProviders() {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: ['oidc-providers'],
+    queryFn: async () => (await unwrap(api.GET('/api/auth/oidc/providers'))).data,
+    staleTime: 5 * 60_000,
+  });
+}

@@ -1,0 +1,29 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+export const SERVERS_KEY = ['servers'] as const;
+
+export type NewServer =
+  paths['/api/servers/create']['post']['requestBody']['content']['application/json'];
+
+/** The servers the caller can reach (every server for an admin). */
+export function useServers() {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: SERVERS_KEY,
+    queryFn: async () => (await unwrap(api.GET('/api/servers'))).data,
+  });
+}
+
+/** Creates a server (admin); the list is fetched again once it exists. */
+export function useCreateServer() {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (server: NewServer) =>
+      (await unwrap(api.POST('/api/servers/create', { body: server }))).data,
+    onSuccess: () => queries.invalidateQueries({ queryKey: SERVERS_KEY }),
+  });
+}

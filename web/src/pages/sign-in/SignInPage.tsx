@@ -1,0 +1,97 @@
+import { useState, type SyntheticEvent } from 'react';
+import { Link } from 'react-router';
+import { errorMessage } from '../../api/errors';
+import { Alert } from '../../components/Alert';
+import { Field } from '../../components/Field';
+import { useProviders, useSignIn } from '../../hooks/useAuth';
+import { useSession } from '../../hooks/useSession';
+import { useTitle } from '../../hooks/useTitle';
+import { providerLoginHref } from './providerLoginHref';
+import styles from './SignInPage.module.css';
+
+/**
+ * Sign in with a username and password, or with a provider; `/register` makes an account. The
+ * API does not say whether registration is open, so the form is always offered and a closed
+ * panel's refusal (403 `REGISTRATION_CLOSED`) is shown as the API words it.
+ */
+export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
+  const registering = mode === 'register';
+  useTitle(registering ? 'Create an account' : 'Sign in');
+  const { notice } = useSession();
+  const signIn = useSignIn(mode);
+  const providers = useProviders();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+
+  const submit = (event: SyntheticEvent) => {
+    event.preventDefault();
+    signIn.mutate({ username, password });
+  };
+  const heading = registering ? 'Create an account' : 'Sign in';
+  const providerList = providers.data ?? [];
+
+  return (
+    <main className={styles.page}>
+      <section className={styles.card} aria-labelledby="sign-in-title">
+        <p className={styles.brand}>Game panel</p>
+        <h1 id="sign-in-title">{heading}</h1>
+        {notice !== null && !signIn.isError && <Alert tone="info">{notice}</Alert>}
+        <form className={styles.form} onSubmit={submit}>
+          <Field
+            label="Username"
+            name="username"
+            autoComplete="username"
+            autoCapitalize="none"
+            spellCheck={false}
+            required
+            value={username}
+            onChange={(event) => {
+              setUsername(event.target.value);
+            }}
+          />
+          <Field
+            label="Password"
+            name="password"
+            type="password"
+            autoComplete={registering ? 'new-password' : 'current-password'}
+            required
+            value={password}
+            onChange={(event) => {
+              setPassword(event.target.value);
+            }}
+            {...(registering ? { hint: 'At least 6 characters' } : {})}
+          />
+          {signIn.isError && <Alert tone="error">{errorMessage(signIn.error)}</Alert>}
+          <button type="submit" className="button primary" disabled={signIn.isPending}>
+            {registering ? 'Create account' : 'Sign in'}
+          </button>
+        </form>
+        {providerList.length > 0 && (
+          <div className={styles.providers}>
+            <p className={styles.or}>or</p>
+            {providerList.map((provider) => (
+              <a
+                key={provider.id}
+                className="button secondary"
+                href={providerLoginHref(provider.loginUrl, window.location.origin)}
+              >
+                Sign in with {provider.name}
+              </a>
+            ))}
+          </div>
+        )}
+        <p className={styles.switch}>
+          {registering ? (
+            <>
+              Have an account? <Link to="/sign-in">Sign in</Link>
+            </>
+          ) : (
+            <>
+              New here? <Link to="/register">Create an account</Link>
+            </>
+          )}
+        </p>
+      </section>
+    </main>
+  );
+}
