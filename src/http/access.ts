@@ -65,9 +65,11 @@ export function registerAccessControl(app: App, auth: AuthService): void {
   app.decorateRequest('user', null);
   app.addHook('onRequest', async (request) => {
     if (request.is404) return;
-    const access = request.routeOptions.config.access ?? 'active';
+    // `routeOptions` builds a new object on every read: read once.
+    const { config } = request.routeOptions;
+    const access = config.access ?? 'active';
     if (access === 'public') return;
-    const fromQuery = request.routeOptions.config.tokenInQuery
+    const fromQuery = config.tokenInQuery
       ? (request.query as { token?: unknown }).token
       : undefined;
     const token =

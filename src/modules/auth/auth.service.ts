@@ -104,7 +104,7 @@ export function createAuthService(deps: {
     },
 
     async authenticate(token) {
-      const claims = await tokens.verify(token);
+      const claims = tokens.verify(token);
       if (!claims) return null;
       const user = await users.findById(claims.userId);
       return user?.tokenVersion === claims.version ? user : null;

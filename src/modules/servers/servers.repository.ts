@@ -1,5 +1,5 @@
 /** The only code that queries the servers table. */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { Database, ServersTable } from '../../db/schema.js';
 import { byText } from '../../sort.js';
 
@@ -39,8 +39,23 @@ const toRecord = (row: Selectable<ServersTable>): ServerRecord => ({
   pidIdentity: row.pid_identity,
 });
 
+/** Between names in `allNames`: a name is a folder name, which can never hold it. */
+const NAME_SEPARATOR = '/';
+
 export class ServersRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `allNames`, compiled once: `GET /api/auth/me` runs it for every admin. The names come back as
+   * one text (`string_agg`: PostgreSQL, and SQLite since 3.44, which better-sqlite3 bundles)
+   * rather than a row each, which costs a small fraction of building a row per server.
+   */
+  readonly #allNames: CompiledQuery<{ names: string | null }>;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.#allNames = db
+      .selectFrom('servers')
+      .select(sql<string | null>`string_agg(name, ${NAME_SEPARATOR})`.as('names'))
+      .compile();
+  }
 
   async find(name: string): Promise<ServerRecord | undefined> {
     const row = await this.db
@@ -71,8 +86,9 @@ export class ServersRepository {
   }
 
   async allNames(): Promise<string[]> {
-    const rows = await this.db.selectFrom('servers').select('name').execute();
-    return rows.map((row) => row.name).sort(byText);
+    const { rows } = await this.db.executeQuery(this.#allNames);
+    const names = rows[0]?.names ?? null;
+    return names === null ? [] : names.split(NAME_SEPARATOR).sort(byText);
   }
 
   /** Throws the database's unique violation when the name is taken. */

@@ -3,7 +3,7 @@
  * (their tickets and messages still name them) but lose their login name key, password and
  * server access, and no lookup here returns them.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Compilable, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, Role, UsersTable } from '../../db/schema.js';
 import { byText } from '../../sort.js';
@@ -63,11 +63,51 @@ const toUser = (row: UserRow): User => ({
   hasPassword: Number(row.has_password) === 1,
 });
 
+/** A compiled query whose only parameter is a user id (checked once, when compiled). */
+function compiledById<R>(query: Compilable<R>): CompiledQuery<R> {
+  const compiled = query.compile();
+  if (compiled.parameters.length !== 1) throw new Error(`not one parameter: ${compiled.sql}`);
+  return compiled;
+}
+
+/**
+ * `query` for the user `id`: the same SQL text, so the same prepared statement. It keeps the
+ * query's id too, which only Kysely plugins read; the panel uses none.
+ */
+const withId = <R>(query: CompiledQuery<R>, id: number): CompiledQuery<R> => ({
+  ...query,
+  parameters: [id],
+});
+
 export class UsersRepository {
+  /**
+   * The queries of every authenticated request (`findById`) and of `GET /api/auth/me`, compiled
+   * once rather than per call. The database sees the same SQL text each time: SQLite reuses its
+   * prepared statement (see `openDatabase`), PostgreSQL gets one round trip.
+   */
+  readonly #byId: CompiledQuery<UserRow>;
+  readonly #serverNames: CompiledQuery<{ server_name: string }>;
+  readonly #providers: CompiledQuery<{ user_id: number; provider: string }>;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    const id = 0; // a placeholder: each call passes its own
+    this.#byId = compiledById(
+      db
+        .selectFrom('users')
+        .select(USER_COLUMNS)
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null),
+    );
+    this.#serverNames = compiledById(
+      db.selectFrom('user_servers').select('server_name').where('user_id', '=', id),
+    );
+    this.#providers = compiledById(
+      db.selectFrom('oidc_identities').select(['user_id', 'provider']).where('user_id', '=', id),
+    );
+  }
 
   /**
    * Runs `work` in one transaction that holds the users lock: on PostgreSQL an advisory lock, on
@@ -85,12 +125,8 @@ export class UsersRepository {
   }
 
   async findById(id: number): Promise<User | undefined> {
-    const row = await this.db
-      .selectFrom('users')
-      .select(USER_COLUMNS)
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+    const { rows } = await this.db.executeQuery(withId(this.#byId, id));
+    const row = rows[0];
     return row && toUser(row);
   }
 
@@ -142,11 +178,7 @@ export class UsersRepository {
   }
 
   async serverNames(userId: number): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('user_servers')
-      .select('server_name')
-      .where('user_id', '=', userId)
-      .execute();
+    const { rows } = await this.db.executeQuery(withId(this.#serverNames, userId));
     return rows.map((row) => row.server_name).sort(byText);
   }
 
@@ -283,15 +315,7 @@ export class UsersRepository {
 
   /** How each of `users` can sign in. */
   async signInOf(users: readonly User[]): Promise<Map<number, SignIn>> {
-    const ids = users.map((user) => user.id);
-    const rows =
-      ids.length === 0
-        ? []
-        : await this.db
-            .selectFrom('oidc_identities')
-            .select(['user_id', 'provider'])
-            .where('user_id', 'in', ids)
-            .execute();
+    const rows = await this.#providerLinks(users.map((user) => user.id));
     const providers = new Map<number, string[]>();
     for (const row of rows) {
       const list = providers.get(row.user_id);
@@ -304,6 +328,20 @@ export class UsersRepository {
         { hasPassword: user.hasPassword, providers: (providers.get(user.id) ?? []).sort(byText) },
       ]),
     );
+  }
+
+  async #providerLinks(ids: readonly number[]): Promise<{ user_id: number; provider: string }[]> {
+    const [first, ...others] = ids;
+    if (first === undefined) return [];
+    // One user, as for `GET /api/auth/me`: the query compiled once.
+    if (others.length === 0) {
+      return (await this.db.executeQuery(withId(this.#providers, first))).rows;
+    }
+    return this.db
+      .selectFrom('oidc_identities')
+      .select(['user_id', 'provider'])
+      .where('user_id', 'in', [...ids])
+      .execute();
   }
 
   /**
