@@ -32,7 +32,7 @@ import {
 } from './console-log.js';
 
 /** Lines that may wait to be shown; past that the oldest queued output is dropped. */
-export const BACKLOG_LINES = 5_000;
+export const BACKLOG_LINES = 20_000;
 /** Bytes that may wait, as long as more than HISTORY_LINES lines stay queued. */
 const BACKLOG_BYTES = 4 * 1024 * 1024;
 /** The console's share of one event-loop turn, across all servers. */
