@@ -4,7 +4,8 @@
 // parts, each with its own stamp that a successful build writes:
 //   the server (tsc into dist/)      src/, package.json, package-lock.json, the tsconfigs
 //                                     → dist/.build-stamp
-//   the web UI (Vite into dist/web/) web/ except its tests, package.json, package-lock.json
+//   the web UI (Vite into dist/web/) web/ except its tests and node_modules, package.json,
+//                                     package-lock.json
 //                                     → dist/.web-build-stamp
 // A part is due when one of its inputs is newer than its stamp, or its stamp is missing.
 // `--always` (npm run build) builds both regardless, and stamps them too.
@@ -37,7 +38,11 @@ const parts = [
       ...shared,
       ...filesUnder(
         'web',
-        (file) => !file.startsWith(path.join('web', 'e2e')) && !/\.test\.tsx?$/.test(file),
+        (file) =>
+          !file.startsWith(path.join('web', 'e2e')) &&
+          // Vite bundles its config into web/node_modules/.vite-temp on every build.
+          !file.startsWith(path.join('web', 'node_modules')) &&
+          !/\.test\.tsx?$/.test(file),
       ),
     ],
     command: ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.mjs'],

@@ -1,10 +1,13 @@
-import type { ReactNode } from 'react';
+import { lazy, Suspense, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Shell } from './components/Shell';
 import { useSession } from './hooks/useSession';
 import { NotFoundPage } from './pages/not-found/NotFoundPage';
 import { ServersPage } from './pages/servers/ServersPage';
 import { SignInPage } from './pages/sign-in/SignInPage';
+
+// A server's page (and, from it, the terminal) is fetched when first opened: the first page stays small.
+const ServerPage = lazy(() => import('./pages/server/ServerPage'));
 
 interface ReturnTo {
   readonly from?: string;
@@ -54,6 +57,14 @@ export function App() {
       <Route element={<SignedIn />}>
         <Route index element={<Navigate to="/servers" replace />} />
         <Route path="/servers" element={<ServersPage />} />
+        <Route
+          path="/servers/:name"
+          element={
+            <Suspense fallback={<p role="status">Loading…</p>}>
+              <ServerPage />
+            </Suspense>
+          }
+        />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

@@ -1,3 +1,4 @@
+import { Link } from 'react-router';
 import { errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { StatusBadge } from '../../components/StatusBadge';
@@ -48,7 +49,12 @@ export function ServersPage() {
             {servers.data.map((server) => (
               <li key={server.name} className={styles.item}>
                 <div className={styles.names}>
-                  <span className={styles.displayName}>{server.displayName || server.name}</span>
+                  <Link
+                    to={`/servers/${encodeURIComponent(server.name)}`}
+                    className={styles.displayName}
+                  >
+                    {server.displayName || server.name}
+                  </Link>
                   <span className={styles.name}>{server.name}</span>
                 </div>
                 <StatusBadge status={server.status} />

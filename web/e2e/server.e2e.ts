@@ -1,0 +1,267 @@
+/**
+ * Server page journeys: the admin creates a server that runs the repository's stand-in game
+ * server, opens its page, starts it, sees its coloured lines arrive in the console, sends
+ * commands and sees their answers, walks the command history, stops it and sees the status
+ * change; a command to a stopped server shows the panel's refusal; a server deleted, or access
+ * to it taken away, while its page is open says so; the page at 1280×800 and 375×812, light and
+ * dark.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import {
+  DESKTOP,
+  PHONE,
+  launchBrowser,
+  openTab,
+  screenshot,
+  type Tab,
+  type Viewport,
+} from './helpers/browser.js';
+import { gameServerFixture, type GameServerFixture } from './helpers/fixture.js';
+import { startPanel, type E2ePanel } from './helpers/panel.js';
+
+const PASSWORD = 'correct horse battery';
+
+interface Token {
+  access_token: string;
+}
+
+async function signIn(page: Page, username: string) {
+  await page.goto('/sign-in');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/servers');
+}
+
+const terminal = (page: Page) => page.getByRole('region', { name: 'Console', exact: true });
+
+/** Waits until the terminal shows `text` on one of its rows. */
+async function seeInConsole(page: Page, text: string) {
+  await terminal(page).locator('.xterm-rows > div').filter({ hasText: text }).first().waitFor();
+}
+
+async function sendCommand(page: Page, command: string) {
+  const box = page.getByLabel('Command', { exact: true });
+  await box.fill(command);
+  await box.press('Enter');
+}
+
+describe('server page', () => {
+  let panel: E2ePanel;
+  let browser: Browser;
+  let fixture: GameServerFixture;
+  let admin: string;
+  const tabs: Tab[] = [];
+  const tab = async (viewport?: Viewport, colorScheme?: 'light' | 'dark') => {
+    const opened = await openTab(browser, panel.url, {
+      ...(viewport ? { viewport } : {}),
+      ...(colorScheme ? { colorScheme } : {}),
+    });
+    tabs.push(opened);
+    return opened;
+  };
+
+  before(async () => {
+    fixture = gameServerFixture();
+    panel = await startPanel({ SANDBOX_READ_ONLY_PATHS: fixture.folder });
+    browser = await launchBrowser();
+    admin = (
+      await panel.api<Token>('POST', '/api/auth/register', {
+        username: 'admin',
+        password: PASSWORD,
+      })
+    ).access_token;
+  });
+  after(async () => {
+    await browser.close();
+    // Servers still running are stopped by the panel as it closes.
+    await panel.close();
+    fixture.remove();
+  });
+
+  it('starts a server, shows its coloured output, sends commands and stops it', async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    const form = page.getByRole('region', { name: 'Create server' });
+    await form.getByLabel('Name', { exact: true }).fill('survival');
+    await form.getByLabel('Display name').fill('Survival');
+    await form.getByLabel('Start command').fill(fixture.startCommand);
+    await form.getByLabel('Stop command').fill('stop');
+    await form.getByRole('button', { name: 'Create server', exact: true }).click();
+    await page.getByRole('link', { name: 'Survival', exact: true }).click();
+    await page.waitForURL('**/servers/survival');
+
+    await page.getByRole('heading', { level: 1, name: 'Survival' }).waitFor();
+    const start = page.getByRole('button', { name: 'Start', exact: true });
+    const stop = page.getByRole('button', { name: 'Stop', exact: true });
+    await page.getByText('Stopped', { exact: true }).waitFor();
+    await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
+    assert.equal(await start.isEnabled(), true);
+    assert.equal(await stop.isEnabled(), false);
+
+    await start.click();
+    await page.getByText('Running', { exact: true }).waitFor();
+    await seeInConsole(page, 'Done! pid=');
+    await seeInConsole(page, '[status] running');
+    assert.equal(await start.isEnabled(), false);
+    assert.equal(await stop.isEnabled(), true);
+
+    // ANSI colours: 16-colour classes, and a 24-bit colour set through the CSSOM (the policy
+    // allows no style attributes; a violation fails the journey in assertClean).
+    await sendCommand(page, 'colour');
+    await seeInConsole(page, 'colour: red green blue truecolour');
+    const row = terminal(page).locator('.xterm-rows > div').filter({ hasText: 'colour: red' });
+    const red = row.locator('span', { hasText: /^red$/ });
+    assert.match((await red.getAttribute('class')) ?? '', /xterm-fg-1\b/);
+    const colours = await row
+      .locator('span')
+      .evaluateAll((spans) => spans.map((span) => getComputedStyle(span).color));
+    assert.ok(new Set(colours).size >= 4, `four colours at least: ${colours.join(', ')}`);
+    assert.equal(
+      await row
+        .locator('span', { hasText: /^truecolour$/ })
+        .evaluate((span) => getComputedStyle(span).color),
+      'rgb(255, 140, 0)',
+    );
+
+    await sendCommand(page, 'say hello');
+    await seeInConsole(page, '[panel] admin> say hello');
+    await seeInConsole(page, '[Server] hello');
+    assert.equal(await page.getByLabel('Command', { exact: true }).inputValue(), '');
+
+    // ↑ brings back the last commands, ↓ returns to what was being typed.
+    const box = page.getByLabel('Command', { exact: true });
+    await box.fill('half');
+    await box.press('ArrowUp');
+    assert.equal(await box.inputValue(), 'say hello');
+    await box.press('ArrowUp');
+    assert.equal(await box.inputValue(), 'colour');
+    await box.press('ArrowDown');
+    await box.press('ArrowDown');
+    assert.equal(await box.inputValue(), 'half');
+    await box.fill('');
+
+    // Find: a match is selected in the terminal; a missing text says so.
+    const search = page.getByRole('search');
+    await search.getByLabel('Find', { exact: true }).fill('[Server] hello');
+    await search.getByRole('button', { name: 'Next', exact: true }).click();
+    await terminal(page).locator('.xterm-selection div').first().waitFor();
+    assert.equal(await search.getByText('No match').count(), 0);
+    await search.getByLabel('Find', { exact: true }).fill('no such text anywhere');
+    await search.getByLabel('Find', { exact: true }).press('Enter');
+    await search.getByText('No match', { exact: true }).waitFor();
+
+    const stats = page.getByRole('region', { name: 'Stats' });
+    for (const term of ['CPU', 'Memory', 'Disk', 'Uptime']) {
+      await stats.getByText(term, { exact: true }).waitFor();
+    }
+
+    await stop.click();
+    await page.getByText('Stopped', { exact: true }).waitFor();
+    await seeInConsole(page, 'Stopping server');
+    await seeInConsole(page, '[status] stopped');
+    await stats.getByText('Last exit', { exact: true }).waitFor();
+    await stats.getByText(/^exit code 0, /).waitFor();
+    assert.equal(await start.isEnabled(), true);
+    assert.equal(await stop.isEnabled(), false);
+
+    // A reload keeps the page, the history of the console and the commands typed.
+    await page.reload();
+    await seeInConsole(page, '[Server] hello');
+    await box.press('ArrowUp');
+    assert.equal(await box.inputValue(), 'say hello');
+    assertClean();
+  });
+
+  it("shows the panel's refusal of a command to a stopped server", async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    await page.goto('/servers/survival');
+    await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
+    await sendCommand(page, 'say nobody');
+    await page
+      .getByRole('alert')
+      .getByText(/not running/i)
+      .waitFor();
+    assertClean();
+  });
+
+  it('says so when the server is deleted while its page is open', async () => {
+    await panel.api(
+      'POST',
+      '/api/servers/create',
+      { name: 'doomed', startCommand: fixture.startCommand },
+      admin,
+    );
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    await page.goto('/servers/doomed');
+    await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
+    await panel.api('DELETE', '/api/servers/doomed', undefined, admin);
+    await page.getByRole('alert').getByText('This server was deleted').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Reconnect' }).count(), 0);
+    assertClean();
+  });
+
+  it('says so when access to the server is taken away while its page is open', async () => {
+    await panel.api('POST', '/api/auth/register', { username: 'player', password: PASSWORD });
+    await panel.api('PUT', '/api/users/player/servers', { servers: ['survival'] }, admin);
+    const { page, assertClean } = await tab();
+    await signIn(page, 'player');
+    await page.getByRole('link', { name: 'Survival', exact: true }).click();
+    await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
+    await panel.api('PUT', '/api/users/player/servers', { servers: [] }, admin);
+    await page.getByRole('alert').getByText('Your access to this server was removed').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Reconnect' }).count(), 0);
+    assertClean();
+  });
+
+  it('opens on a 375 px phone without sideways scrolling', async () => {
+    const { page, assertClean } = await tab(PHONE);
+    await signIn(page, 'admin');
+    await page.getByRole('link', { name: 'Survival', exact: true }).click();
+    await seeInConsole(page, '[Server] hello');
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= PHONE.width, `no sideways scrolling (${width} px)`);
+    assertClean();
+  });
+
+  describe('screenshots', () => {
+    before(async () => {
+      await panel.api(
+        'POST',
+        '/api/servers/create',
+        {
+          name: 'creative',
+          displayName: 'Creative world',
+          startCommand: fixture.startCommand,
+          stopCommand: 'stop',
+        },
+        admin,
+      );
+      await panel.api('POST', '/api/servers/creative/start', undefined, admin);
+      for (const command of ['say Welcome to the creative world', 'colour', 'list', 'say bye']) {
+        await panel.api('POST', '/api/servers/creative/command', { command }, admin);
+      }
+    });
+
+    for (const viewport of [DESKTOP, PHONE]) {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        it(`looks right at ${viewport.width}×${viewport.height}, ${colorScheme}`, async () => {
+          const { page, assertClean } = await tab(viewport, colorScheme);
+          await signIn(page, 'admin');
+          await page.goto('/servers/creative');
+          await page.getByText('Running', { exact: true }).waitFor();
+          await seeInConsole(page, '[Server] bye');
+          await page.getByRole('region', { name: 'Stats' }).getByText('Uptime').waitFor();
+          const width = await page.evaluate(() => document.documentElement.scrollWidth);
+          assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
+          await screenshot(page, 'server', viewport, colorScheme);
+          assertClean();
+        });
+      }
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import { SERVERS_KEY } from './useServers';
+
+/** How often a server's stats are asked for while its page is open. */
+export const STATS_INTERVAL_MS = 3000;
+
+const configKey = (server: string) => ['server', server, 'config'] as const;
+const statsKey = (server: string) => ['server', server, 'stats'] as const;
+
+/** A server's configuration: its names and how long a stop may take. */
+export function useServerConfig(server: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: configKey(server),
+    queryFn: async () =>
+      (await unwrap(api.GET('/api/servers/{server}/config', { params: { path: { server } } })))
+        .data,
+  });
+}
+
+/** Status, CPU, memory, disk and uptime, asked for again every few seconds. */
+export function useServerStats(server: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: statsKey(server),
+    queryFn: async () =>
+      (await unwrap(api.GET('/api/servers/{server}/stats', { params: { path: { server } } }))).data,
+    refetchInterval: STATS_INTERVAL_MS,
+  });
+}
+
+/** Starts or stops a server; the stats and the server list are fetched again afterwards. */
+export function usePower(server: string, action: 'start' | 'stop') {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async () => {
+      const params = { params: { path: { server } } };
+      const answer =
+        action === 'start'
+          ? await unwrap(api.POST('/api/servers/{server}/start', params))
+          : await unwrap(api.POST('/api/servers/{server}/stop', params));
+      return answer.data;
+    },
+    onSettled: async () => {
+      await Promise.all([
+        queries.invalidateQueries({ queryKey: statsKey(server) }),
+        queries.invalidateQueries({ queryKey: SERVERS_KEY }),
+      ]);
+    },
+  });
+}

@@ -1,0 +1,44 @@
+/** Sizes and durations as a person reads them on the server page. */
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'] as const;
+
+/** "0 B", "512 B", "1.5 KiB", "230 MiB", "12.4 GiB": three significant digits at most. */
+export function formatBytes(bytes: number): string {
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const shown = unit === 0 || value >= 100 ? Math.round(value) : Number(value.toPrecision(3));
+  return `${shown} ${UNITS[unit]}`;
+}
+
+/** "45 s", "3 min 20 s", "2 h 5 min", "3 d 4 h": the two largest units. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const days = Math.floor(s / 86_400);
+  const hours = Math.floor((s % 86_400) / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  const rest = s % 60;
+  if (days > 0) return `${days} d ${hours} h`;
+  if (hours > 0) return `${hours} h ${minutes} min`;
+  if (minutes > 0) return `${minutes} min ${rest} s`;
+  return `${rest} s`;
+}
+
+/** "12.5 %": the whole process tree, 100 % being one core. */
+export const formatCpu = (percent: number): string =>
+  `${percent.toFixed(percent >= 100 ? 0 : 1)} %`;
+
+export interface LastExit {
+  readonly at: string;
+  readonly code: number | null;
+  readonly signal: string | null;
+}
+
+/** "exit code 0", "exit code 3", "signal SIGKILL". */
+export function formatExit(exit: LastExit): string {
+  if (exit.signal !== null) return `signal ${exit.signal}`;
+  return exit.code === null ? 'ended' : `exit code ${exit.code}`;
+}
