@@ -322,15 +322,15 @@ export function redactUrl(url: string): string {
   return hidden ? `${path}?${query.toString()}` : url;
 }
 
-function loggerOptions(config: Config) {
-  return {
-    level: config.logLevel,
-    serializers: {
 /**
  * A request is logged as its method, URL (tokens hidden) and address, and a response as its
  * status: no header ever reaches the log, so there is nothing for pino's path redaction to hide,
  * and it would walk both lines of every request looking.
  */
+function loggerOptions(config: Config) {
+  return {
+    level: config.logLevel,
+    serializers: {
       req: (request: { method: string; url: string; ip?: string }) => ({
         method: request.method,
         url: redactUrl(request.url),
