@@ -229,7 +229,7 @@ async function main() {
 
 /** What the panel's log says about the run: the sandbox, warnings and errors by message. */
 function summariseLog(file) {
-  const summary = { sandbox: null, cutOffConsoleClients: 0, warningsAndErrors: {} };
+  const summary = { sandbox: null, stalledConsoleSocketsClosed: 0, warningsAndErrors: {} };
   let text = '';
   try {
     text = readFileSync(file, 'utf8');
@@ -247,8 +247,8 @@ function summariseLog(file) {
     if (typeof entry.msg === 'string' && entry.msg.startsWith('servers run')) {
       summary.sandbox = entry.msg;
     }
-    if (entry.msg === 'cut off a console client that does not read') {
-      summary.cutOffConsoleClients += 1;
+    if (entry.msg === 'closed a console socket that read nothing while data waited') {
+      summary.stalledConsoleSocketsClosed += 1;
     }
     if (entry.level >= 40) {
       const key = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg}`;

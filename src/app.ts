@@ -74,6 +74,11 @@ export interface AppOverrides {
   readonly localRuntime?: Pick<LocalRuntimeOptions, 'identityOf'>;
   /** How a slowed login waits (tests record the wait instead of waiting). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Runs `removeLeftovers`, handed over once the panel listens: by default at once, in the
+   * background. Tests hold it, to see the panel serve before it ran.
+   */
+  readonly removeLeftovers?: (removeLeftovers: () => Promise<void>) => void;
   /** The built web UI to serve at `/` instead of `dist/web` (tests hand in a fixture). */
   readonly webRoot?: string;
 }
@@ -265,19 +270,22 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // Start what should run once the panel is ready. Servers are stopped at close (see the
   // websocket plugin above), before the database they record their state in is closed.
   app.addHook('onReady', async () => {
-    // Uploads and saves cut short by a killed panel leave temporary files; none may linger.
-    for (const name of await servers.allNames()) {
-      const removed = await storage.cleanTemporaryFiles(name);
-      if (removed > 0) app.log.warn({ server: name, removed }, 'removed leftover temporary files');
-    }
-    // Folders of servers deleted just before a killed panel: emptied in the background.
-    void storage.emptyTrash();
     // Providers are discovered in the background: one that is down never stops the panel.
     oidc.warmUp();
     if (runtime.isolated) app.log.info(runtime.description);
     else app.log.warn(runtime.description);
     for (const warning of dataDirWarnings) app.log.warn(warning);
     await supervisor.recover();
+  });
+  // What an earlier run left (temporary files of uploads and saves a killed panel cut short,
+  // folders of deleted servers) is removed once the panel serves, in the background, so that
+  // start-up does not grow with the number of files; this run's own temporary files are never
+  // touched. It never rejects: failures are logged.
+  app.addHook('onListen', (done) => {
+    const run = () => storage.removeLeftovers(() => servers.allNames());
+    if (overrides.removeLeftovers) overrides.removeLeftovers(run);
+    else void run();
+    done();
   });
   app.addHook('onClose', async () => {
     await runtime.close?.();

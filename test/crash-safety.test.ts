@@ -107,7 +107,8 @@ class Life {
 
   /**
    * SIGKILLs the panel (unless that was done already), runs `whileDown` on what it left, then
-   * starts the next panel on the same data.
+   * starts the next panel on the same data and waits until it has removed what the killed one
+   * left (which it does in the background, once it listens).
    */
   async crashAndRestart<T>(whileDown: () => Promise<T>): Promise<T> {
     const { panel } = this;
@@ -116,6 +117,7 @@ class Life {
     assert.equal(signal, 'SIGKILL', panel.output());
     const found = await whileDown();
     this.#panel = await startChildPanel(this.env, this.#children);
+    await untilLogged(this.#panel, LEFTOVERS_REMOVED);
     return found;
   }
 
@@ -144,6 +146,17 @@ function logEntries(panel: ChildPanel, msg: string): Record<string, unknown>[] {
       }
     })
     .filter((entry) => entry.msg === msg);
+}
+
+/** What the panel logs once it has removed what an earlier run left. */
+const LEFTOVERS_REMOVED = 'removed the leftovers of an earlier run';
+
+/** Waits until the panel logged `msg` (at most 30 s: a guard against a hang, not a measure). */
+async function untilLogged(panel: ChildPanel, msg: string): Promise<void> {
+  for (let waited = 0; logEntries(panel, msg).length === 0; waited += 10) {
+    assert.ok(waited < 30_000, `the panel never logged "${msg}": ${panel.output()}`);
+    await sleep(10);
+  }
 }
 
 /** What the panel's start says it removed, as `{ server, removed }`. */

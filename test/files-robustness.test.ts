@@ -1,7 +1,8 @@
 /**
  * The file manager under pressure: moves and renames never replace what is at the target (a
  * symlink included, and not when many race for one name), and the panel's temporary names
- * (`.panel-tmp-…`, removed at every start) can be neither made nor reached by a user.
+ * (`.panel-tmp-…`, leftovers removed after every start) can be neither made nor reached by a
+ * user.
  */
 import assert from 'node:assert/strict';
 import { lstat, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';

@@ -1,8 +1,14 @@
-// A minimal WebSocket client for the console benchmark. It does the opening handshake over a
-// plain TCP socket and then parses the server's frames itself, reading each line's sequence
-// number and timestamp straight from the bytes: a general client (ws) would spend more CPU per
-// message than the panel under test, on a machine with two cores. Only what a console socket
-// needs is handled: unmasked text frames from the server, close, ping.
+// A minimal WebSocket client for the console benchmark (console protocol v2). It does the opening
+// handshake over a plain TCP socket and then parses the server's frames itself: in each
+// `{"type":"log","lines":[…]}` batch it walks the array and reads each printer line's run id,
+// sequence number and timestamp (`B <id> <seq> <µs> …`) straight from the bytes, one `memchr`
+// per line to find its end. A general client (ws plus JSON.parse) would spend more CPU per line
+// than the panel under test, on a machine with two cores. Only what a console socket needs is
+// handled: unmasked text frames from the server, close, ping.
+//
+// The socket is read through `onread` (one buffer per reader, no allocation per read), which
+// also makes a client that does not read stop at the TCP level: the kernel's receive buffer
+// fills, the window closes and the panel's writes back up, as with a browser tab that hangs.
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
@@ -10,15 +16,19 @@ import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { Histogram } from './histogram.mjs';
 
-/** Every log event starts with these bytes; the printer's lines start with "B " or "E ". */
-const LOG_PREFIX = Buffer.from('{"type":"log","line":"');
-const HISTORY_PREFIX = Buffer.from('{"type":"history"');
+/** Where the frames of protocol v2 differ: `{"type":"` then the type. */
+const TYPE_AT = '{"type":"'.length;
+const LOG_PREFIX = Buffer.from('{"type":"log","lines":[');
+const SKIPPED_PREFIX = Buffer.from('{"type":"skipped","lines":');
+const HISTORY_PREFIX = Buffer.from('{"type":"history","lines":[');
+const STATUS_PREFIX = Buffer.from('{"type":"status"');
 const B = 0x42;
 const E = 0x45;
 const SPACE = 0x20;
-/** The panel's notice where it dropped lines it could not show: `[panel] <n> lines skipped: …`. */
-const SKIPPED_PREFIX = Buffer.from('[panel] ');
-const SKIPPED_SUFFIX = Buffer.from(' lines skipped');
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const BACKSLASH = 0x5c;
+const READ_BUFFER_BYTES = 256 * 1024;
 
 /** Reads a decimal integer at `offset`; returns [value, offset after it]. */
 function readNumber(buffer, offset, end) {
@@ -32,19 +42,43 @@ function readNumber(buffer, offset, end) {
   return [value, i];
 }
 
+/**
+ * The closing quote of the JSON string whose content starts at `from`, or -1 when the frame
+ * ends first. A quote preceded by an odd number of backslashes is part of the content.
+ */
+function closingQuote(buffer, from, end) {
+  let q = buffer.indexOf(QUOTE, from);
+  while (q >= 0 && q < end && buffer[q - 1] === BACKSLASH) {
+    let slashes = 1;
+    while (buffer[q - 1 - slashes] === BACKSLASH) slashes += 1;
+    if (slashes % 2 === 0) break;
+    q = buffer.indexOf(QUOTE, q + 1);
+  }
+  return q < end ? q : -1;
+}
+
 export class ConsoleReader {
-  /** Lines of the current run received, their latency, and where the sequence had gaps. */
+  /** The current run's figures (see startRun); null before the first. */
   run = null;
   closed = false;
   closeInfo = null;
   historyReceived = false;
   bytes = 0;
-  /** Every log message received, whatever its line, and the lines the panel said it skipped. */
+  /** Every line received in a `log` batch, whatever its text, and the batches. */
   logLines = 0;
+  logFrames = 0;
+  /** What `skipped` frames announced: frames, and the lines in them. */
+  skippedFrames = 0;
   skippedLines = 0;
+  statusFrames = 0;
   #socket = null;
   #pending = null;
   #onHistory = null;
+  /** False for a client that does not read: `onread` then stops reading at once. */
+  #reading = true;
+  #upgraded = false;
+  #head = Buffer.alloc(0);
+  #onHead = null;
 
   /**
    * Opens `/ws/servers/<server>/console` on 127.0.0.1:`port` with `token`. With `read: false`
@@ -58,18 +92,31 @@ export class ConsoleReader {
   #open({ port, server, token, read, timeoutMs }) {
     return new Promise((resolve, reject) => {
       const key = randomBytes(16).toString('base64');
-      const socket = connect({ host: '127.0.0.1', port, noDelay: true });
+      const socket = connect({
+        host: '127.0.0.1',
+        port,
+        noDelay: true,
+        onread: {
+          buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+          callback: (nread, buffer) => this.#onRead(buffer.subarray(0, nread)),
+        },
+      });
       this.#socket = socket;
-      let head = Buffer.alloc(0);
-      let upgraded = false;
       const timer = setTimeout(() => {
         socket.destroy();
         reject(new Error('console socket: no history within the time limit'));
       }, timeoutMs);
       this.#onHistory = () => {
         clearTimeout(timer);
-        if (!read) socket.pause();
+        if (!read) this.#reading = false;
         resolve();
+      };
+      this.#onHead = (status) => {
+        clearTimeout(timer);
+        socket.destroy();
+        const error = new Error(`console socket refused: ${status}`);
+        error.status = Number(status.split(' ')[1]);
+        reject(error);
       };
       socket.on('connect', () => {
         socket.write(
@@ -78,26 +125,6 @@ export class ConsoleReader {
             `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n` +
             `Authorization: Bearer ${token}\r\n\r\n`,
         );
-      });
-      socket.on('data', (chunk) => {
-        if (upgraded) {
-          this.#frames(chunk);
-          return;
-        }
-        head = Buffer.concat([head, chunk]);
-        const end = head.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const status = head.subarray(0, head.indexOf('\r\n')).toString('latin1');
-        if (!/^HTTP\/1\.1 101 /.test(status)) {
-          clearTimeout(timer);
-          socket.destroy();
-          const error = new Error(`console socket refused: ${status}`);
-          error.status = Number(status.split(' ')[1]);
-          reject(error);
-          return;
-        }
-        upgraded = true;
-        if (head.length > end + 4) this.#frames(head.subarray(end + 4));
       });
       socket.on('error', (error) => {
         clearTimeout(timer);
@@ -114,7 +141,32 @@ export class ConsoleReader {
     });
   }
 
-  /** Starts counting the lines of run `id` (earlier runs' lines are ignored). */
+  /** Bytes read into the shared buffer (valid only during the call); false stops reading. */
+  #onRead(chunk) {
+    if (this.#upgraded) {
+      this.#frames(chunk);
+      return this.#reading;
+    }
+    this.#head = Buffer.concat([this.#head, chunk]);
+    const end = this.#head.indexOf('\r\n\r\n');
+    if (end < 0) return true;
+    const status = this.#head.subarray(0, this.#head.indexOf('\r\n')).toString('latin1');
+    if (!/^HTTP\/1\.1 101 /.test(status)) {
+      this.#onHead(status);
+      return false;
+    }
+    this.#upgraded = true;
+    const rest = this.#head.subarray(end + 4);
+    this.#head = null;
+    if (rest.length > 0) this.#frames(rest);
+    return this.#reading;
+  }
+
+  /**
+   * Starts counting the lines of run `id` (lines of other runs are ignored): lines received,
+   * their latency (the printer's timestamp to the arrival of the bytes), where the sequence
+   * jumped ahead (gaps) or back (out of order), and what `skipped` frames announced meanwhile.
+   */
   startRun(id) {
     this.run = {
       id,
@@ -122,6 +174,10 @@ export class ConsoleReader {
       nextSeq: 0,
       gaps: 0,
       missing: 0,
+      outOfOrder: 0,
+      skippedFrames: 0,
+      skippedLines: 0,
+      frames: 0,
       latency: new Histogram(),
       firstAt: null,
       lastAt: null,
@@ -156,56 +212,93 @@ export class ConsoleReader {
       else if (opcode === 9) this.#pong(buffer.subarray(start, end));
       offset = end;
     }
-    if (offset < buffer.length) this.#pending = buffer.subarray(offset);
+    // The read buffer is reused: what is kept of it must be copied.
+    if (offset < buffer.length) {
+      this.#pending =
+        buffer === chunk ? Buffer.from(buffer.subarray(offset)) : buffer.subarray(offset);
+    }
   }
 
   #message(buffer, start, end, arrivedUs) {
-    if (LOG_PREFIX.compare(buffer, start, start + LOG_PREFIX.length) !== 0) {
-      if (HISTORY_PREFIX.compare(buffer, start, start + HISTORY_PREFIX.length) === 0) {
-        this.historyReceived = true;
-        this.#onHistory?.();
-      }
-      return;
+    switch (buffer[start + TYPE_AT]) {
+      case 0x6c: // l
+        if (LOG_PREFIX.compare(buffer, start, start + LOG_PREFIX.length) === 0) {
+          this.#lines(buffer, start + LOG_PREFIX.length, end, arrivedUs);
+        }
+        return;
+      case 0x73: // s
+        if (SKIPPED_PREFIX.compare(buffer, start, start + SKIPPED_PREFIX.length) === 0) {
+          const [lines] = readNumber(buffer, start + SKIPPED_PREFIX.length, end);
+          this.skippedFrames += 1;
+          this.skippedLines += lines;
+          if (this.run !== null) {
+            this.run.skippedFrames += 1;
+            this.run.skippedLines += lines;
+          }
+        } else if (STATUS_PREFIX.compare(buffer, start, start + STATUS_PREFIX.length) === 0) {
+          this.statusFrames += 1;
+        }
+        return;
+      case 0x68: // h
+        if (HISTORY_PREFIX.compare(buffer, start, start + HISTORY_PREFIX.length) === 0) {
+          this.historyReceived = true;
+          this.#onHistory?.();
+        }
+        return;
+      default:
     }
-    this.logLines += 1;
-    let i = start + LOG_PREFIX.length;
-    const kind = buffer[i];
-    if (kind === SKIPPED_PREFIX[0]) {
-      this.#skipNotice(buffer, i, end);
-      return;
-    }
-    if ((kind !== B && kind !== E) || buffer[i + 1] !== SPACE) return;
-    const run = this.run;
-    let id;
-    [id, i] = readNumber(buffer, i + 2, end);
-    if (run === null || id !== run.id) return;
-    if (kind === E) {
-      const [count, j] = readNumber(buffer, i + 1, end);
-      const [elapsedUs] = readNumber(buffer, j + 1, end);
-      run.end = { count, elapsedUs, at: arrivedUs };
-      return;
-    }
-    let seq;
-    let sentUs;
-    [seq, i] = readNumber(buffer, i + 1, end);
-    [sentUs] = readNumber(buffer, i + 1, end);
-    if (seq !== run.nextSeq) {
-      run.gaps += 1;
-      run.missing += Math.max(0, seq - run.nextSeq);
-    }
-    run.nextSeq = seq + 1;
-    run.received += 1;
-    run.latency.record(arrivedUs - sentUs);
-    run.firstAt ??= sentUs;
-    run.lastAt = arrivedUs;
   }
 
-  #skipNotice(buffer, start, end) {
-    if (SKIPPED_PREFIX.compare(buffer, start, start + SKIPPED_PREFIX.length) !== 0) return;
-    const [count, after] = readNumber(buffer, start + SKIPPED_PREFIX.length, end);
-    if (SKIPPED_SUFFIX.compare(buffer, after, after + SKIPPED_SUFFIX.length) === 0) {
-      this.skippedLines += count;
+  /** The strings of a `lines` array, from just after its `[`. */
+  #lines(buffer, i, end, arrivedUs) {
+    const run = this.run;
+    this.logFrames += 1;
+    if (run !== null) run.frames += 1;
+    let lines = 0;
+    while (i < end && buffer[i] === QUOTE) {
+      lines += 1;
+      let from = i + 1;
+      const kind = buffer[from];
+      if ((kind === B || kind === E) && buffer[from + 1] === SPACE && run !== null) {
+        // Inlined number reads: this runs for every line of every client.
+        let id = 0;
+        let j = from + 2;
+        for (let c = buffer[j] - 0x30; c >= 0 && c <= 9; c = buffer[++j] - 0x30) id = id * 10 + c;
+        if (id === run.id && buffer[j] === SPACE) {
+          let seq = 0;
+          for (let c = buffer[++j] - 0x30; c >= 0 && c <= 9; c = buffer[++j] - 0x30) {
+            seq = seq * 10 + c;
+          }
+          let us = 0;
+          if (buffer[j] === SPACE) {
+            for (let c = buffer[++j] - 0x30; c >= 0 && c <= 9; c = buffer[++j] - 0x30) {
+              us = us * 10 + c;
+            }
+          }
+          if (kind === B) {
+            if (seq !== run.nextSeq) {
+              if (seq > run.nextSeq) {
+                run.gaps += 1;
+                run.missing += seq - run.nextSeq;
+              } else run.outOfOrder += 1;
+            }
+            run.nextSeq = seq + 1;
+            run.received += 1;
+            run.latency.record(arrivedUs - us);
+            run.firstAt ??= us;
+            run.lastAt = arrivedUs;
+          } else {
+            // E <id> <count> <elapsed µs>
+            run.end = { count: seq, elapsedUs: us, at: arrivedUs };
+          }
+        }
+        from = j;
+      }
+      const q = closingQuote(buffer, from, end);
+      if (q < 0 || buffer[q + 1] !== COMMA) break;
+      i = q + 2;
     }
+    this.logLines += lines;
   }
 
   #closeFrame(buffer, start, end) {
@@ -223,8 +316,9 @@ export class ConsoleReader {
     this.#socket?.write(Buffer.concat([header, payload]));
   }
 
-  /** For a client opened with `read: false`: reads again, to see whether the panel cut it off. */
+  /** For a client opened with `read: false`: reads again (what waited, then what comes). */
   resume() {
+    this.#reading = true;
     this.#socket?.resume();
   }
 

@@ -1,5 +1,7 @@
-// Files: a 1 GiB upload and download through the API against plain streams in another process
-// (the disk's and page cache's own speed here), and the listing of a folder of 10,000 files.
+// Files: a 1 GiB upload and download through the API against a bare Fastify in another process
+// doing the same work (bench/bare-server.mjs: @fastify/multipart into a temporary file, fsync,
+// rename; a read stream as the reply), with plain streams (the disk's and page cache's own
+// speed, bench/disk-baseline.mjs) for context; then the listing of a folder of 10,000 files.
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
@@ -17,18 +19,11 @@ import { FILES_SERVER } from './seed.mjs';
 const LISTED_FILES = 10_000;
 const LISTING_RUNS = 10;
 const CONCURRENT_LISTINGS = 10;
-/** Each 1 GiB transfer is measured this many times; the median run is reported. */
-const TRANSFER_RUNS = 3;
-
-/** Runs `task` `count` times, one after the other. */
-async function repeat(count, task) {
-  const results = [];
-  for (let i = 0; i < count; i++) {
-    await waitForQuiet();
-    results.push(await task());
-  }
-  return results;
-}
+/**
+ * Each 1 GiB transfer is measured this many times; the median run is reported. Even, so that
+ * the panel and the bare Fastify each go first as often.
+ */
+const TRANSFER_RUNS = 4;
 
 /** The run with the median duration. */
 const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
@@ -143,50 +138,27 @@ export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
   const runs = quick ? 1 : TRANSFER_RUNS;
   const downloadPath = `/api/servers/${FILES_SERVER}/files/download?path=${name}`;
 
-  log(`files: plain-stream write of ${size / MiB} MiB, ${runs}×`);
-  const plainWrite = median(
-    await repeat(runs, async () => {
-      rmSync(copy, { force: true });
-      const result = await baseline(['write', source, copy]);
-      return { ...result, ms: result.ms + result.fsyncMs, withoutFsyncMs: result.ms };
-    }),
-  );
-
-  log(`files: upload through the panel, ${runs}×`);
-  const uploads = await repeat(runs, () =>
-    watched(panel.pid, async () => {
-      const up = await upload({ port: panel.port, token, file: source, size, name });
-      if (up.status !== 200) {
-        throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
-      }
-    }),
-  );
-  const stored = await stat(path.join(dataDir, 'servers', FILES_SERVER, name));
-  if (stored.size !== size) throw new Error(`upload stored ${stored.size} bytes of ${size}`);
-
-  log(`files: plain-stream read, ${runs}×`);
-  const plainRead = median(await repeat(runs, () => baseline(['read', copy])));
-  rmSync(copy, { force: true });
-
-  log(`files: download through the panel, ${runs}×`);
-  const downloads = await repeat(runs, () =>
-    watched(panel.pid, async () => {
-      const down = await download({ port: panel.port, token, urlPath: downloadPath });
-      if (down.status !== 200 || down.bytes !== size) {
-        throw new Error(`download answered ${down.status} with ${down.bytes} bytes of ${size}`);
-      }
-    }),
-  );
-
-  log(`files: upload and download through a bare Fastify (HTTP on loopback alone), ${runs}×`);
+  // The panel and the bare Fastify take turns, run by run (which goes first alternates), so a
+  // change in the machine's load or the disk's mood between runs hits both alike; each pair
+  // gives a ratio, and the median ratio is reported.
   const bareTarget = path.join(workDir, 'bare-upload.bin');
   const bare = await startBare(workDir, {}, source, bareTarget);
-  let bareDownload;
-  let bareUpload;
+  const plainWrites = [];
+  const uploads = [];
+  const bareUploads = [];
+  const plainReads = [];
+  const downloads = [];
+  const bareDownloads = [];
   try {
-    bareUpload = median(
-      await repeat(runs, async () => {
-        const started = nowMs();
+    const panelUpload = () =>
+      watched(panel.pid, async () => {
+        const up = await upload({ port: panel.port, token, file: source, size, name });
+        if (up.status !== 200) {
+          throw new Error(`upload answered ${up.status}: ${up.body.slice(0, 300)}`);
+        }
+      });
+    const bareUpload = () =>
+      watched(bare.child.pid, async () => {
         const up = await upload({
           port: bare.port,
           token,
@@ -196,21 +168,64 @@ export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
           urlPath: '/upload',
         });
         if (up.status !== 200) throw new Error(`bare upload answered ${up.status}`);
-        return { ms: nowMs() - started };
-      }),
-    );
+      });
+    // The plain streams run apart from the pairs, so that no pair starts right after one.
+    log(`files: plain-stream write of ${size / MiB} MiB, ${runs}×`);
+    for (let i = 0; i < runs; i++) {
+      await waitForQuiet();
+      rmSync(copy, { force: true });
+      const plain = await baseline(['write', source, copy]);
+      plainWrites.push({ ...plain, ms: plain.ms + plain.fsyncMs, withoutFsyncMs: plain.ms });
+    }
+    log(`files: upload through the panel and a bare Fastify, ${runs}× each`);
+    for (let i = 0; i < runs; i++) {
+      await waitForQuiet();
+      if (i % 2 === 0) {
+        uploads.push(await panelUpload());
+        bareUploads.push(await bareUpload());
+      } else {
+        bareUploads.push(await bareUpload());
+        uploads.push(await panelUpload());
+      }
+    }
+    const stored = await stat(path.join(dataDir, 'servers', FILES_SERVER, name));
+    if (stored.size !== size) throw new Error(`upload stored ${stored.size} bytes of ${size}`);
     rmSync(bareTarget, { force: true });
-    bareDownload = median(
-      await repeat(runs, async () => {
-        const started = nowMs();
+
+    const panelDownload = () =>
+      watched(panel.pid, async () => {
+        const down = await download({ port: panel.port, token, urlPath: downloadPath });
+        if (down.status !== 200 || down.bytes !== size) {
+          throw new Error(`download answered ${down.status} with ${down.bytes} bytes of ${size}`);
+        }
+      });
+    const bareDownload = () =>
+      watched(bare.child.pid, async () => {
         const down = await download({ port: bare.port, token, urlPath: '/file' });
         if (down.bytes !== size) throw new Error(`bare download gave ${down.bytes} bytes`);
-        return { ms: nowMs() - started };
-      }),
-    );
+      });
+    log(`files: plain-stream read, ${runs}×`);
+    for (let i = 0; i < runs; i++) {
+      await waitForQuiet();
+      plainReads.push(await baseline(['read', copy]));
+    }
+    log(`files: download through the panel and a bare Fastify, ${runs}× each`);
+    for (let i = 0; i < runs; i++) {
+      await waitForQuiet();
+      if (i % 2 === 0) {
+        downloads.push(await panelDownload());
+        bareDownloads.push(await bareDownload());
+      } else {
+        bareDownloads.push(await bareDownload());
+        downloads.push(await panelDownload());
+      }
+    }
+    rmSync(copy, { force: true });
   } finally {
     await stopChild(bare.child, 5_000);
   }
+  const plainWrite = median(plainWrites);
+  const plainRead = median(plainReads);
   rmSync(source, { force: true });
   await panel.api.as(token).call('DELETE', `/api/servers/${FILES_SERVER}/files?path=${name}`);
 
@@ -271,23 +286,43 @@ export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
   };
   const up = transfer(uploads);
   const down = transfer(downloads);
+  /** The bare Fastify's time over the panel's, run by run; the median of those. */
+  const pairRatio = (panelRuns, bareRuns) => {
+    const ratios = panelRuns.map((run, i) => bareRuns[i].ms / run.ms).sort((a, b) => a - b);
+    const middle = ratios.length / 2;
+    return round(
+      ratios.length % 2 === 1
+        ? ratios[Math.floor(middle)]
+        : (ratios[middle - 1] + ratios[middle]) / 2,
+      3,
+    );
+  };
+  const bareFigures = (measured) => {
+    const typical = median(measured);
+    return {
+      bareFastifyMibPerSecond: mbps(size, typical.ms),
+      bareFastifyAllMibPerSecond: measured.map((run) => mbps(size, run.ms)),
+      bareFastifyCpuPercent: round(typical.usage.cpuPercent, 0),
+      bareFastifyRssGrowthMiB: round(Math.max(...measured.map((run) => run.usage.growth)) / MiB, 1),
+    };
+  };
   const result = {
     bytes: size,
     upload: {
       ...up,
+      ...bareFigures(bareUploads),
+      ratioToBareFastify: pairRatio(uploads, bareUploads),
       plainStreamMibPerSecond: mbps(size, plainWrite.ms),
       plainStreamWithoutFsyncMibPerSecond: mbps(size, plainWrite.withoutFsyncMs),
       ratio: round(plainWrite.ms / median(uploads).ms, 3),
       ratioWithoutFsync: round(plainWrite.withoutFsyncMs / median(uploads).ms, 3),
-      bareFastifyMibPerSecond: mbps(size, bareUpload.ms),
-      ratioToBareFastify: round(bareUpload.ms / median(uploads).ms, 3),
     },
     download: {
       ...down,
+      ...bareFigures(bareDownloads),
+      ratioToBareFastify: pairRatio(downloads, bareDownloads),
       plainStreamMibPerSecond: mbps(size, plainRead.ms),
       ratio: round(plainRead.ms / median(downloads).ms, 3),
-      bareFastifyMibPerSecond: mbps(size, bareDownload.ms),
-      ratioToBareFastify: round(bareDownload.ms / median(downloads).ms, 3),
     },
     listing: {
       entries: LISTED_FILES,
@@ -302,8 +337,9 @@ export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
     },
   };
   log(
-    `files: upload ${result.upload.mibPerSecond} MiB/s (plain ${result.upload.plainStreamMibPerSecond}), ` +
-      `download ${result.download.mibPerSecond} MiB/s (plain ${result.download.plainStreamMibPerSecond}), ` +
+    `files: upload ${result.upload.mibPerSecond} MiB/s (bare Fastify ${result.upload.bareFastifyMibPerSecond}, ` +
+      `ratio ${result.upload.ratioToBareFastify}), download ${result.download.mibPerSecond} MiB/s ` +
+      `(bare Fastify ${result.download.bareFastifyMibPerSecond}, ratio ${result.download.ratioToBareFastify}), ` +
       `listing p50 ${result.listing.p50Ms} ms`,
   );
   return result;

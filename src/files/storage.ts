@@ -30,7 +30,8 @@ import {
   type FileHandle,
 } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AppError, notFound } from '../errors.js';
 import { isReserved, joinSegments, linkTarget, RESERVED_PREFIX, reserved } from './paths.js';
 
@@ -40,9 +41,18 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 const DISK_USAGE_TTL_MS = 10_000;
 /** Entries stat'ed between two yields to the event loop while listing a folder. */
 const LIST_BATCH = 500;
+/**
+ * What an upload may hold in memory on its way to the disk (beside the parser's own buffer):
+ * gathered while a write is under way, then written in one go.
+ */
+const WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Symlinks followed while resolving one path before it counts as a loop. */
 const MAX_LINK_HOPS = 40;
-/** Temporary files of uploads and saves; never listed, removed at start. */
+/**
+ * Temporary files of uploads and saves: `<TEMP_PREFIX><run>-<random>`, where `run` is new for
+ * every ServerStorage (every start of the panel). Never listed; the ones an earlier run left are
+ * removed once the panel serves (`removeLeftovers`).
+ */
 export const TEMP_PREFIX = RESERVED_PREFIX;
 /**
  * The folder, beside the servers' own, where the directory of a server being deleted is renamed
@@ -51,11 +61,12 @@ export const TEMP_PREFIX = RESERVED_PREFIX;
  */
 export const TRASH_NAME = '.trash~';
 
-/** Where work done in the background reports what went wrong: the panel's logger. */
+/** Where work done in the background reports what it did and what went wrong: the logger. */
 export interface StorageLog {
+  info(details: object, message: string): void;
   warn(details: object, message: string): void;
 }
-const SILENT: StorageLog = { warn: () => undefined };
+const SILENT: StorageLog = { info: () => undefined, warn: () => undefined };
 
 /** A user and group to own files, by number. */
 export interface FileOwner {
@@ -102,6 +113,8 @@ export class ServerStorage {
   readonly #owner: FileOwner | null;
   private readonly now: () => number;
   readonly #log: StorageLog;
+  /** How this run's temporary names begin: what `cleanTemporaryFiles` never removes. */
+  readonly #tempPrefix = `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-`;
   /** The trash being emptied, and whether to go round once more (something was added). */
   #emptying: Promise<void> | null = null;
   #trashAgain = false;
@@ -244,6 +257,11 @@ export class ServerStorage {
     }
   }
 
+  /** How `writeAtomically` makes its temporary file. */
+  #temp(mode: number): TempFile {
+    return { prefix: this.#tempPrefix, mode, owner: this.#owner };
+  }
+
   /** A measured size, or one being measured, belongs to a directory that is gone. */
   #forgetUsage(name: string): void {
     this.#measured.delete(name);
@@ -276,16 +294,55 @@ export class ServerStorage {
     return walk;
   }
 
-  /** Removes temporary files a killed panel left behind, anywhere in the server's directory. */
+  /**
+   * Removes the temporary files an earlier run left anywhere in the server's directory (uploads
+   * and saves a killed panel cut short); answers how many. This run's own are never touched, so
+   * it may run while uploads and saves are under way.
+   */
   async cleanTemporaryFiles(server: string): Promise<number> {
     let removed = 0;
     await walkTree(this.directoryOf(server), async (dir, name, stat) => {
-      if (name.startsWith(TEMP_PREFIX) && stat.isFile()) {
-        await unlink(at(dir.fd, name)).catch(() => undefined);
-        removed += 1;
+      if (name.startsWith(TEMP_PREFIX) && !name.startsWith(this.#tempPrefix) && stat.isFile()) {
+        const gone = await unlink(at(dir.fd, name)).then(
+          () => true,
+          () => false,
+        );
+        if (gone) removed += 1;
       }
     });
     return removed;
+  }
+
+  /**
+   * Removes what an earlier run of the panel left behind: its temporary files in the folders of
+   * the servers `servers` answers (`cleanTemporaryFiles`, one server after the other) and the
+   * trash of deleted servers (`emptyTrash`). Run in the background once the panel serves: it
+   * never rejects, and a failure (logged) never stops the rest.
+   */
+  async removeLeftovers(servers: () => Promise<readonly string[]>): Promise<void> {
+    const trash = this.emptyTrash();
+    let names: readonly string[] = [];
+    try {
+      names = await servers();
+    } catch (error) {
+      this.#log.warn(
+        { err: error },
+        'could not list the servers to remove leftover temporary files',
+      );
+    }
+    let removed = 0;
+    for (const server of names) {
+      try {
+        const count = await this.cleanTemporaryFiles(server);
+        if (count > 0)
+          this.#log.warn({ server, removed: count }, 'removed leftover temporary files');
+        removed += count;
+      } catch (error) {
+        this.#log.warn({ err: error, server }, 'could not remove leftover temporary files');
+      }
+    }
+    await trash;
+    this.#log.info({ servers: names.length, removed }, 'removed the leftovers of an earlier run');
   }
 
   /** The entries of a folder: folders first, then by name; temporary files are not shown. */
@@ -418,7 +475,7 @@ export class ServerStorage {
         throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
       if (place.stat && !place.stat.isFile()) throw special(place.segments);
       const mode = place.stat ? place.stat.mode & 0o7777 : 0o644;
-      await writeAtomically(place.dir, name, mode, place.segments, this.#owner, async (handle) => {
+      await writeAtomically(place.dir, name, place.segments, this.#temp(mode), async (handle) => {
         await handle.writeFile(content, 'utf8');
       });
       return entryOf(place.segments, await statOf(place.dir, name, place.segments));
@@ -448,16 +505,24 @@ export class ServerStorage {
       source.once('error', () => {
         cutShort = true;
       });
-      await writeAtomically(dir, name, mode, segments, this.#owner, async (handle) => {
-        // Chunk by chunk, each write awaited: memory stays flat and the disk sets the pace.
-        let written = 0;
-        for await (const chunk of source as AsyncIterable<Buffer>) {
-          written += chunk.length;
-          if (maxBytes !== null && written > maxBytes) {
-            throw new AppError('PAYLOAD_TOO_LARGE', `Files may be at most ${maxBytes} bytes`);
-          }
-          await handle.write(chunk);
+      await writeAtomically(dir, name, segments, this.#temp(mode), async (handle) => {
+        // Piped straight into the temporary file: while one write is on its way to the disk,
+        // what arrives meanwhile is gathered (up to WRITE_BUFFER_BYTES, then the source waits)
+        // and written with the next single writev, so the network and the disk overlap and a
+        // gigabyte takes a few thousand writes, not one per socket read.
+        if (maxBytes !== null) {
+          const limit = maxBytes;
+          let written = 0;
+          source.on('data', (chunk: Buffer) => {
+            written += chunk.length;
+            if (written > limit) {
+              source.destroy(
+                new AppError('PAYLOAD_TOO_LARGE', `Files may be at most ${limit} bytes`),
+              );
+            }
+          });
         }
+        await pipeline(source, fileSink(handle, WRITE_BUFFER_BYTES));
         // A parser that stopped at its own limit ends the stream early instead of failing.
         if ((source as { truncated?: boolean }).truncated === true) {
           throw new AppError('PAYLOAD_TOO_LARGE', 'The file is larger than the upload limit');
@@ -677,16 +742,68 @@ async function openRegular(
   throw special(segments);
 }
 
+/**
+ * A Writable into an open file, for `pipeline`: what arrives while a write is under way is
+ * gathered, up to `highWaterMark` bytes (then the source waits), and written with one writev.
+ * Short writes are continued. It never closes the handle (its owner does, after the last
+ * write); Node's own file streams close the descriptor when destroyed, whatever `autoClose`
+ * says, and a FileHandle lent to one cannot be closed while the stream lives.
+ */
+function fileSink(handle: FileHandle, highWaterMark: number): Writable {
+  const writeAll = async (buffers: readonly Buffer[]): Promise<void> => {
+    let pending = buffers.filter((buffer) => buffer.length > 0);
+    while (pending.length > 0) {
+      const { bytesWritten } = await handle.writev(pending);
+      if (bytesWritten === 0) throw new Error('the file took no bytes');
+      let skipped = bytesWritten;
+      const rest: Buffer[] = [];
+      for (const buffer of pending) {
+        if (skipped >= buffer.length) skipped -= buffer.length;
+        else {
+          rest.push(skipped > 0 ? buffer.subarray(skipped) : buffer);
+          skipped = 0;
+        }
+      }
+      pending = rest;
+    }
+  };
+  const settle = (work: Promise<void>, callback: (error?: Error | null) => void): void => {
+    work.then(
+      () => {
+        callback();
+      },
+      (error: unknown) => {
+        callback(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  };
+  return new Writable({
+    highWaterMark,
+    write(chunk: Buffer, _encoding, callback) {
+      settle(writeAll([chunk]), callback);
+    },
+    writev(chunks, callback) {
+      settle(writeAll(chunks.map(({ chunk }) => chunk as Buffer)), callback);
+    },
+  });
+}
+
+/** A temporary file to be: its name's prefix, and the mode and owner it is given. */
+interface TempFile {
+  readonly prefix: string;
+  readonly mode: number;
+  readonly owner: FileOwner | null;
+}
+
 /** Writes through a temporary file in `dir`, renamed over `name` once `write` succeeded. */
 async function writeAtomically(
   dir: FileHandle,
   name: string,
-  mode: number,
   segments: readonly string[],
-  owner: FileOwner | null,
+  { prefix, mode, owner }: TempFile,
   write: (handle: FileHandle) => Promise<void>,
 ): Promise<void> {
-  const temp = `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`;
+  const temp = `${prefix}${randomBytes(8).toString('hex')}`;
   let handle: FileHandle;
   try {
     handle = await open(at(dir.fd, temp), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, mode);
