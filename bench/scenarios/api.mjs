@@ -3,8 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
-import { Histogram } from '../lib/histogram.mjs';
+import { cannon } from '../lib/cannon.mjs';
 import { REPO, spawnNode } from '../lib/panel.mjs';
 import { ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { log, round, stopChild, waitFor } from '../lib/util.mjs';
@@ -14,29 +13,6 @@ export const ENDPOINTS = [
   { name: 'GET /api/servers (100 servers)', path: '/api/servers' },
   { name: 'GET /api/tickets (1,000 tickets)', path: '/api/tickets' },
 ];
-
-/** One autocannon run; latency is taken from every 2xx response, in µs, not autocannon's ms. */
-function cannon({ port, urlPath, token, seconds, connections }) {
-  return new Promise((resolve, reject) => {
-    const latency = new Histogram();
-    const instance = autocannon(
-      {
-        url: `http://127.0.0.1:${port}${urlPath}`,
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-        connections,
-        pipelining: 1,
-        duration: seconds,
-      },
-      (error, result) => {
-        if (error) reject(error);
-        else resolve({ result, latency });
-      },
-    );
-    instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
-      if (statusCode >= 200 && statusCode < 300) latency.record(responseTimeMs * 1000);
-    });
-  });
-}
 
 async function measure({ port, pid, urlPath, token, seconds, warmupSeconds, connections }) {
   await waitForQuiet();

@@ -5,8 +5,7 @@
 // gives the scale of what the panel reads.
 import { spawn } from 'node:child_process'; // eslint-disable-line no-restricted-imports -- the baseline reads `yes` itself
 import process from 'node:process';
-import autocannon from 'autocannon';
-import { Histogram } from '../lib/histogram.mjs';
+import { cannon } from '../lib/cannon.mjs';
 import { children } from '../lib/panel.mjs';
 import { ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { ConsoleReader } from '../lib/ws-reader.mjs';
@@ -16,30 +15,8 @@ export const NOISY_SERVER = 'noisy';
 const READERS = 10;
 /** One request at a time, as a health check or a person's browser does. */
 const CONNECTIONS = 1;
+const HEALTH = '/api/health';
 
-/** `GET /api/health` for `seconds`; latency of every response, in µs. */
-function cannon({ port, seconds }) {
-  return new Promise((resolve, reject) => {
-    const latency = new Histogram();
-    const instance = autocannon(
-      {
-        url: `http://127.0.0.1:${port}/api/health`,
-        connections: CONNECTIONS,
-        pipelining: 1,
-        duration: seconds,
-      },
-      (error, result) => {
-        if (error) reject(error);
-        else resolve({ result, latency });
-      },
-    );
-    instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
-      if (statusCode >= 200 && statusCode < 300) latency.record(responseTimeMs * 1000);
-    });
-  });
-}
-
-/** Bytes per second a bare Node process reads from `yes`, doing nothing else. */
 async function bareRead(seconds) {
   const child = spawn('yes', [], { stdio: ['ignore', 'pipe', 'ignore'] });
   children.add(child);
@@ -63,7 +40,12 @@ async function serverCpu(api) {
 
 async function row({ label, panel, api, seconds, warmupSeconds, readers = [], noisy }) {
   await waitForQuiet();
-  await cannon({ port: panel.port, seconds: warmupSeconds });
+  await cannon({
+    port: panel.port,
+    urlPath: HEALTH,
+    seconds: warmupSeconds,
+    connections: CONNECTIONS,
+  });
   if (noisy) await serverCpu(api);
   const before = readers.map((reader) => ({
     lines: reader.logLines,
@@ -75,7 +57,12 @@ async function row({ label, panel, api, seconds, warmupSeconds, readers = [], no
   let measured;
   let usage;
   try {
-    measured = await cannon({ port: panel.port, seconds });
+    measured = await cannon({
+      port: panel.port,
+      urlPath: HEALTH,
+      seconds,
+      connections: CONNECTIONS,
+    });
   } finally {
     // Its sampling timer would otherwise keep the run alive after a failure.
     usage = watch.stop();
