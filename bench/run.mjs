@@ -117,8 +117,8 @@ async function main() {
     }
     buildSeconds = round((performance.now() - started) / 1000, 1);
   }
-  if (!existsSync(path.join(REPO, 'dist', 'server.js'))) {
-    throw new Error('dist/server.js is missing: run `npm run build` first');
+  if (!existsSync(path.join(REPO, 'dist', 'panel.mjs'))) {
+    throw new Error('dist/panel.mjs is missing: run `npm run build` first');
   }
   log(`work directory ${workDir}`);
   // Another job on this machine competes for the same cores: wait (a little) for it to calm

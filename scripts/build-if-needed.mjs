@@ -2,8 +2,8 @@
 // Builds what `npm start` needs only when it has never been built or a source changed since the
 // last build: `npm start` then starts in about a second instead of compiling every time. Two
 // parts, each with its own stamp that a successful build writes:
-//   the server (tsc into dist/)      src/, package.json, package-lock.json, the tsconfigs
-//                                     → dist/.build-stamp
+//   the server (tsc into dist/,      src/, package.json, package-lock.json, the tsconfigs,
+//   then bundled into dist/panel.mjs) scripts/bundle-server.mjs → dist/.build-stamp
 //   the web UI (Vite into dist/web/) web/ except its tests and node_modules, package.json,
 //                                     package-lock.json
 //                                     → dist/.web-build-stamp
@@ -26,8 +26,17 @@ const parts = [
     name: 'the panel',
     first: 'Building the panel (once; about a minute on a small machine)…',
     stamp: path.join('dist', '.build-stamp'),
-    inputs: () => [...shared, 'tsconfig.json', 'tsconfig.build.json', ...filesUnder('src')],
-    command: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+    inputs: () => [
+      ...shared,
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'scripts/bundle-server.mjs',
+      ...filesUnder('src'),
+    ],
+    commands: [
+      ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+      ['scripts/bundle-server.mjs'],
+    ],
   },
   {
     name: 'the web UI',
@@ -45,7 +54,7 @@ const parts = [
           !/\.test\.tsx?$/.test(file),
       ),
     ],
-    command: ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.mjs'],
+    commands: [['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.mjs']],
   },
 ];
 
@@ -63,8 +72,10 @@ for (const part of parts) {
     );
   }
   const started = new Date();
-  const result = spawnSync(process.execPath, part.command, { stdio: 'inherit' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  for (const command of part.commands) {
+    const result = spawnSync(process.execPath, command, { stdio: 'inherit' });
+    if (result.status !== 0) process.exit(result.status ?? 1);
+  }
   mkdirSync('dist', { recursive: true });
   // Dated when the build started: a file saved while it ran is newer, and builds next time.
   writeFileSync(part.stamp, `${started.toISOString()}\n`);

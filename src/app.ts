@@ -3,6 +3,7 @@
  * from its dependencies. Nothing here listens; `server.ts` does.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
@@ -11,6 +12,7 @@ import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config.js';
+import { PANEL_ROOT } from './paths.js';
 import { openDatabase, type Db } from './db/database.js';
 import { PanelEvents } from './events.js';
 import { ServerStorage } from './files/storage.js';
@@ -18,6 +20,7 @@ import { registerAccessControl } from './http/access.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling, sendError } from './http/errors.js';
 import { registerInputGuards } from './http/input.js';
+import { LazySchemas } from './http/lazy-schemas.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
 import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
@@ -84,7 +87,7 @@ export interface AppOverrides {
 }
 
 export const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  JSON.parse(readFileSync(path.join(PANEL_ROOT, 'package.json'), 'utf8')) as {
     version: string;
   }
 ).version;
@@ -123,7 +126,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   }
   const now = overrides.now ?? (() => new Date());
 
+  // Validators and serializers are compiled on first use, the rest once the panel listens.
+  const schemas = new LazySchemas();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: schemas.serializerFactory() } },
     logger: {
       ...loggerOptions(config),
       ...(overrides.logStream ? { stream: overrides.logStream } : {}),
@@ -158,7 +164,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
   app.decorate('registeredRoutes', routes);
   app.server.headersTimeout = 10_000;
-  setValidators(app);
+  setValidators(app, schemas);
   // Every body this API takes is JSON (uploads arrive with the file manager); text is refused (415).
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorBody);
@@ -285,9 +291,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     const run = () => storage.removeLeftovers(() => servers.allNames());
     if (overrides.removeLeftovers) overrides.removeLeftovers(run);
     else void run();
+    void schemas
+      .compileAll((error) => {
+        app.log.error({ err: error }, 'a route schema does not compile');
+      })
+      .then((count) => {
+        app.log.debug({ count }, 'route schemas compiled');
+      });
     done();
   });
   app.addHook('onClose', async () => {
+    schemas.clear();
     await runtime.close?.();
     await db.close();
   });
@@ -299,13 +313,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
  * Bodies are validated strictly (no type coercion, unknown fields refused, no defaults filled in
  * silently); query strings and path parameters are text on the wire, so they may be coerced.
  */
-function setValidators(app: FastifyInstance): void {
+function setValidators(app: FastifyInstance, schemas: LazySchemas): void {
   const common: AjvOptions = { allErrors: false, strict: false, removeAdditional: false };
   const body = addFormats.default(new Ajv({ ...common, coerceTypes: false, useDefaults: false }));
   const other = addFormats.default(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }));
   for (const ajv of [body, other]) ajv.addSchema(ErrorBody);
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? body : other).compile(schema),
+    schemas.lazy(() => (httpPart === 'body' ? body : other).compile(schema)),
   );
 }
 

@@ -1,4 +1,4 @@
-// Starts the built panel (dist/server.js) as a separate process on loopback with its own data
+// Starts the built panel (dist/panel.mjs, what `npm start` runs) as a separate process on loopback with its own data
 // directory, and talks to its HTTP API.
 import { spawn } from 'node:child_process'; // eslint-disable-line no-restricted-imports -- the panel runs as its own process
 import { Buffer } from 'node:buffer';
@@ -73,7 +73,7 @@ export async function startPanel({
   const port = await freePort();
   const log = openSync(logFile, 'a');
   const started = nowMs();
-  const child = spawnNode([...nodeArgs, path.join(REPO, 'dist', 'server.js')], {
+  const child = spawnNode([...nodeArgs, path.join(REPO, 'dist', 'panel.mjs')], {
     cwd: REPO,
     env: panelEnv({ port, dataDir, logLevel, readOnlyPaths }),
     stdio: ['ignore', log, log],

@@ -359,7 +359,7 @@ function markdown(results) {
   if (results.startup) {
     out.push('### 4. Start-up');
     out.push(
-      'From spawning `node dist/server.js` to the first 200 of `/api/health` (polled every 2 ms), ' +
+      'From spawning `node dist/panel.mjs` to the first 200 of `/api/health` (polled every 2 ms), ' +
         `${results.startup.runs} starts each.`,
     );
     out.push(

@@ -2,7 +2,7 @@
 // fixed rates and as fast as the pipe takes its output, while 1, 10 and 100 WebSocket clients
 // read the console. Then one client that never reads joins 10 readers.
 //
-// The readers run in this process (the benchmark's), never in the panel's: `node dist/server.js`
+// The readers run in this process (the benchmark's), never in the panel's: `node dist/panel.mjs`
 // is a process of its own, so what the readers cost shows as "client CPU", not as the panel's.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

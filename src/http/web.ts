@@ -17,12 +17,12 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PANEL_ROOT } from '../paths.js';
 
-/** Where `npm run build` puts the UI: `dist/web`, from `src/http` and `dist/http` alike. */
-export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+/** Where `npm run build` puts the UI. */
+export const DEFAULT_WEB_ROOT = path.join(PANEL_ROOT, 'dist', 'web');
 
 const IMMUTABLE = { cacheControl: true, maxAge: '365d', immutable: true } as const;
 const REVALIDATE = { cacheControl: false } as const;

@@ -7,33 +7,11 @@
  * dark.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import {
-  DESKTOP,
-  PHONE,
-  launchBrowser,
-  openTab,
-  screenshot,
-  type Tab,
-  type Viewport,
-} from './helpers/browser.js';
-import { gameServerFixture, type GameServerFixture } from './helpers/fixture.js';
-import { startPanel, type E2ePanel } from './helpers/panel.js';
-
-const PASSWORD = 'correct horse battery';
-
-interface Token {
-  access_token: string;
-}
-
-async function signIn(page: Page, username: string) {
-  await page.goto('/sign-in');
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.waitForURL('**/servers');
-}
+import { before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
+import { gameServerFixture } from './helpers/fixture.js';
+import { assertAccessible, journey, register, signIn } from './helpers/journey.js';
 
 const terminal = (page: Page) => page.getByRole('region', { name: 'Console', exact: true });
 
@@ -49,37 +27,18 @@ async function sendCommand(page: Page, command: string) {
 }
 
 describe('server page', () => {
-  let panel: E2ePanel;
-  let browser: Browser;
-  let fixture: GameServerFixture;
-  let admin: string;
-  const tabs: Tab[] = [];
-  const tab = async (viewport?: Viewport, colorScheme?: 'light' | 'dark') => {
-    const opened = await openTab(browser, panel.url, {
-      ...(viewport ? { viewport } : {}),
-      ...(colorScheme ? { colorScheme } : {}),
-    });
-    tabs.push(opened);
-    return opened;
-  };
-
-  before(async () => {
-    fixture = gameServerFixture();
-    panel = await startPanel({ SANDBOX_READ_ONLY_PATHS: fixture.folder });
-    browser = await launchBrowser();
-    admin = (
-      await panel.api<Token>('POST', '/api/auth/register', {
-        username: 'admin',
-        password: PASSWORD,
-      })
-    ).access_token;
+  const fixture = gameServerFixture();
+  let admin = '';
+  const journeyOf = journey({
+    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder }),
+    setUp: async (panel) => {
+      admin = await register(panel, 'admin');
+    },
+    tearDown: () => {
+      fixture.remove();
+    },
   });
-  after(async () => {
-    await browser.close();
-    // Servers still running are stopped by the panel as it closes.
-    await panel.close();
-    fixture.remove();
-  });
+  const { tab } = journeyOf;
 
   it('starts a server, shows its coloured output, sends commands and stops it', async () => {
     const { page, assertClean } = await tab();
@@ -189,7 +148,7 @@ describe('server page', () => {
   });
 
   it('says so when the server is deleted while its page is open', async () => {
-    await panel.api(
+    await journeyOf.panel.api(
       'POST',
       '/api/servers/create',
       { name: 'doomed', startCommand: fixture.startCommand },
@@ -199,20 +158,20 @@ describe('server page', () => {
     await signIn(page, 'admin');
     await page.goto('/servers/doomed');
     await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
-    await panel.api('DELETE', '/api/servers/doomed', undefined, admin);
+    await journeyOf.panel.api('DELETE', '/api/servers/doomed', undefined, admin);
     await page.getByRole('alert').getByText('This server was deleted').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Reconnect' }).count(), 0);
     assertClean();
   });
 
   it('says so when access to the server is taken away while its page is open', async () => {
-    await panel.api('POST', '/api/auth/register', { username: 'player', password: PASSWORD });
-    await panel.api('PUT', '/api/users/player/servers', { servers: ['survival'] }, admin);
+    await register(journeyOf.panel, 'player');
+    await journeyOf.panel.api('PUT', '/api/users/player/servers', { servers: ['survival'] }, admin);
     const { page, assertClean } = await tab();
     await signIn(page, 'player');
     await page.getByRole('link', { name: 'Survival', exact: true }).click();
     await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
-    await panel.api('PUT', '/api/users/player/servers', { servers: [] }, admin);
+    await journeyOf.panel.api('PUT', '/api/users/player/servers', { servers: [] }, admin);
     await page.getByRole('alert').getByText('Your access to this server was removed').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Reconnect' }).count(), 0);
     assertClean();
@@ -230,7 +189,7 @@ describe('server page', () => {
 
   describe('screenshots', () => {
     before(async () => {
-      await panel.api(
+      await journeyOf.panel.api(
         'POST',
         '/api/servers/create',
         {
@@ -241,9 +200,9 @@ describe('server page', () => {
         },
         admin,
       );
-      await panel.api('POST', '/api/servers/creative/start', undefined, admin);
+      await journeyOf.panel.api('POST', '/api/servers/creative/start', undefined, admin);
       for (const command of ['say Welcome to the creative world', 'colour', 'list', 'say bye']) {
-        await panel.api('POST', '/api/servers/creative/command', { command }, admin);
+        await journeyOf.panel.api('POST', '/api/servers/creative/command', { command }, admin);
       }
     });
 
@@ -259,6 +218,7 @@ describe('server page', () => {
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
           assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
           await screenshot(page, 'server', viewport, colorScheme);
+          await assertAccessible(page, `the server page, ${colorScheme}`);
           assertClean();
         });
       }

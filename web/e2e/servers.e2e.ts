@@ -4,28 +4,10 @@
  * the same page on a 375 px phone.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import {
-  DESKTOP,
-  PHONE,
-  launchBrowser,
-  openTab,
-  screenshot,
-  type Tab,
-  type Viewport,
-} from './helpers/browser.js';
-import { startPanel, type E2ePanel } from './helpers/panel.js';
-
-const PASSWORD = 'correct horse battery';
-
-async function signIn(page: Page, username: string) {
-  await page.goto('/sign-in');
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.waitForURL('**/servers');
-}
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
+import { assertAccessible, journey, register, signIn } from './helpers/journey.js';
 
 async function createServer(page: Page, name: string, displayName: string) {
   const form = page.getByRole('region', { name: 'Create server' });
@@ -39,34 +21,19 @@ async function createServer(page: Page, name: string, displayName: string) {
 const serverList = (page: Page) => page.getByRole('region', { name: 'Server list' });
 
 describe('servers', () => {
-  let panel: E2ePanel;
-  let browser: Browser;
-  const tabs: Tab[] = [];
-  const tab = async (viewport?: Viewport, colorScheme?: 'light' | 'dark') => {
-    const opened = await openTab(browser, panel.url, {
-      ...(viewport ? { viewport } : {}),
-      ...(colorScheme ? { colorScheme } : {}),
-    });
-    tabs.push(opened);
-    return opened;
-  };
-
-  before(async () => {
-    panel = await startPanel();
-    browser = await launchBrowser();
+  const { tab } = journey({
     // The first account is the admin; the second an ordinary user.
-    await panel.api('POST', '/api/auth/register', { username: 'admin', password: PASSWORD });
-    await panel.api('POST', '/api/auth/register', { username: 'player', password: PASSWORD });
-  });
-  after(async () => {
-    await browser.close();
-    await panel.close();
+    setUp: async (panel) => {
+      await register(panel, 'admin');
+      await register(panel, 'player');
+    },
   });
 
   it('shows the admin an empty list, then the server they create', async () => {
     const { page, assertClean } = await tab();
     await signIn(page, 'admin');
     await serverList(page).getByText('No servers yet').waitFor();
+    await assertAccessible(page, 'the empty servers page');
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
       await screenshot(page, 'servers-empty', DESKTOP, colorScheme);
@@ -153,6 +120,7 @@ describe('servers', () => {
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
         assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
         await screenshot(page, 'servers', viewport, colorScheme);
+        await assertAccessible(page, `the servers page, ${colorScheme}`);
         assertClean();
       });
     }

@@ -14,6 +14,7 @@ import {
   storedSession,
   type Tab,
 } from './helpers/browser.js';
+import { assertAccessible } from './helpers/journey.js';
 import { startPanel, type E2ePanel } from './helpers/panel.js';
 
 interface Token {
@@ -185,6 +186,7 @@ describe('sign-in', () => {
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
         assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
         await screenshot(page, 'sign-in', viewport, colorScheme);
+        await assertAccessible(page, `the sign-in page, ${colorScheme}`);
         assertClean();
       });
     }

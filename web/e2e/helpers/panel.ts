@@ -1,5 +1,5 @@
 /**
- * A real panel for the journeys: `node dist/server.js` as built, in its own process, on a free
+ * A real panel for the journeys: `node dist/panel.mjs` as built (what `npm start` runs), in its own process, on a free
  * loopback port and a fresh data directory under /var/tmp (mode 0711: started as root, the panel
  * runs game servers as another user, who must pass through it), removed afterwards.
  */
@@ -47,7 +47,7 @@ async function waitForHealth(url: string, child: ChildProcess, output: () => str
 }
 
 export async function startPanel(env: Record<string, string> = {}): Promise<E2ePanel> {
-  if (!existsSync('dist/server.js') || !existsSync('dist/web/index.html')) {
+  if (!existsSync('dist/panel.mjs') || !existsSync('dist/web/index.html')) {
     throw new Error('the panel is not built: run npm run build (npm run test:e2e does)');
   }
   const workDir = mkdtempSync(
@@ -57,7 +57,7 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let log = '';
-  const child = spawn(process.execPath, ['dist/server.js'], {
+  const child = spawn(process.execPath, ['dist/panel.mjs'], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOST: '127.0.0.1',

@@ -18,11 +18,31 @@ import { CommandBox } from './CommandBox';
 import page from '../Page.module.css';
 import styles from './Console.module.css';
 
+/**
+ * The terminal is dark in both themes. Every ANSI colour reads at 4.5:1 or more against its
+ * background (WCAG AA; the e2e journeys check it with axe-core): xterm's own red and blue do not.
+ */
 const THEME = {
   background: '#111412',
   foreground: '#dfe5e0',
   cursor: '#dfe5e0',
   selectionBackground: '#3c5a48',
+  black: '#7c827e',
+  red: '#f0524f',
+  green: '#5cc46a',
+  yellow: '#e5c04b',
+  blue: '#5c9cf5',
+  magenta: '#d67ce8',
+  cyan: '#3fc5c5',
+  white: '#d0d5d2',
+  brightBlack: '#9aa09c',
+  brightRed: '#ff7a74',
+  brightGreen: '#85e08e',
+  brightYellow: '#f5dc7a',
+  brightBlue: '#8ab8ff',
+  brightMagenta: '#eaa2f7',
+  brightCyan: '#7ee0e0',
+  brightWhite: '#ffffff',
 } as const;
 
 interface SearchableTerminal extends TerminalLike {

@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Bundles the panel as tsc built it (dist/server.js and every module it imports, node_modules
+// included) into one file, dist/panel.mjs, which `npm start` runs. Node 20 has no compile cache,
+// and resolving, reading and compiling some 1,500 small modules one by one was most of the
+// panel's start-up (about 0.7 s of 1.3 s here); one file halves it.
+//
+// Left out, and loaded from node_modules as usual: native addons, which cannot be bundled, and
+// the packages that read their own files at run time (Swagger UI's pages, pg's optional native
+// binding). A source map sits beside the bundle: `node --enable-source-maps dist/panel.mjs`
+// shows stack traces in the original files.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['dist/server.js'],
+  outfile: 'dist/panel.mjs',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: 'linked',
+  external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui'],
+  // Bundled CommonJS packages call require(); an ES module has none of its own.
+  banner: {
+    js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});
