@@ -6,8 +6,15 @@ import { NotFoundPage } from './pages/not-found/NotFoundPage';
 import { ServersPage } from './pages/servers/ServersPage';
 import { SignInPage } from './pages/sign-in/SignInPage';
 
-// A server's page (and, from it, the terminal) is fetched when first opened: the first page stays small.
+// A server's page and each of its tabs (the terminal, the editor, the charts) are fetched when
+// first opened: the first page stays small.
 const ServerPage = lazy(() => import('./pages/server/ServerPage'));
+const ConsoleTab = lazy(() => import('./pages/server/ConsoleTab'));
+const StatsTab = lazy(() => import('./pages/server/stats/StatsTab'));
+const FilesTab = lazy(() => import('./pages/server/files/FilesTab'));
+const SettingsTab = lazy(() => import('./pages/server/settings/SettingsTab'));
+
+const loading = <p role="status">Loading…</p>;
 
 interface ReturnTo {
   readonly from?: string;
@@ -60,11 +67,16 @@ export function App() {
         <Route
           path="/servers/:name"
           element={
-            <Suspense fallback={<p role="status">Loading…</p>}>
+            <Suspense fallback={loading}>
               <ServerPage />
             </Suspense>
           }
-        />
+        >
+          <Route index element={<ConsoleTab />} />
+          <Route path="stats" element={<StatsTab />} />
+          <Route path="files/*" element={<FilesTab />} />
+          <Route path="settings" element={<SettingsTab />} />
+        </Route>
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

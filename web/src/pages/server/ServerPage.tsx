@@ -1,5 +1,5 @@
-import { lazy, Suspense, useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { Suspense, useState } from 'react';
+import { Link, NavLink, Outlet, useParams } from 'react-router';
 import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { StatusBadge, type ServerStatus } from '../../components/StatusBadge';
@@ -8,15 +8,24 @@ import { useServers } from '../../hooks/useServers';
 import { useTitle } from '../../hooks/useTitle';
 import page from '../Page.module.css';
 import { formatBytes, formatCpu, formatDuration, formatExit } from './format';
+import type { ServerOutlet } from './outlet';
 import styles from './ServerPage.module.css';
 
-// The terminal's code (xterm.js) is fetched only when a server page opens.
-const Console = lazy(() => import('./Console'));
+/** The tabs of a server's page, each with its own URL under /servers/<name>. */
+const TABS = [
+  { to: '', label: 'Console' },
+  { to: 'stats', label: 'Stats' },
+  { to: 'files', label: 'Files' },
+  { to: 'settings', label: 'Settings' },
+] as const;
 
 const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed'];
 const CAN_STOP: readonly ServerStatus[] = ['starting', 'running'];
 
-/** A server: its status kept live by the console, Start and Stop, its stats and its console. */
+/**
+ * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and
+ * its tabs: Console, Stats, Files, Settings.
+ */
 export default function ServerPage() {
   const name = useParams().name ?? '';
   const config = useServerConfig(name);
@@ -139,17 +148,26 @@ export default function ServerPage() {
         )}
       </section>
 
+      <nav aria-label="Server sections" className={styles.tabs}>
+        {TABS.map((tab) => (
+          <NavLink
+            key={tab.label}
+            to={tab.to === '' ? `/servers/${encodeURIComponent(name)}` : tab.to}
+            end={tab.to === ''}
+            className={styles.tab}
+          >
+            {tab.label}
+          </NavLink>
+        ))}
+      </nav>
       <Suspense
         fallback={
-          <div className={page.card}>
-            <h2>Console</h2>
-            <p className={page.muted} role="status">
-              Loading the console…
-            </p>
-          </div>
+          <p className={page.muted} role="status">
+            Loading…
+          </p>
         }
       >
-        <Console server={name} onStatus={setLiveStatus} />
+        <Outlet context={{ name, status, onStatus: setLiveStatus } satisfies ServerOutlet} />
       </Suspense>
     </>
   );

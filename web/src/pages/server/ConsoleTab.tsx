@@ -1,0 +1,25 @@
+import { lazy, Suspense } from 'react';
+import page from '../Page.module.css';
+import { useServerOutlet } from './outlet';
+
+// The terminal's code (xterm.js) is fetched only when a server's console opens.
+const Console = lazy(() => import('./Console'));
+
+/** The server's Console tab: the live console and the command box. */
+export default function ConsoleTab() {
+  const { name, onStatus } = useServerOutlet();
+  return (
+    <Suspense
+      fallback={
+        <div className={page.card}>
+          <h2>Console</h2>
+          <p className={page.muted} role="status">
+            Loading the console…
+          </p>
+        </div>
+      }
+    >
+      <Console server={name} onStatus={onStatus} />
+    </Suspense>
+  );
+}

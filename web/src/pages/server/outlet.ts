@@ -1,0 +1,14 @@
+import { useOutletContext } from 'react-router';
+import type { ServerStatus } from '../../components/StatusBadge';
+
+/** What a server's page hands to the tab it shows. */
+export interface ServerOutlet {
+  /** The server's name (its folder name, as in the URL). */
+  readonly name: string;
+  /** Its status as last known (the console's frames, else the polled stats), or null. */
+  readonly status: ServerStatus | null;
+  /** The console tab reports each status frame here, the freshest word on the status. */
+  readonly onStatus: (status: ServerStatus | null) => void;
+}
+
+export const useServerOutlet = (): ServerOutlet => useOutletContext<ServerOutlet>();
