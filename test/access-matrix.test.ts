@@ -213,6 +213,7 @@ const MATRIX: readonly Row[] = [
  */
 const PUBLIC_ROUTES: readonly string[] = [
   'GET /api/health',
+  'GET /api/auth/registration',
   'POST /api/auth/register',
   'POST /api/auth/login',
   'GET /api/auth/oidc/providers',

@@ -109,7 +109,13 @@ describe('registration', () => {
     assert.equal(stored.length, 0, 'no refused registration left a row');
   });
 
-  it('refuses registration when REGISTRATION=closed', async () => {
+  it('says whether registration is open, without a token', async () => {
+    const response = await panel.app.inject({ url: '/api/auth/registration' });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { message: 'Registration', data: { open: true } });
+  });
+
+  it('refuses registration when REGISTRATION=closed, and says so', async () => {
     const closed = await startPanel({ REGISTRATION: 'closed' });
     try {
       const response = await closed.app.inject({
@@ -118,6 +124,8 @@ describe('registration', () => {
         payload: { username: 'someone', password: PASSWORD },
       });
       assertError(response, 403, 'REGISTRATION_CLOSED');
+      const said = await closed.app.inject({ url: '/api/auth/registration' });
+      assert.deepEqual(said.json(), { message: 'Registration', data: { open: false } });
     } finally {
       await closed.close();
     }

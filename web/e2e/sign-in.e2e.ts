@@ -160,15 +160,25 @@ describe('sign-in', () => {
     assertClean();
   });
 
-  it("shows the API's refusal when registration is closed", async () => {
+  it('offers no registration where it is closed, and says so on /register', async () => {
     const closed = await startPanel({ REGISTRATION: 'closed' });
     try {
       const { page, assertClean } = await openTab(browser, closed.url);
+      // The link would show once the API answered: wait for the answer and two frames, then look.
+      const answered = page.waitForResponse((response) =>
+        response.url().endsWith('/api/auth/registration'),
+      );
+      await page.goto('/sign-in');
+      await answered;
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+      assert.equal(await page.getByRole('link', { name: 'Create an account' }).count(), 0);
       await page.goto('/register');
-      await page.getByLabel('Username').fill('newcomer');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Create account', exact: true }).click();
-      await page.getByRole('alert').getByText('Registration is closed on this panel').waitFor();
+      await page.getByText('Registration is closed on this panel.').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Create account' }).count(), 0);
+      assert.equal(await page.getByLabel('Username').count(), 0);
+      await assertAccessible(page, 'the closed registration page');
       assert.equal(await storedSession(page), null);
       assertClean();
       await page.context().close();

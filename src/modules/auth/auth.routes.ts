@@ -1,10 +1,26 @@
 import { currentUser } from '../../http/access.js';
-import { responses } from '../../http/schemas.js';
+import { Type } from 'typebox';
+import { Envelope, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { LoginBody, MeResponse, RegisterBody, TokenResponseSchema } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
 
 export function authRoutes(app: App, auth: AuthService): void {
+  app.get(
+    '/api/auth/registration',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Whether anyone may create an account here',
+        description:
+          '`open` is false with `REGISTRATION=closed`: the sign-in page then offers no way to register, and `POST /api/auth/register` answers 403 `REGISTRATION_CLOSED`.',
+        response: responses(Envelope(Type.Object({ open: Type.Boolean() }))),
+      },
+    },
+    () => ({ message: 'Registration', data: { open: auth.registrationOpen } }),
+  );
+
   app.post(
     '/api/auth/register',
     {

@@ -31,6 +31,8 @@ export interface Credentials {
 }
 
 export interface AuthService {
+  /** Whether anyone may create an account (`REGISTRATION`). */
+  readonly registrationOpen: boolean;
   register(credentials: Credentials): Promise<TokenResponse>;
   /** `address` is the client's address, for throttling failed attempts (`LoginThrottle`). */
   login(credentials: Credentials, address: string): Promise<TokenResponse>;
@@ -63,6 +65,7 @@ export function createAuthService(deps: {
   });
 
   return {
+    registrationOpen: deps.registration === 'open',
     tokenResponse,
 
     async register({ username, password }) {

@@ -18,7 +18,7 @@ export interface E2ePanel {
   close(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -54,7 +54,8 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
     path.join(existsSync('/var/tmp') ? '/var/tmp' : os.tmpdir(), 'panel-e2e-'),
   );
   chmodSync(workDir, 0o711);
-  const port = await freePort();
+  // A journey that must know the address before the panel starts (OpenID Connect) names its port.
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   const url = `http://127.0.0.1:${port}`;
   let log = '';
   const child = spawn(process.execPath, ['dist/panel.mjs'], {

@@ -44,3 +44,13 @@ export function useProviders() {
     staleTime: 5 * 60_000,
   });
 }
+
+/** Whether anyone may create an account here (`REGISTRATION`); undefined while asking. */
+export function useRegistrationOpen(): boolean | undefined {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: ['registration'],
+    queryFn: async () => (await unwrap(api.GET('/api/auth/registration'))).data.open,
+    staleTime: 5 * 60_000,
+  }).data;
+}

@@ -3,16 +3,16 @@ import { Link } from 'react-router';
 import { errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field } from '../../components/Field';
-import { useProviders, useSignIn } from '../../hooks/useAuth';
+import { useProviders, useRegistrationOpen, useSignIn } from '../../hooks/useAuth';
 import { useSession } from '../../hooks/useSession';
 import { useTitle } from '../../hooks/useTitle';
 import { providerLoginHref } from './providerLoginHref';
 import styles from './SignInPage.module.css';
 
 /**
- * Sign in with a username and password, or with a provider; `/register` makes an account. The
- * API does not say whether registration is open, so the form is always offered and a closed
- * panel's refusal (403 `REGISTRATION_CLOSED`) is shown as the API words it.
+ * Sign in with a username and password, or with a provider; `/register` makes an account. Where
+ * registration is closed (`GET /api/auth/registration`), sign-in offers no way to register and
+ * `/register` says so instead of showing a form the API would refuse.
  */
 export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
   const registering = mode === 'register';
@@ -20,6 +20,8 @@ export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
   const { notice } = useSession();
   const signIn = useSignIn(mode);
   const providers = useProviders();
+  const registrationOpen = useRegistrationOpen();
+  const closed = registering && registrationOpen === false;
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
 
@@ -36,36 +38,43 @@ export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
         <p className={styles.brand}>Game panel</p>
         <h1 id="sign-in-title">{heading}</h1>
         {notice !== null && !signIn.isError && <Alert tone="info">{notice}</Alert>}
-        <form className={styles.form} onSubmit={submit}>
-          <Field
-            label="Username"
-            name="username"
-            autoComplete="username"
-            autoCapitalize="none"
-            spellCheck={false}
-            required
-            value={username}
-            onChange={(event) => {
-              setUsername(event.target.value);
-            }}
-          />
-          <Field
-            label="Password"
-            name="password"
-            type="password"
-            autoComplete={registering ? 'new-password' : 'current-password'}
-            required
-            value={password}
-            onChange={(event) => {
-              setPassword(event.target.value);
-            }}
-            {...(registering ? { hint: 'At least 6 characters' } : {})}
-          />
-          {signIn.isError && <Alert tone="error">{errorMessage(signIn.error)}</Alert>}
-          <button type="submit" className="button primary" disabled={signIn.isPending}>
-            {registering ? 'Create account' : 'Sign in'}
-          </button>
-        </form>
+        {closed && (
+          <Alert tone="info">
+            Registration is closed on this panel. An administrator can make you an account.
+          </Alert>
+        )}
+        {!closed && (
+          <form className={styles.form} onSubmit={submit}>
+            <Field
+              label="Username"
+              name="username"
+              autoComplete="username"
+              autoCapitalize="none"
+              spellCheck={false}
+              required
+              value={username}
+              onChange={(event) => {
+                setUsername(event.target.value);
+              }}
+            />
+            <Field
+              label="Password"
+              name="password"
+              type="password"
+              autoComplete={registering ? 'new-password' : 'current-password'}
+              required
+              value={password}
+              onChange={(event) => {
+                setPassword(event.target.value);
+              }}
+              {...(registering ? { hint: 'At least 6 characters' } : {})}
+            />
+            {signIn.isError && <Alert tone="error">{errorMessage(signIn.error)}</Alert>}
+            <button type="submit" className="button primary" disabled={signIn.isPending}>
+              {registering ? 'Create account' : 'Sign in'}
+            </button>
+          </form>
+        )}
         {providerList.length > 0 && (
           <div className={styles.providers}>
             <p className={styles.or}>or</p>
@@ -85,11 +94,11 @@ export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
             <>
               Have an account? <Link to="/sign-in">Sign in</Link>
             </>
-          ) : (
+          ) : registrationOpen === true ? (
             <>
               New here? <Link to="/register">Create an account</Link>
             </>
-          )}
+          ) : null}
         </p>
       </section>
     </main>
