@@ -4,7 +4,7 @@
 // scenario, writes bench/results.json and the table in docs/benchmarks.md, and removes every
 // process and file it made, whatever happens.
 //
-//   node bench/run.mjs [--only api,console,noisy,files,startup] [--quick] [--no-build]
+//   node bench/run.mjs [--only api,console,noisy,files,ui,startup] [--quick] [--no-build]
 //                      [--cpu-prof <dir>] [--keep] | --rewrite-docs
 //
 // --only and --cpu-prof runs print their figures and leave results.json and the docs alone;
@@ -27,8 +27,9 @@ import { filesScenario } from './scenarios/files.mjs';
 import { noisyScenario } from './scenarios/noisy.mjs';
 import { FILES_SERVER, printerDir, seed } from './scenarios/seed.mjs';
 import { startupScenario } from './scenarios/startup.mjs';
+import { uiScenario } from './scenarios/ui.mjs';
 
-const ALL = ['api', 'console', 'noisy', 'files', 'startup'];
+const ALL = ['api', 'console', 'noisy', 'files', 'ui', 'startup'];
 /** The whole run is abandoned (and cleaned up) past this. */
 const RUN_LIMIT_MS = 9.5 * 60 * 1000;
 /**
@@ -109,9 +110,10 @@ async function main() {
   const started = performance.now();
   let buildSeconds = null;
   if (options.build) {
-    log('building the panel (tsc -p tsconfig.build.json)');
-    const tsc = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-    const child = spawnNode([tsc, '-p', 'tsconfig.build.json'], { cwd: REPO, stdio: 'inherit' });
+    // What `npm start` runs: tsc, the bundle (dist/panel.mjs) and the web UI.
+    log('building the panel and its web UI (npm run build)');
+    const build = path.join(REPO, 'scripts', 'build-if-needed.mjs');
+    const child = spawnNode([build, '--always'], { cwd: REPO, stdio: 'inherit' });
     if (!(await exitWithin(child, 180_000)) || child.exitCode !== 0) {
       throw new Error('the build failed');
     }
@@ -188,6 +190,9 @@ async function main() {
         dataDir,
         quick,
       });
+    }
+    if (options.only.includes('ui')) {
+      results.ui = await uiScenario({ panel, seeded, quick });
     }
   } finally {
     if (panel) {

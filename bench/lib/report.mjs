@@ -30,6 +30,22 @@ const table = (head, rows) =>
 /** Each target, what was measured against it, and whether it was met. */
 export function evaluateTargets(results) {
   const targets = [];
+  const ui = results.ui;
+  if (ui?.firstPage) {
+    targets.push({
+      target: 'UI: JavaScript of the first page (sign-in, then the server list) ≤ 250 KB gzip',
+      measured: `${fmt(ui.firstPage.gzipBytes / 1000, 1)} KB gzip in ${Object.keys(ui.firstPage.files).length} files (${fmt(ui.firstPage.bytes / 1000, 0)} KB as built)`,
+      met: ui.firstPage.gzipBytes <= 250_000,
+    });
+  }
+  if (ui?.consoleFlood) {
+    const flood = ui.consoleFlood;
+    targets.push({
+      target: `UI: the console keeps up with ${fmt(flood.rate)} lines/s for ${flood.seconds} s, no main-thread task over 200 ms`,
+      measured: `${fmt(flood.longTasks)} long tasks (over 50 ms), the longest ${fmt(flood.longTaskMaxMs)} ms, ${fmt(flood.longTaskTotalMs)} ms in all; the printer's end line ${flood.shownEndLine ? `shown ${fmt(flood.pageSeconds, 1)} s after the command` : 'never shown'}`,
+      met: flood.shownEndLine && flood.longTaskMaxMs <= 200,
+    });
+  }
   const me = results.api?.endpoints.find((row) => row.path === '/api/auth/me');
   if (me) {
     targets.push({
