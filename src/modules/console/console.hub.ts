@@ -188,7 +188,7 @@ export class ConsoleHub {
   /** Sends `frame` now if the socket keeps up, else queues it, dropping batches past the limit. */
   #give(client: Client, frame: Exclude<Waiting, { kind: 'skipped' }>): void {
     if (client.socket.readyState !== client.socket.OPEN) return;
-    if (client.waiting.length === 0 && client.inFlight < IN_FLIGHT_BYTES) {
+    if (this.#keepsUp(client)) {
       this.#write(client, frame.data);
       return;
     }
@@ -199,13 +199,18 @@ export class ConsoleHub {
   /** `lines` lines nobody will see: told now if the socket keeps up, else before its next batch. */
   #skip(client: Client, lines: number, data: Buffer): void {
     if (client.socket.readyState !== client.socket.OPEN) return;
-    if (client.waiting.length === 0 && client.inFlight < IN_FLIGHT_BYTES) {
+    if (this.#keepsUp(client)) {
       this.#write(client, data);
       return;
     }
     const last = client.waiting.at(-1);
     if (last?.kind === 'skipped') last.lines += lines;
     else this.#wait(client, { kind: 'skipped', lines }, 0);
+  }
+
+  /** Nothing waits for this socket and it has room in flight: a frame may go straight out. */
+  #keepsUp(client: Client): boolean {
+    return client.waiting.length === 0 && client.inFlight < IN_FLIGHT_BYTES;
   }
 
   #wait(client: Client, frame: Waiting, bytes: number): void {

@@ -141,16 +141,13 @@ export class Supervisor {
     if (entry?.status !== 'running' || !process) {
       throw new AppError('CONFLICT', 'The server is not running');
     }
-    this.#append(entry, `[panel] ${by}> ${command}`);
+    entry.log.append(`[panel] ${by}> ${command}`);
     const written = process.writeLine(command);
     entry.commandSent = true;
     void (written ? process.readsInput() : Promise.resolve(false))
       .then((reads) => {
         if (!reads && entry.process === process) {
-          this.#append(
-            entry,
-            '[panel] the server does not read its input: the command was not read',
-          );
+          entry.log.append('[panel] the server does not read its input: the command was not read');
         }
       })
       .catch((error: unknown) => {
@@ -281,7 +278,7 @@ export class Supervisor {
         this.#setStatus(entry, 'stopped');
         throw error;
       }
-      this.#append(entry, `[panel] ${error.message}`);
+      entry.log.append(`[panel] ${error.message}`);
       this.#setStatus(entry, 'crashed');
       await this.deps.servers.recordStopped(name, false);
       return entry.status;
@@ -306,7 +303,7 @@ export class Supervisor {
         this.deps.log.error({ err: error, server: name }, 'could not record a server exit');
       });
     await this.deps.servers.recordStarted(name, process);
-    this.#append(entry, `[panel] started (pid ${process.pid})`);
+    entry.log.append(`[panel] started (pid ${process.pid})`);
     this.#setStatus(entry, 'running');
     return entry.status;
   }
@@ -322,8 +319,7 @@ export class Supervisor {
     this.#setStatus(entry, 'stopping');
     const exited = process.exited.then(() => true);
     if (record.stopCommand !== null && process.writeLine(record.stopCommand)) {
-      this.#append(
-        entry,
+      entry.log.append(
         `[panel] sent the stop command; waiting up to ${record.stopTimeoutSeconds} s`,
       );
       if (await within(exited, record.stopTimeoutSeconds * 1000))
@@ -331,7 +327,7 @@ export class Supervisor {
     }
     await process.terminate();
     if (!(await within(exited, TERM_GRACE_MS))) {
-      this.#append(entry, '[panel] the server did not end on SIGTERM; killing it');
+      entry.log.append('[panel] the server did not end on SIGTERM; killing it');
       await process.kill();
       await exited;
     }
@@ -341,7 +337,7 @@ export class Supervisor {
   async #stopped(entry: Entry, record: ServerRecord, options: { keepDesired?: boolean }) {
     await entry.process?.exited;
     entry.process = null;
-    this.#append(entry, '[panel] stopped');
+    entry.log.append('[panel] stopped');
     this.#setStatus(entry, 'stopped');
     await this.deps.servers.recordStopped(record.name, options.keepDesired ?? false);
   }
@@ -358,12 +354,12 @@ export class Supervisor {
     const how = exit.signal === null ? `code ${exit.code ?? 'unknown'}` : `signal ${exit.signal}`;
     // `stop`, `quit` or `exit` typed by a person: the server ended as asked.
     if (exit.code === 0 && entry.commandSent) {
-      this.#append(entry, `[panel] the server exited (${how}) after a command; stopped`);
+      entry.log.append(`[panel] the server exited (${how}) after a command; stopped`);
       this.#setStatus(entry, 'stopped');
       await this.deps.servers.recordStopped(name, false);
       return;
     }
-    this.#append(entry, `[panel] the server exited unexpectedly (${how})`);
+    entry.log.append(`[panel] the server exited unexpectedly (${how})`);
     this.#setStatus(entry, 'crashed');
     const record = await this.deps.servers.find(name);
     if (!record) return;
@@ -374,13 +370,13 @@ export class Supervisor {
     const now = Date.now();
     entry.restarts = entry.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
     if (entry.restarts.length >= MAX_RESTARTS) {
-      this.#append(entry, `[panel] crashed ${MAX_RESTARTS + 1} times within 60 s; not restarting`);
+      entry.log.append(`[panel] crashed ${MAX_RESTARTS + 1} times within 60 s; not restarting`);
       await this.deps.servers.recordStopped(name, false);
       return;
     }
     const delay = RESTART_BASE_DELAY_MS * 2 ** entry.restarts.length;
     entry.restarts.push(now + delay);
-    this.#append(entry, `[panel] restarting in ${delay / 1000} s`);
+    entry.log.append(`[panel] restarting in ${delay / 1000} s`);
     await this.deps.servers.recordStopped(name, true);
     entry.restartTimer = setTimeout(() => {
       entry.restartTimer = null;
@@ -404,10 +400,6 @@ export class Supervisor {
   #setStatus(entry: Entry, status: ServerStatus): void {
     entry.status = status;
     entry.log.status(status);
-  }
-
-  #append(entry: Entry, line: string): void {
-    entry.log.append(line);
   }
 
   /** A console listener or the console's own work failed, outside any request: it is logged. */
