@@ -67,7 +67,7 @@ describe('files', () => {
     await row(page, 'server.properties').waitFor();
     // Folders first, then by name: two files here, by name.
     assert.deepEqual(await names(page), ['ops.json', 'server.properties']);
-    await row(page, 'ops.json').getByText('28 B').waitFor();
+    await row(page, 'ops.json').getByText('29 B').waitFor();
     await assertAccessible(page, 'the file list with uploads');
 
     await row(page, 'server.properties').getByRole('link').click();
@@ -127,18 +127,18 @@ describe('files', () => {
 
     await row(page, 'notes.txt').getByRole('button', { name: 'Rename', exact: true }).click();
     await page.getByLabel('New name for notes.txt').fill('ops.json');
-    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    await page.locator('form').getByRole('button', { name: 'Rename', exact: true }).click();
     await page
       .getByRole('alert')
       .getByText(/exists/)
       .waitFor();
     await page.getByLabel('New name for notes.txt').fill('readme.txt');
-    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    await page.locator('form').getByRole('button', { name: 'Rename', exact: true }).click();
     await row(page, 'readme.txt').waitFor();
 
     await row(page, 'readme.txt').getByRole('button', { name: 'Move', exact: true }).click();
     await page.getByLabel('Move readme.txt to').fill('plugins');
-    await page.getByRole('button', { name: 'Move', exact: true }).click();
+    await page.locator('form').getByRole('button', { name: 'Move', exact: true }).click();
     await row(page, 'plugins/').waitFor();
     await list(page)
       .getByRole('link', { name: 'readme.txt', exact: true })
@@ -182,7 +182,9 @@ describe('files', () => {
   it('asks before unsaved changes are left', async () => {
     const { page, assertClean } = await tab();
     await signIn(page, 'admin');
-    await page.goto('/servers/world/files/ops.json?edit');
+    // Opened from the list, so that the browser's back stays within the app.
+    await openFiles(page);
+    await row(page, 'ops.json').getByRole('link').click();
     await editorText(page).getByText('"admin"').waitFor();
     await editorText(page).click();
     await page.keyboard.type(' ');
