@@ -36,7 +36,8 @@ import {
   type ConsoleLimits,
 } from './modules/console/console.hub.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
-import { filesRoutes } from './modules/files/files.routes.js';
+import { DownloadLinks } from './modules/files/download-links.js';
+import { DOWNLOADS, filesRoutes } from './modules/files/files.routes.js';
 import { FilesService } from './modules/files/files.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
@@ -266,7 +267,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     app,
     new FilesService({
       servers: serversService,
+      users,
       storage,
+      links: new DownloadLinks({ now }),
       maxUploadBytes: config.maxUploadBytes,
       maxEditBytes: config.maxEditBytes,
     }),
@@ -329,6 +332,8 @@ function setValidators(app: FastifyInstance, schemas: LazySchemas): void {
  * parameter named `token` is.
  */
 export function redactUrl(url: string): string {
+  // A download link's id is its credential, in the path itself.
+  if (url.startsWith(`${DOWNLOADS}/`)) return `${DOWNLOADS}/[redacted]`;
   const mark = url.indexOf('?');
   if (mark < 0) return url;
   const path = url.slice(0, mark);

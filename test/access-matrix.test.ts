@@ -191,6 +191,7 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/servers/:server/files/create',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { type: 'folder', name: c.made, path: '' } }), { setup: fresh('folder') }),
   row('POST',   '/api/servers/:server/files/upload',          [401, 401, 403, 403, 200, 200, 403, 200], upload),
   row('GET',    '/api/servers/:server/files/download',        [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}` }),
+  row('POST',   '/api/servers/:server/files/download-link',   [401, 401, 403, 403, 200, 200, 403, 200], { payload: { path: FILE } }),
   row('GET',    '/api/servers/:server/files/content',         [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}` }),
   row('PUT',    '/api/servers/:server/files/content',         [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}`, payload: { content: 'access matrix\n' } }),
   row('PUT',    '/api/servers/:server/files/rename',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `old_path=${c.made}&new_name=${c.made}.renamed` }), { setup: freshFile('rename') }),
@@ -220,6 +221,7 @@ const PUBLIC_ROUTES: readonly string[] = [
   'GET /api/auth/oidc/:provider/login',
   'GET /api/auth/oidc/:provider/callback',
   'GET /api/openapi.json',
+  'GET /api/downloads/:id', // a single-use download link is its own credential (test/files-download-link.test.ts)
   'GET /api/docs …', // the interactive docs page and its assets (swagger-ui's own routes)
   'GET /*', // the web UI: its files and index page; never an /api or /ws path (test/http.test.ts)
 ];

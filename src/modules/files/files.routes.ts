@@ -2,7 +2,9 @@ import type { MultipartFile } from '@fastify/multipart';
 import contentDisposition from 'content-disposition';
 import parseRange from 'range-parser';
 import { AppError } from '../../errors.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RangeStream } from '../../files/range-stream.js';
+import type { OpenedFile } from '../../files/storage.js';
 import { currentUser } from '../../http/access.js';
 import { responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -12,6 +14,9 @@ import {
   ContentEnvelope,
   CreateBody,
   DeletedEnvelope,
+  DownloadIdParams,
+  DownloadLinkBody,
+  DownloadLinkEnvelope,
   EntryEnvelope,
   EntryListEnvelope,
   MoveBody,
@@ -50,6 +55,50 @@ function malformed(error: unknown): unknown {
  */
 const attachment = (name: string): string =>
   contentDisposition(name, { fallback: name.replace(/[^\x20-\x7e]/g, '?') });
+
+/** Where download links point; `redactUrl` keeps their ids out of the log. */
+export const DOWNLOADS = '/api/downloads';
+
+/**
+ * Streams an opened file as an attachment, with one range when asked (206), and closes it.
+ */
+async function sendFile(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: OpenedFile,
+): Promise<FastifyReply> {
+  let start = 0;
+  let end = file.size - 1;
+  let partial = false;
+  const range = request.headers.range;
+  if (range !== undefined) {
+    const ranges = parseRange(file.size, range, { combine: true });
+    if (ranges === -1) {
+      await file.handle.close();
+      reply.header('Content-Range', `bytes */${file.size}`);
+      throw new AppError('RANGE_NOT_SATISFIABLE', 'The requested range is outside the file');
+    }
+    // A malformed header (-2) or several ranges are answered with the whole file.
+    if (Array.isArray(ranges) && ranges.length === 1 && ranges[0]) {
+      ({ start, end } = ranges[0]);
+      partial = true;
+    }
+  }
+  reply
+    .code(partial ? 206 : 200)
+    .header('Content-Type', 'application/octet-stream')
+    .header('Content-Disposition', attachment(file.name))
+    .header('Accept-Ranges', 'bytes')
+    .header('Last-Modified', file.modified.toUTCString())
+    .header('Content-Length', String(Math.max(0, end - start + 1)));
+  if (partial) reply.header('Content-Range', `bytes ${start}-${end}/${file.size}`);
+  if (file.size === 0) {
+    await file.handle.close();
+    return reply.send('');
+  }
+  // Read in 4 MiB chunks into two buffers reused to the end (see RangeStream).
+  return reply.send(new RangeStream(file.handle, start, end));
+}
 
 export function filesRoutes(app: App, files: FilesService, limits: { maxEditBytes: number }): void {
   app.get(
@@ -152,44 +201,54 @@ export function filesRoutes(app: App, files: FilesService, limits: { maxEditByte
         querystring: RequiredPathQuery,
       },
     },
-    async (request, reply) => {
-      const file = await files.open(
+    async (request, reply) =>
+      sendFile(
+        request,
+        reply,
+        await files.open(currentUser(request), request.params.server, request.query.path),
+      ),
+  );
+
+  app.post(
+    '/api/servers/:server/files/download-link',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'A link to download a file without a token: valid 60 s, for one use',
+        description:
+          'For browsers, which stream a download to disk only when they navigate to it, and cannot send a bearer token when they do. The link is bound to the caller, the server and the file; the rights are checked again when it is used.',
+        params: ServerParams,
+        body: DownloadLinkBody,
+        response: responses(DownloadLinkEnvelope, 400, 401, 403, 404),
+      },
+    },
+    async (request) => {
+      const link = await files.createDownloadLink(
         currentUser(request),
         request.params.server,
-        request.query.path,
+        request.body.path,
       );
-      let start = 0;
-      let end = file.size - 1;
-      let partial = false;
-      const range = request.headers.range;
-      if (range !== undefined) {
-        const ranges = parseRange(file.size, range, { combine: true });
-        if (ranges === -1) {
-          await file.handle.close();
-          reply.header('Content-Range', `bytes */${file.size}`);
-          throw new AppError('RANGE_NOT_SATISFIABLE', 'The requested range is outside the file');
-        }
-        // A malformed header (-2) or several ranges are answered with the whole file.
-        if (Array.isArray(ranges) && ranges.length === 1 && ranges[0]) {
-          ({ start, end } = ranges[0]);
-          partial = true;
-        }
-      }
-      reply
-        .code(partial ? 206 : 200)
-        .header('Content-Type', 'application/octet-stream')
-        .header('Content-Disposition', attachment(file.name))
-        .header('Accept-Ranges', 'bytes')
-        .header('Last-Modified', file.modified.toUTCString())
-        .header('Content-Length', String(Math.max(0, end - start + 1)));
-      if (partial) reply.header('Content-Range', `bytes ${start}-${end}/${file.size}`);
-      if (file.size === 0) {
-        await file.handle.close();
-        return reply.send('');
-      }
-      // Read in 4 MiB chunks into two buffers reused to the end (see RangeStream).
-      return reply.send(new RangeStream(file.handle, start, end));
+      return {
+        message: 'Download link',
+        data: { url: `${DOWNLOADS}/${link.id}`, expiresAt: link.expiresAt.toISOString() },
+      };
     },
+  );
+
+  app.get(
+    `${DOWNLOADS}/:id`,
+    {
+      // The link is the credential; its user's rights are checked again by the service.
+      config: { access: 'public' },
+      schema: {
+        tags: TAGS,
+        summary: 'Download through a link from download-link (streamed; supports Range)',
+        description:
+          'Unknown or already used: 404 `NOT_FOUND`; expired: 410 `LINK_EXPIRED`; the user lost access meanwhile: 403.',
+        params: DownloadIdParams,
+      },
+    },
+    async (request, reply) => sendFile(request, reply, await files.openByLink(request.params.id)),
   );
 
   app.get(

@@ -60,3 +60,14 @@ export const MoveBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const DownloadLinkBody = Type.Object({ path: UserPath }, { additionalProperties: false });
+
+export const DownloadLinkEnvelope = Envelope(
+  Type.Object({
+    url: Type.String({ description: 'Where to GET the file, without a token; one use' }),
+    expiresAt: Type.String({ format: 'date-time' }),
+  }),
+);
+
+export const DownloadIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });

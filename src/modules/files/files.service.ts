@@ -8,7 +8,8 @@ import { AppError } from '../../errors.js';
 import { entryName, uploadName, userPath } from '../../files/paths.js';
 import type { Entry, OpenedFile, ServerStorage } from '../../files/storage.js';
 import type { ServersService } from '../servers/servers.service.js';
-import type { User } from '../users/users.repository.js';
+import type { User, UsersRepository } from '../users/users.repository.js';
+import type { DownloadLinks } from './download-links.js';
 
 /** One part of a multipart upload, as the HTTP layer hands it over. */
 export interface UploadPart {
@@ -21,7 +22,9 @@ export class FilesService {
   constructor(
     private readonly deps: {
       readonly servers: ServersService;
+      readonly users: Pick<UsersRepository, 'findById'>;
       readonly storage: ServerStorage;
+      readonly links: DownloadLinks;
       readonly maxUploadBytes: number | null;
       readonly maxEditBytes: number;
     },
@@ -78,6 +81,42 @@ export class FilesService {
   async open(user: User, server: string, path: string): Promise<OpenedFile> {
     await this.deps.servers.require(user, server);
     return this.deps.storage.openFile(server, userPath(path));
+  }
+
+  /**
+   * A single-use link to download the file at `path` without a token (see DownloadLinks). The
+   * file must exist and be a file now; it is opened again, with the rights of then, when used.
+   */
+  async createDownloadLink(
+    user: User,
+    server: string,
+    path: string,
+  ): Promise<{ id: string; expiresAt: Date }> {
+    const file = await this.open(user, server, path);
+    await file.handle.close();
+    return this.deps.links.create({
+      userId: user.id,
+      server,
+      path: userPath(path).join('/'),
+    });
+  }
+
+  /**
+   * Uses up a download link and opens its file, checking the rights of the link's user as they
+   * are now: deleted, banned or taken off the server since, and the link is refused.
+   */
+  async openByLink(id: string): Promise<OpenedFile> {
+    const link = this.deps.links.take(id);
+    if (link === 'unknown') {
+      throw new AppError('NOT_FOUND', 'Download link not found or already used');
+    }
+    if (link === 'expired') {
+      throw new AppError('LINK_EXPIRED', 'This download link has expired; download the file again');
+    }
+    const user = await this.deps.users.findById(link.userId);
+    if (!user) throw new AppError('FORBIDDEN', 'The account that asked for this link is gone');
+    if (user.role === 'banned') throw new AppError('BANNED', 'This account is banned');
+    return this.open(user, link.server, link.path);
   }
 
   async readContent(

@@ -1,13 +1,33 @@
-import { useServerOutlet } from '../outlet';
+import { lazy, Suspense } from 'react';
+import { useParams, useSearchParams } from 'react-router';
 import page from '../../Page.module.css';
+import { useServerOutlet } from '../outlet';
+import { FileBrowser } from './FileBrowser';
+import { normalise } from './paths';
 
-/** The server's Files tab (being built: issue 13). */
+// CodeMirror is fetched only when a file is opened.
+const Editor = lazy(() => import('./Editor'));
+
+/**
+ * The server's Files tab. The path after `/files/` is the folder shown, or, with `?edit`, the
+ * file open in the editor: a reload or a pasted link opens the same place.
+ */
 export default function FilesTab() {
   const { name } = useServerOutlet();
-  return (
-    <section className={page.card} aria-labelledby="tab-title">
-      <h2 id="tab-title">Files</h2>
-      <p className={page.muted}>Not built yet for {name}.</p>
-    </section>
-  );
+  const path = normalise(useParams()['*'] ?? '');
+  const [search] = useSearchParams();
+  if (search.has('edit') && path !== '') {
+    return (
+      <Suspense
+        fallback={
+          <p className={page.muted} role="status">
+            Loading the editor…
+          </p>
+        }
+      >
+        <Editor key={path} server={name} path={path} />
+      </Suspense>
+    );
+  }
+  return <FileBrowser key={path} server={name} folder={path} />;
 }

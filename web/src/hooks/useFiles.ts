@@ -1,0 +1,179 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { Api } from '../api/client';
+
+/** One entry of a folder: `{ name, path, type, size, modified }`. */
+export type FileEntry = Awaited<ReturnType<typeof listFolder>>[number];
+
+const filesKey = (server: string) => ['server', server, 'files'] as const;
+const folderKey = (server: string, folder: string) =>
+  [...filesKey(server), 'folder', folder] as const;
+const contentKey = (server: string, path: string) =>
+  [...filesKey(server), 'content', path] as const;
+
+async function listFolder(api: Api, server: string, folder: string) {
+  return (
+    await unwrap(
+      api.GET('/api/servers/{server}/files', {
+        params: { path: { server }, query: { path: folder } },
+      }),
+    )
+  ).data;
+}
+
+/** A folder's entries, folders first, then by name (the API's order). */
+export function useFolder(server: string, folder: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: folderKey(server, folder),
+    queryFn: () => listFolder(api, server, folder),
+  });
+}
+
+/**
+ * Any change to a server's files: every listing and content of that server is asked for again
+ * (a move touches two folders, a folder's rename every path under it).
+ */
+function useFilesChanged(server: string) {
+  const queries = useQueryClient();
+  return () => queries.invalidateQueries({ queryKey: filesKey(server) });
+}
+
+/** Tells the listings a change happened outside a mutation (an upload through XHR). */
+export const useRefreshFiles = useFilesChanged;
+
+export function useCreateEntry(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async (entry: { type: 'file' | 'folder'; name: string; path: string }) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/create', {
+            params: { path: { server } },
+            body: entry,
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+export function useRenameEntry(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async ({ path, name }: { path: string; name: string }) =>
+      (
+        await unwrap(
+          api.PUT('/api/servers/{server}/files/rename', {
+            params: { path: { server }, query: { old_path: path, new_name: name } },
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+export function useMoveEntry(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async ({ source, destination }: { source: string; destination: string }) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/move', {
+            params: { path: { server } },
+            body: { source, destination },
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+export function useDeleteEntry(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async (path: string) =>
+      (
+        await unwrap(
+          api.DELETE('/api/servers/{server}/files', {
+            params: { path: { server }, query: { path } },
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+/**
+ * Downloads a file by a single-use link: the browser navigates to it (an `<a download>`), so the
+ * bytes stream to disk and are never held by the page.
+ */
+export function useDownload(server: string) {
+  const { api } = useServices();
+  return useMutation({
+    mutationFn: async (path: string) => {
+      const link = (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/download-link', {
+            params: { path: { server } },
+            body: { path },
+          }),
+        )
+      ).data;
+      const anchor = document.createElement('a');
+      anchor.href = link.url;
+      anchor.download = '';
+      anchor.hidden = true;
+      document.body.append(anchor);
+      anchor.click();
+      anchor.remove();
+      return link;
+    },
+  });
+}
+
+/** A text file's content for the editor (the API refuses binary and too large files). */
+export function useFileContent(server: string, path: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: contentKey(server, path),
+    queryFn: async () =>
+      (
+        await unwrap(
+          api.GET('/api/servers/{server}/files/content', {
+            params: { path: { server }, query: { path } },
+          }),
+        )
+      ).data,
+    // The editor holds what the person typed; a refetch must not replace it.
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
+}
+
+export function useSaveFile(server: string, path: string) {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (content: string) =>
+      (
+        await unwrap(
+          api.PUT('/api/servers/{server}/files/content', {
+            params: { path: { server }, query: { path } },
+            body: { content },
+          }),
+        )
+      ).data,
+    onSuccess: (_entry, content) => {
+      queries.setQueryData(contentKey(server, path), { path, content });
+      return queries.invalidateQueries({ queryKey: folderKey(server, parentOf(path)) });
+    },
+  });
+}
+
+const parentOf = (path: string): string => path.split('/').slice(0, -1).join('/');

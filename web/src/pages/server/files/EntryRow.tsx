@@ -1,0 +1,205 @@
+import { useState, type SyntheticEvent } from 'react';
+import { Link } from 'react-router';
+import { errorMessage } from '../../../api/errors';
+import { Alert } from '../../../components/Alert';
+import { Field } from '../../../components/Field';
+import {
+  useDeleteEntry,
+  useDownload,
+  useMoveEntry,
+  useRenameEntry,
+  type FileEntry,
+} from '../../../hooks/useFiles';
+import { formatBytes } from '../format';
+import { filesUrl, formatModified, nameProblem, normalise, parent } from './paths';
+import styles from './Files.module.css';
+
+type Mode = 'idle' | 'rename' | 'move' | 'delete';
+
+/** One file or folder: its name (a link), size and date, and what can be done with it. */
+export function EntryRow({ server, entry }: { server: string; entry: FileEntry }) {
+  const [mode, setMode] = useState<Mode>('idle');
+  const rename = useRenameEntry(server);
+  const move = useMoveEntry(server);
+  const remove = useDeleteEntry(server);
+  const download = useDownload(server);
+  const [name, setName] = useState(entry.name);
+  const [destination, setDestination] = useState(parent(entry.path));
+  const [problem, setProblem] = useState<string | null>(null);
+  const isFolder = entry.type === 'folder';
+
+  const open = (next: Mode) => {
+    for (const mutation of [rename, move, remove]) mutation.reset();
+    setProblem(null);
+    setName(entry.name);
+    setDestination(parent(entry.path));
+    setMode(next);
+  };
+  const submitRename = (event: SyntheticEvent) => {
+    event.preventDefault();
+    const wrong = nameProblem(name);
+    setProblem(wrong);
+    if (wrong === null) rename.mutate({ path: entry.path, name: name.trim() });
+  };
+  const submitMove = (event: SyntheticEvent) => {
+    event.preventDefault();
+    // The root is "/", which the API reads as the server directory.
+    move.mutate({ source: entry.path, destination: `/${normalise(destination)}` });
+  };
+  const failed = rename.error ?? move.error ?? remove.error ?? download.error;
+
+  return (
+    <li className={styles.row}>
+      <div className={styles.entry}>
+        <span className={styles.kind} aria-hidden="true">
+          {isFolder ? '▸' : entry.type === 'symlink' ? '↪' : '·'}
+        </span>
+        <div className={styles.entryText}>
+          <Link className={styles.entryName} to={filesUrl(server, entry.path, !isFolder)}>
+            {entry.name}
+            {isFolder ? '/' : ''}
+          </Link>
+          <span className={styles.meta}>
+            {isFolder ? 'Folder' : formatBytes(entry.size)} ·{' '}
+            <time dateTime={entry.modified}>{formatModified(entry.modified)}</time>
+          </span>
+        </div>
+        {mode === 'idle' && (
+          <div className={styles.actions}>
+            {!isFolder && (
+              <button
+                type="button"
+                className={styles.action}
+                disabled={download.isPending}
+                onClick={() => {
+                  download.mutate(entry.path);
+                }}
+              >
+                Download
+              </button>
+            )}
+            <button
+              type="button"
+              className={styles.action}
+              onClick={() => {
+                open('rename');
+              }}
+            >
+              Rename
+            </button>
+            <button
+              type="button"
+              className={styles.action}
+              onClick={() => {
+                open('move');
+              }}
+            >
+              Move
+            </button>
+            <button
+              type="button"
+              className={`${styles.action} ${styles.dangerText}`}
+              onClick={() => {
+                open('delete');
+              }}
+            >
+              Delete
+            </button>
+          </div>
+        )}
+      </div>
+
+      {mode === 'rename' && (
+        <form className={styles.inlineForm} onSubmit={submitRename}>
+          <Field
+            label={`New name for ${entry.name}`}
+            name="name"
+            autoFocus
+            autoCapitalize="none"
+            spellCheck={false}
+            value={name}
+            onChange={(event) => {
+              setName(event.target.value);
+            }}
+          />
+          {problem !== null && <Alert tone="error">{problem}</Alert>}
+          <div className={styles.buttons}>
+            <button type="submit" className="button primary" disabled={rename.isPending}>
+              Rename
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => {
+                open('idle');
+              }}
+            >
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {mode === 'move' && (
+        <form className={styles.inlineForm} onSubmit={submitMove}>
+          <Field
+            label={`Move ${entry.name} to`}
+            name="destination"
+            autoFocus
+            autoCapitalize="none"
+            spellCheck={false}
+            hint="A folder to move it into (empty for the top folder), or a new path"
+            value={destination}
+            onChange={(event) => {
+              setDestination(event.target.value);
+            }}
+          />
+          <div className={styles.buttons}>
+            <button type="submit" className="button primary" disabled={move.isPending}>
+              Move
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => {
+                open('idle');
+              }}
+            >
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {mode === 'delete' && (
+        <div className={styles.confirm} role="group" aria-label={`Delete ${entry.name}?`}>
+          <p>
+            Delete <strong>{entry.name}</strong>
+            {isFolder ? ' and everything in it' : ''}? This cannot be undone.
+          </p>
+          <div className={styles.buttons}>
+            <button
+              type="button"
+              className={`button ${styles.danger}`}
+              autoFocus
+              disabled={remove.isPending}
+              onClick={() => {
+                remove.mutate(entry.path);
+              }}
+            >
+              Delete
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => {
+                open('idle');
+              }}
+            >
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+      {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
+    </li>
+  );
+}

@@ -1,0 +1,124 @@
+import { useId, useState, type DragEvent } from 'react';
+import { errorMessage } from '../../../api/errors';
+import { Alert } from '../../../components/Alert';
+import { useFolder } from '../../../hooks/useFiles';
+import page from '../../Page.module.css';
+import { Breadcrumbs } from './Breadcrumbs';
+import { EntryRow } from './EntryRow';
+import styles from './Files.module.css';
+import { NewEntryForm } from './NewEntryForm';
+import { Uploads } from './Uploads';
+import { useUploads } from './useUploads';
+
+const hasFiles = (event: DragEvent) => event.dataTransfer.types.includes('Files');
+
+/** A folder of the server: its entries, making files and folders, uploads by button or drop. */
+export function FileBrowser({ server, folder }: { server: string; folder: string }) {
+  const listing = useFolder(server, folder);
+  const uploads = useUploads(server);
+  const [creating, setCreating] = useState<'file' | 'folder' | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const inputId = useId();
+
+  const onDragOver = (event: DragEvent) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'copy';
+    setDragging(true);
+  };
+  const onDrop = (event: DragEvent) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    setDragging(false);
+    uploads.upload(event.dataTransfer.files, folder);
+  };
+
+  return (
+    <section className={`${page.card} ${styles.card}`} aria-labelledby="files-title">
+      <div className={styles.header}>
+        <h2 id="files-title">Files</h2>
+        <div className={styles.toolbar}>
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => {
+              setCreating('file');
+            }}
+          >
+            New file
+          </button>
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => {
+              setCreating('folder');
+            }}
+          >
+            New folder
+          </button>
+          <input
+            id={inputId}
+            type="file"
+            multiple
+            className={styles.fileInput}
+            onChange={(event) => {
+              if (event.target.files !== null) uploads.upload(event.target.files, folder);
+              event.target.value = '';
+            }}
+          />
+          <label htmlFor={inputId} className="button primary">
+            Upload
+          </label>
+        </div>
+      </div>
+      <Breadcrumbs server={server} path={folder} />
+      {creating !== null && (
+        <NewEntryForm
+          key={creating}
+          server={server}
+          folder={folder}
+          type={creating}
+          onDone={() => {
+            setCreating(null);
+          }}
+        />
+      )}
+      <Uploads items={uploads.items} onCancel={uploads.cancel} onClear={uploads.clearFinished} />
+      <div
+        className={`${styles.dropZone} ${dragging ? styles.dragging : ''}`}
+        data-testid="drop-zone"
+        onDragOver={onDragOver}
+        onDragEnter={onDragOver}
+        onDragLeave={(event) => {
+          if (!event.currentTarget.contains(event.relatedTarget as Node | null)) setDragging(false);
+        }}
+        onDrop={onDrop}
+      >
+        {dragging && (
+          <p className={styles.dropHint} aria-hidden="true">
+            Drop to upload into /{folder}
+          </p>
+        )}
+        {listing.isPending ? (
+          <p className={styles.placeholder} role="status">
+            Loading files…
+          </p>
+        ) : listing.isError ? (
+          <Alert tone="error">{errorMessage(listing.error)}</Alert>
+        ) : listing.data.length === 0 ? (
+          <div className={styles.placeholder}>
+            <p className={styles.emptyTitle}>This folder is empty</p>
+            <p className={page.muted}>Upload files, drop them here, or create a file or folder.</p>
+          </div>
+        ) : (
+          <ul className={styles.list} aria-label={`Content of /${folder}`}>
+            {listing.data.map((entry) => (
+              <EntryRow key={entry.path} server={server} entry={entry} />
+            ))}
+          </ul>
+        )}
+        <p className={styles.hint}>You can also drop files onto the list to upload them here.</p>
+      </div>
+    </section>
+  );
+}
