@@ -13,6 +13,9 @@ const ConsoleTab = lazy(() => import('./pages/server/ConsoleTab'));
 const StatsTab = lazy(() => import('./pages/server/stats/StatsTab'));
 const FilesTab = lazy(() => import('./pages/server/files/FilesTab'));
 const SettingsTab = lazy(() => import('./pages/server/settings/SettingsTab'));
+const TicketsPage = lazy(() => import('./pages/tickets/TicketsPage'));
+const NewTicketPage = lazy(() => import('./pages/tickets/NewTicketPage'));
+const TicketPage = lazy(() => import('./pages/tickets/TicketPage'));
 
 const loading = <p role="status">Loading…</p>;
 
@@ -77,6 +80,30 @@ export function App() {
           <Route path="files/*" element={<FilesTab />} />
           <Route path="settings" element={<SettingsTab />} />
         </Route>
+        <Route
+          path="/tickets"
+          element={
+            <Suspense fallback={loading}>
+              <TicketsPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/tickets/new"
+          element={
+            <Suspense fallback={loading}>
+              <NewTicketPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/tickets/:id"
+          element={
+            <Suspense fallback={loading}>
+              <TicketPage />
+            </Suspense>
+          }
+        />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

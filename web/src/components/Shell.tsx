@@ -28,6 +28,9 @@ export function Shell({ session }: { session: Session }) {
             <NavLink to="/servers" className={styles.navLink}>
               Servers
             </NavLink>
+            <NavLink to="/tickets" className={styles.navLink}>
+              Tickets
+            </NavLink>
           </nav>
         )}
         <div className={styles.account}>
