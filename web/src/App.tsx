@@ -3,8 +3,10 @@ import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Shell } from './components/Shell';
 import { useSession } from './hooks/useSession';
 import { NotFoundPage } from './pages/not-found/NotFoundPage';
+import { ProfilePage } from './pages/profile/ProfilePage';
 import { ServersPage } from './pages/servers/ServersPage';
 import { SignInPage } from './pages/sign-in/SignInPage';
+import { UsersPage } from './pages/users/UsersPage';
 
 // A server's page and each of its tabs (the terminal, the editor, the charts) are fetched when
 // first opened: the first page stays small.
@@ -77,6 +79,8 @@ export function App() {
           <Route path="files/*" element={<FilesTab />} />
           <Route path="settings" element={<SettingsTab />} />
         </Route>
+        <Route path="/users" element={<UsersPage />} />
+        <Route path="/profile" element={<ProfilePage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

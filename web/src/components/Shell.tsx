@@ -28,6 +28,14 @@ export function Shell({ session }: { session: Session }) {
             <NavLink to="/servers" className={styles.navLink}>
               Servers
             </NavLink>
+            {(role === 'admin' || role === 'support') && (
+              <NavLink to="/users" className={styles.navLink}>
+                Users
+              </NavLink>
+            )}
+            <NavLink to="/profile" className={styles.navLink}>
+              Profile
+            </NavLink>
           </nav>
         )}
         <div className={styles.account}>
