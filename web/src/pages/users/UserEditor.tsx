@@ -208,11 +208,14 @@ function DeleteUser({
           className={`button ${styles.danger}`}
           disabled={remove.isPending}
           onClick={() => {
-            remove.mutate(undefined, {
-              onSuccess: (answer) => {
+            // Not mutate's own callbacks: the list fetched again without this user unmounts
+            // the row before they would run; the promise still settles.
+            remove.mutateAsync().then(
+              (answer) => {
                 onDeleted(`${answer.message}: ${answer.data.username}`);
               },
-            });
+              () => undefined, // shown from remove.error while the row is still there
+            );
           }}
         >
           Delete
