@@ -16,6 +16,12 @@ const SettingsTab = lazy(() => import('./pages/server/settings/SettingsTab'));
 const TicketsPage = lazy(() => import('./pages/tickets/TicketsPage'));
 const NewTicketPage = lazy(() => import('./pages/tickets/NewTicketPage'));
 const TicketPage = lazy(() => import('./pages/tickets/TicketPage'));
+const UsersPage = lazy(() =>
+  import('./pages/users/UsersPage').then((module) => ({ default: module.UsersPage })),
+);
+const ProfilePage = lazy(() =>
+  import('./pages/profile/ProfilePage').then((module) => ({ default: module.ProfilePage })),
+);
 
 const loading = <p role="status">Loading…</p>;
 
@@ -101,6 +107,22 @@ export function App() {
           element={
             <Suspense fallback={loading}>
               <TicketPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/users"
+          element={
+            <Suspense fallback={loading}>
+              <UsersPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/profile"
+          element={
+            <Suspense fallback={loading}>
+              <ProfilePage />
             </Suspense>
           }
         />

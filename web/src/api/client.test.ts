@@ -45,6 +45,21 @@ describe('the API client', () => {
     });
   });
 
+  it('keeps a session whose token changed while a request with the old one was out', async () => {
+    const fresh = { ...session, token: 'fresh.to.ken' };
+    let replace: () => void = () => undefined;
+    const { api, sessions } = setUp(() => {
+      // The password change answered first: the session holds the new token by now.
+      replace();
+      return json(401, { message: 'Invalid, expired or revoked token', code: 'UNAUTHORIZED' });
+    });
+    replace = () => {
+      sessions.signIn(fresh);
+    };
+    await expect(unwrap(api.GET('/api/servers'))).rejects.toThrow(ApiError);
+    expect(sessions.getSnapshot()).toEqual({ session: fresh, notice: null });
+  });
+
   it('keeps no session on a wrong password, and shows the API message', async () => {
     const { api, sessions } = setUp(() =>
       json(401, { message: 'Invalid username or password', code: 'INVALID_CREDENTIALS' }),

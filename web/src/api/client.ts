@@ -37,7 +37,11 @@ export function createApi(sessions: SessionStore, events: ApiEvents, options: Ap
       return request;
     },
     async onResponse({ request, response }) {
-      if (response.status === 401 && request.headers.has('Authorization')) {
+      const sent = request.headers.get('Authorization');
+      const current = sessions.getSnapshot().session?.token;
+      // Only the current token's refusal ends the session: a request sent just before a
+      // password change replaced the token is answered 401, and the new session stays.
+      if (response.status === 401 && sent !== null && sent === `Bearer ${current ?? ''}`) {
         sessions.signOut('Your session has ended; sign in again');
       } else if (response.status === 403) {
         const body: unknown = await response

@@ -31,6 +31,14 @@ export function Shell({ session }: { session: Session }) {
             <NavLink to="/tickets" className={styles.navLink}>
               Tickets
             </NavLink>
+            {(role === 'admin' || role === 'support') && (
+              <NavLink to="/users" className={styles.navLink}>
+                Users
+              </NavLink>
+            )}
+            <NavLink to="/profile" className={styles.navLink}>
+              Profile
+            </NavLink>
           </nav>
         )}
         <div className={styles.account}>
