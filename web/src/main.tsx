@@ -6,7 +6,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { BrowserRouter } from 'react-router';
+import { createBrowserRouter, RouterProvider } from 'react-router';
 import { App } from './App';
 import { createApi } from './api/client';
 import { ServicesContext } from './api/context';
@@ -37,15 +37,17 @@ sessions.subscribe(() => {
   if (sessions.getSnapshot().session === null) queries.clear();
 });
 
+// A data router, so a page can hold back navigation while it has unsaved changes (useBlocker);
+// the routes themselves stay in <App>'s <Routes>.
+const router = createBrowserRouter([{ path: '*', element: <App /> }]);
+
 const root = document.getElementById('root');
 if (root === null) throw new Error('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
     <ServicesContext value={{ api, sessions }}>
       <QueryClientProvider client={queries}>
-        <BrowserRouter>
-          <App />
-        </BrowserRouter>
+        <RouterProvider router={router} />
       </QueryClientProvider>
     </ServicesContext>
   </StrictMode>,
