@@ -10,6 +10,8 @@ interface ChartProps {
   readonly name: string;
   /** The value axis' label, with its unit. */
   readonly axisLabel: string;
+  /** The value axis' width in pixels, label and tick values included. */
+  readonly axisSize: number;
   /** Times in seconds, then values (null: a gap). */
   readonly data: readonly [number[], (number | null)[]];
   /** A value as the axis shows it, with its unit. */
@@ -46,7 +48,16 @@ function useScheme(): 'light' | 'dark' {
  * (read again when the system switches between light and dark), and it takes the width of its
  * container, whatever that becomes.
  */
-export function Chart({ name, axisLabel, data, format, top, colour, children }: ChartProps) {
+export function Chart({
+  name,
+  axisLabel,
+  axisSize,
+  data,
+  format,
+  top,
+  colour,
+  children,
+}: ChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const summaryId = useId();
@@ -86,7 +97,7 @@ export function Chart({ name, axisLabel, data, format, top, colour, children }: 
             ...axis,
             label: axisLabel,
             labelSize: 20,
-            size: 64,
+            size: axisSize,
             values: (_self, splits) => splits.map((value) => latest.current.format(value)),
           },
         ],
@@ -117,7 +128,7 @@ export function Chart({ name, axisLabel, data, format, top, colour, children }: 
       created.destroy();
       plot.current = null;
     };
-  }, [axisLabel, colour, scheme]);
+  }, [axisLabel, axisSize, colour, scheme]);
 
   useEffect(() => {
     latest.current = { data, format, top };
@@ -131,6 +142,8 @@ export function Chart({ name, axisLabel, data, format, top, colour, children }: 
         className={styles.chart}
         role="img"
         aria-label={name}
+        // How many readings the chart holds, for the journeys to wait on (the canvas tells nothing).
+        data-samples={data[0].length}
         aria-describedby={summaryId}
       />
       <figcaption id={summaryId} className={styles.summary}>

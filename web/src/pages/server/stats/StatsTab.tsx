@@ -42,7 +42,8 @@ function Charts({ history }: { history: History }) {
         <h3 id="cpu-title">CPU</h3>
         <Chart
           name={`CPU use over the last ${MINUTES} minutes`}
-          axisLabel="CPU (%, 100 = one core)"
+          axisLabel="CPU (%)"
+          axisSize={64}
           data={cpu}
           format={(value) => `${Math.round(value)} %`}
           top={cpuTop}
@@ -56,6 +57,7 @@ function Charts({ history }: { history: History }) {
         <Chart
           name={`Memory use over the last ${MINUTES} minutes`}
           axisLabel="Memory (resident)"
+          axisSize={88}
           data={memory}
           format={formatBytes}
           top={memoryTop}
