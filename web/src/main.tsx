@@ -37,8 +37,8 @@ sessions.subscribe(() => {
   if (sessions.getSnapshot().session === null) queries.clear();
 });
 
-// A data router, for `useBlocker` (the editor asks before unsaved changes are left); the app's
-// own <Routes> match below its single catch-all route.
+// A data router, so a page can hold back navigation while it has unsaved changes (`useBlocker`:
+// the file editor, the server settings); the routes themselves stay in <App>'s <Routes>.
 const router = createBrowserRouter([{ path: '*', element: <App /> }]);
 
 const root = document.getElementById('root');

@@ -30,6 +30,18 @@ describe('apiErrorFrom', () => {
     expect(errorMessage(error)).toBe('Unavailable');
   });
 
+  it('keeps the fields a validation failure names, and drops what is not one', () => {
+    const error = apiErrorFrom(400, headers(), {
+      message: 'body/stopTimeoutSeconds: must be <= 3600',
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'body/stopTimeoutSeconds', message: 'must be <= 3600' }, { path: 3 }, null],
+    });
+    expect(error.details).toEqual([
+      { path: 'body/stopTimeoutSeconds', message: 'must be <= 3600' },
+    ]);
+    expect(apiErrorFrom(400, headers(), { message: 'No', details: 'x' }).details).toEqual([]);
+  });
+
   it('says what happened when the body is not the error envelope', () => {
     for (const body of [null, 'text', { message: 42 }, { message: '' }, []]) {
       const error = apiErrorFrom(502, headers(), body);

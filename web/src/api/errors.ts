@@ -4,6 +4,12 @@
  * gives one in `Retry-After`.
  */
 
+/** One refused field of a validation failure: `body/<field>` and what is wrong with it. */
+export interface ErrorDetail {
+  readonly path: string;
+  readonly message: string;
+}
+
 /** A refused or failed API call, with the API's own message. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -15,6 +21,8 @@ export class ApiError extends Error {
     message: string,
     /** Seconds to wait before trying again, from `Retry-After`. */
     readonly retryAfterSeconds: number | null = null,
+    /** A validation failure's fields (`details` of a 400), when the API names them. */
+    readonly details: readonly ErrorDetail[] = [],
   ) {
     super(message);
   }
@@ -38,6 +46,16 @@ export function parseRetryAfter(header: string | null, now: Date = new Date()): 
   return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
 }
 
+function detailsOf(body: unknown): ErrorDetail[] {
+  const details = field(body, 'details');
+  if (!Array.isArray(details)) return [];
+  return details.flatMap((detail: unknown) => {
+    const path = field(detail, 'path');
+    const message = field(detail, 'message');
+    return typeof path === 'string' && typeof message === 'string' ? [{ path, message }] : [];
+  });
+}
+
 /** The error a response with this status, headers and parsed body stands for. */
 export function apiErrorFrom(status: number, headers: Headers, body: unknown): ApiError {
   const message = field(body, 'message');
@@ -49,6 +67,7 @@ export function apiErrorFrom(status: number, headers: Headers, body: unknown): A
       ? message
       : `The panel answered ${status} without saying why`,
     status === 429 ? parseRetryAfter(headers.get('Retry-After')) : null,
+    detailsOf(body),
   );
 }
 

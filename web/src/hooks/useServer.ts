@@ -6,8 +6,8 @@ import { SERVERS_KEY } from './useServers';
 /** How often a server's stats are asked for while its page is open. */
 export const STATS_INTERVAL_MS = 3000;
 
-const configKey = (server: string) => ['server', server, 'config'] as const;
-const statsKey = (server: string) => ['server', server, 'stats'] as const;
+export const configKey = (server: string) => ['server', server, 'config'] as const;
+export const statsKey = (server: string) => ['server', server, 'stats'] as const;
 
 /** A server's configuration: its names and how long a stop may take. */
 export function useServerConfig(server: string) {
