@@ -21,13 +21,15 @@ async function createServer(page: Page, name: string, displayName: string) {
 const serverList = (page: Page) => page.getByRole('region', { name: 'Server list' });
 
 describe('servers', () => {
-  const { tab } = journey({
+  let admin = '';
+  const servers = journey({
     // The first account is the admin; the second an ordinary user.
     setUp: async (panel) => {
-      await register(panel, 'admin');
+      admin = await register(panel, 'admin');
       await register(panel, 'player');
     },
   });
+  const { tab } = servers;
 
   it('shows the admin an empty list, then the server they create', async () => {
     const { page, assertClean } = await tab();
@@ -108,6 +110,55 @@ describe('servers', () => {
     assert.ok(width <= PHONE.width, `no sideways scrolling (${width} px)`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.waitForURL('**/sign-in');
+    assertClean();
+  });
+
+  it('keeps statuses live, shows CPU and memory of a running server, and deletes with confirmation', async () => {
+    const { panel } = servers;
+    await panel.api(
+      'POST',
+      '/api/servers/create',
+      { name: 'doomed', displayName: 'Doomed', startCommand: '/bin/cat' },
+      admin,
+    );
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    const row = serverList(page).getByRole('listitem').filter({ hasText: 'Doomed' });
+    await row.getByText('Stopped', { exact: true }).waitFor();
+    assert.equal(await row.getByText('CPU').count(), 0);
+
+    // Started elsewhere (here, a script): the list follows without a reload.
+    await panel.api('POST', '/api/servers/doomed/start', undefined, admin);
+    await row.getByText('Running', { exact: true }).waitFor();
+    await row.getByText('CPU').waitFor();
+    await row.getByText('Memory').waitFor();
+    await assertAccessible(page, 'the servers page with a running server');
+
+    await row.getByRole('button', { name: 'Delete doomed' }).click();
+    const confirm = row.getByRole('group', { name: 'Delete doomed?' });
+    await confirm.getByText('its folder with every file in it is removed').waitFor();
+    await assertAccessible(page, 'the delete confirmation');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await confirm.count(), 0);
+    await row.getByRole('button', { name: 'Delete doomed' }).click();
+    await row.getByRole('button', { name: 'Delete server' }).click();
+    await row.waitFor({ state: 'detached' });
+    const left = await panel.api<{ data: { name: string }[] }>(
+      'GET',
+      '/api/servers',
+      undefined,
+      admin,
+    );
+    assert.ok(!left.data.some((server) => server.name === 'doomed'), 'the API no longer lists it');
+    assertClean();
+  });
+
+  it('offers no Delete to a user', async () => {
+    await servers.panel.api('PUT', '/api/users/player/servers', { servers: ['survival'] }, admin);
+    const { page, assertClean } = await tab();
+    await signIn(page, 'player');
+    await serverList(page).getByText('Survival', { exact: true }).waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Delete/ }).count(), 0);
     assertClean();
   });
 

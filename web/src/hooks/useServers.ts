@@ -8,12 +8,16 @@ export const SERVERS_KEY = ['servers'] as const;
 export type NewServer =
   paths['/api/servers/create']['post']['requestBody']['content']['application/json'];
 
-/** The servers the caller can reach (every server for an admin). */
+/** How often the server list (and so each status) is asked for again while it is shown. */
+export const SERVERS_INTERVAL_MS = 5000;
+
+/** The servers the caller can reach (every server for an admin), statuses kept fresh. */
 export function useServers() {
   const { api } = useServices();
   return useQuery({
     queryKey: SERVERS_KEY,
     queryFn: async () => (await unwrap(api.GET('/api/servers'))).data,
+    refetchInterval: SERVERS_INTERVAL_MS,
   });
 }
 

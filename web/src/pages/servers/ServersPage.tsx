@@ -1,16 +1,18 @@
-import { Link } from 'react-router';
 import { errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
-import { StatusBadge } from '../../components/StatusBadge';
 import { useMe } from '../../hooks/useMe';
 import { useServers } from '../../hooks/useServers';
 import { useTitle } from '../../hooks/useTitle';
 import { useSession } from '../../hooks/useSession';
 import page from '../Page.module.css';
 import { CreateServerForm } from './CreateServerForm';
+import { ServerRow } from './ServerRow';
 import styles from './ServersPage.module.css';
 
-/** Every server the caller can reach; admins also create servers here. */
+/**
+ * Every server the caller can reach, its status kept live (the list is asked for again every few
+ * seconds); admins also create and delete servers here.
+ */
 export function ServersPage() {
   useTitle('Servers');
   const servers = useServers();
@@ -47,18 +49,7 @@ export function ServersPage() {
         ) : (
           <ul className={styles.list}>
             {servers.data.map((server) => (
-              <li key={server.name} className={styles.item}>
-                <div className={styles.names}>
-                  <Link
-                    to={`/servers/${encodeURIComponent(server.name)}`}
-                    className={styles.displayName}
-                  >
-                    {server.displayName || server.name}
-                  </Link>
-                  <span className={styles.name}>{server.name}</span>
-                </div>
-                <StatusBadge status={server.status} />
-              </li>
+              <ServerRow key={server.name} server={server} canDelete={isAdmin} />
             ))}
           </ul>
         )}

@@ -1,0 +1,102 @@
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { errorMessage } from '../../api/errors';
+import { Alert } from '../../components/Alert';
+import { StatusBadge, type ServerStatus } from '../../components/StatusBadge';
+import { useServerStats } from '../../hooks/useServer';
+import { useDeleteServer } from '../../hooks/useServerSettings';
+import { formatBytes, formatCpu } from '../server/format';
+import styles from './ServersPage.module.css';
+
+interface Listed {
+  readonly name: string;
+  readonly displayName: string;
+  readonly status: ServerStatus;
+}
+
+/** CPU and memory of a server that runs, asked for while its row is shown. */
+function Usage({ name }: { name: string }) {
+  const stats = useServerStats(name);
+  if (stats.data === undefined) return null;
+  return (
+    <dl className={styles.usage}>
+      <div>
+        <dt>CPU</dt>
+        <dd>{formatCpu(stats.data.cpu.percent)}</dd>
+      </div>
+      <div>
+        <dt>Memory</dt>
+        <dd>{formatBytes(stats.data.memory.bytes)}</dd>
+      </div>
+    </dl>
+  );
+}
+
+/**
+ * One server of the list: its names (a link to its page), live status, CPU and memory while it
+ * runs, and for admins "Delete" with an in-row confirmation.
+ */
+export function ServerRow({ server, canDelete }: { server: Listed; canDelete: boolean }) {
+  const [confirming, setConfirming] = useState(false);
+  const remove = useDeleteServer(server.name);
+  const running = server.status === 'running' || server.status === 'starting';
+  const title = server.displayName || server.name;
+  return (
+    <li className={styles.item}>
+      <div className={styles.row}>
+        <div className={styles.names}>
+          <Link to={`/servers/${encodeURIComponent(server.name)}`} className={styles.displayName}>
+            {title}
+          </Link>
+          <span className={styles.name}>{server.name}</span>
+        </div>
+        {running && <Usage name={server.name} />}
+        <StatusBadge status={server.status} />
+        {canDelete && !confirming && (
+          <button
+            type="button"
+            className={`button secondary ${styles.delete}`}
+            aria-label={`Delete ${server.name}`}
+            onClick={() => {
+              remove.reset();
+              setConfirming(true);
+            }}
+          >
+            Delete
+          </button>
+        )}
+      </div>
+      {confirming && (
+        <div className={styles.confirm} role="group" aria-label={`Delete ${server.name}?`}>
+          <p>
+            Delete <strong>{title}</strong>? It is stopped if it runs, and its folder with every
+            file in it is removed.
+          </p>
+          {remove.isError && <Alert tone="error">{errorMessage(remove.error)}</Alert>}
+          <div className={styles.confirmActions}>
+            <button
+              type="button"
+              className={`button ${styles.danger}`}
+              disabled={remove.isPending}
+              onClick={() => {
+                remove.mutate();
+              }}
+            >
+              {remove.isPending ? 'Deleting…' : 'Delete server'}
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              disabled={remove.isPending}
+              onClick={() => {
+                setConfirming(false);
+              }}
+            >
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+    </li>
+  );
+}
