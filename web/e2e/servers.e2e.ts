@@ -85,6 +85,7 @@ describe('servers', () => {
     await pasted.close();
     await page.goto('/no/such/page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await assertAccessible(page, 'the page-not-found page');
     assertClean();
   });
 

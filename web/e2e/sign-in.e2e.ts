@@ -118,6 +118,7 @@ describe('sign-in', () => {
     const { page, assertClean } = await tab();
     await signIn(page, 'mallory', PASSWORD);
     await page.getByRole('heading', { name: 'This account is banned' }).waitFor();
+    await assertAccessible(page, 'the banned page');
     assert.equal(await page.getByRole('navigation').count(), 0);
     assert.equal(await page.getByRole('heading', { name: 'Servers' }).count(), 0);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
