@@ -32,14 +32,14 @@ export function ServersPage() {
       </div>
       <section aria-label="Server list" aria-busy={servers.isPending}>
         {servers.isPending ? (
-          <p className={styles.placeholder} role="status">
+          <p className={page.placeholder} role="status">
             Loading servers…
           </p>
         ) : servers.isError ? (
           <Alert tone="error">{errorMessage(servers.error)}</Alert>
         ) : servers.data.length === 0 ? (
-          <div className={styles.placeholder}>
-            <p className={styles.emptyTitle}>No servers yet</p>
+          <div className={page.placeholder}>
+            <p className={page.emptyTitle}>No servers yet</p>
             <p className={page.muted}>
               {isAdmin
                 ? 'Create the first one with the form below.'

@@ -76,7 +76,7 @@ export default function TicketsPage() {
       </div>
       <section aria-label="Ticket list" aria-busy={tickets.isFetching}>
         {tickets.isPending ? (
-          <p className={styles.placeholder} role="status">
+          <p className={page.placeholder} role="status">
             Loading tickets…
           </p>
         ) : tickets.isError ? (
@@ -114,8 +114,8 @@ function Empty({ place, total, isStaff }: { place: ListPlace; total: number; isS
   if (total > 0) {
     // A page past the end: the list got shorter since the link was made.
     return (
-      <div className={styles.placeholder}>
-        <p className={styles.emptyTitle}>No tickets on this page</p>
+      <div className={page.placeholder}>
+        <p className={page.emptyTitle}>No tickets on this page</p>
         <p>
           <Link to={searchOf({ ...place, page: 1 })}>Go to the first page</Link>
         </p>
@@ -124,8 +124,8 @@ function Empty({ place, total, isStaff }: { place: ListPlace; total: number; isS
   }
   if (place.status !== null) {
     return (
-      <div className={styles.placeholder}>
-        <p className={styles.emptyTitle}>No {STATUS_LABELS[place.status].toLowerCase()} tickets</p>
+      <div className={page.placeholder}>
+        <p className={page.emptyTitle}>No {STATUS_LABELS[place.status].toLowerCase()} tickets</p>
         <p>
           <Link to="/tickets">Show all statuses</Link>
         </p>
@@ -133,8 +133,8 @@ function Empty({ place, total, isStaff }: { place: ListPlace; total: number; isS
     );
   }
   return (
-    <div className={styles.placeholder}>
-      <p className={styles.emptyTitle}>No tickets yet</p>
+    <div className={page.placeholder}>
+      <p className={page.emptyTitle}>No tickets yet</p>
       <p>
         {isStaff
           ? 'When someone opens a ticket it appears here; you can also open one with "New ticket".'

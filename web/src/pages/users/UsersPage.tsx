@@ -71,11 +71,11 @@ export function UsersPage() {
           </div>
           <section aria-label="User list" aria-busy={users.isPending}>
             {users.isPending ? (
-              <p className={styles.placeholder} role="status">
+              <p className={page.placeholder} role="status">
                 Loading users…
               </p>
             ) : shown.length === 0 ? (
-              <p className={styles.placeholder}>No user matches “{query.trim()}”</p>
+              <p className={page.placeholder}>No user matches “{query.trim()}”</p>
             ) : (
               <ul className={styles.list}>
                 {shown.map((user) => (

@@ -100,14 +100,14 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
           </p>
         )}
         {listing.isPending ? (
-          <p className={styles.placeholder} role="status">
+          <p className={page.placeholder} role="status">
             Loading files…
           </p>
         ) : listing.isError ? (
           <Alert tone="error">{errorMessage(listing.error)}</Alert>
         ) : listing.data.length === 0 ? (
-          <div className={styles.placeholder}>
-            <p className={styles.emptyTitle}>This folder is empty</p>
+          <div className={page.placeholder}>
+            <p className={page.emptyTitle}>This folder is empty</p>
             <p className={page.muted}>Upload files, drop them here, or create a file or folder.</p>
           </div>
         ) : (
