@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
-import { gameServerFixture } from './helpers/fixture.js';
-import { assertAccessible, journey, register, signIn } from './helpers/journey.js';
+import { assertAccessible, gameServerJourney, register, signIn } from './helpers/journey.js';
 
 const field = (page: Page, label: string) => page.getByLabel(label, { exact: true });
 const save = (page: Page) => page.getByRole('button', { name: 'Save', exact: true });
@@ -23,28 +22,22 @@ async function openSettings(page: Page, server: string) {
 }
 
 describe('server settings', () => {
-  const fixture = gameServerFixture();
   let admin = '';
-  const journeyOf = journey({
-    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder }),
-    setUp: async (panel) => {
-      admin = await register(panel, 'admin');
-      for (const [name, displayName] of [
-        ['survival', 'Survival'],
-        ['doomed', 'Doomed'],
-      ] as const) {
-        await panel.api(
-          'POST',
-          '/api/servers/create',
-          { name, displayName, startCommand: fixture.startCommand, stopCommand: 'stop' },
-          admin,
-        );
-      }
-    },
-    tearDown: () => {
-      fixture.remove();
-    },
+  const journeyOf = gameServerJourney(async (panel) => {
+    admin = await register(panel, 'admin');
+    for (const [name, displayName] of [
+      ['survival', 'Survival'],
+      ['doomed', 'Doomed'],
+    ] as const) {
+      await panel.api(
+        'POST',
+        '/api/servers/create',
+        { name, displayName, startCommand: fixture.startCommand, stopCommand: 'stop' },
+        admin,
+      );
+    }
   });
+  const { fixture } = journeyOf;
   const { tab } = journeyOf;
 
   it('saves the changed fields and shows them after a reload', async () => {

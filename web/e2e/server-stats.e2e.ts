@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
-import { gameServerFixture } from './helpers/fixture.js';
-import { assertAccessible, journey, register, signIn } from './helpers/journey.js';
+import { sendCommand } from './helpers/console.js';
+import { assertAccessible, gameServerJourney, register, signIn } from './helpers/journey.js';
 
 const chart = (page: Page, what: 'CPU' | 'Memory') =>
   page.getByRole('img', { name: `${what} use over the last 5 minutes`, exact: true });
@@ -59,30 +59,18 @@ async function nowIs(
   );
 }
 
-async function sendCommand(page: Page, command: string) {
-  const box = page.getByLabel('Command', { exact: true });
-  await box.fill(command);
-  await box.press('Enter');
-}
-
 describe('server stats', () => {
-  const fixture = gameServerFixture();
   let admin = '';
-  const journeyOf = journey({
-    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder }),
-    setUp: async (panel) => {
-      admin = await register(panel, 'admin');
-      await panel.api(
-        'POST',
-        '/api/servers/create',
-        { name: 'survival', displayName: 'Survival', startCommand: fixture.startCommand },
-        admin,
-      );
-    },
-    tearDown: () => {
-      fixture.remove();
-    },
+  const journeyOf = gameServerJourney(async (panel) => {
+    admin = await register(panel, 'admin');
+    await panel.api(
+      'POST',
+      '/api/servers/create',
+      { name: 'survival', displayName: 'Survival', startCommand: fixture.startCommand },
+      admin,
+    );
   });
+  const { fixture } = journeyOf;
   const { tab } = journeyOf;
 
   it('charts CPU and memory while the server runs, and nothing once it stops', async () => {

@@ -8,36 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
 import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
-import { gameServerFixture } from './helpers/fixture.js';
-import { assertAccessible, journey, register, signIn } from './helpers/journey.js';
-
-const terminal = (page: Page) => page.getByRole('region', { name: 'Console', exact: true });
-
-/** Waits until the terminal shows `text` on one of its rows. */
-async function seeInConsole(page: Page, text: string) {
-  await terminal(page).locator('.xterm-rows > div').filter({ hasText: text }).first().waitFor();
-}
-
-async function sendCommand(page: Page, command: string) {
-  const box = page.getByLabel('Command', { exact: true });
-  await box.fill(command);
-  await box.press('Enter');
-}
+import { seeInConsole, sendCommand, terminal } from './helpers/console.js';
+import { assertAccessible, gameServerJourney, register, signIn } from './helpers/journey.js';
 
 describe('server page', () => {
-  const fixture = gameServerFixture();
   let admin = '';
-  const journeyOf = journey({
-    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder }),
-    setUp: async (panel) => {
-      admin = await register(panel, 'admin');
-    },
-    tearDown: () => {
-      fixture.remove();
-    },
+  const journeyOf = gameServerJourney(async (panel) => {
+    admin = await register(panel, 'admin');
   });
+  const { fixture } = journeyOf;
   const { tab } = journeyOf;
 
   it('starts a server, shows its coloured output, sends commands and stops it', async () => {

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { after, before } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openTab, type Tab, type Viewport } from './browser.js';
+import { gameServerFixture, type GameServerFixture } from './fixture.js';
 import { startPanel, type E2ePanel } from './panel.js';
 
 /** The password of every account the journeys make. */
@@ -118,4 +119,28 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
     [],
     `${what}: no serious or critical accessibility violation`,
   );
+}
+
+/**
+ * `journey()` for a panel whose sandbox may read the stand-in game server
+ * (`fixture.startCommand`), its folder removed when the file's journeys end.
+ */
+export function gameServerJourney(
+  setUp: (panel: E2ePanel) => Promise<void>,
+): Journey & { readonly fixture: GameServerFixture } {
+  const fixture = gameServerFixture();
+  const inner = journey({
+    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder }),
+    setUp,
+    tearDown: () => {
+      fixture.remove();
+    },
+  });
+  return {
+    get panel() {
+      return inner.panel;
+    },
+    tab: inner.tab,
+    fixture,
+  };
 }
