@@ -23,7 +23,7 @@ export default tseslint.config(
           paths: [
             {
               name: 'node:child_process',
-              message: 'Only src/servers/runtime may spawn processes.',
+              message: 'Only src/host/runtime may spawn processes.',
             },
           ],
         },
@@ -49,7 +49,7 @@ export default tseslint.config(
   { files: ['web/src/**/*.{ts,tsx}'], ...reactHooks.configs.flat.recommended },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   {
-    files: ['src/servers/runtime/**'],
+    files: ['src/host/runtime/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
   {

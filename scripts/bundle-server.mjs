@@ -18,7 +18,7 @@ await build({
   format: 'esm',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui'],
+  external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode'],
   // Bundled CommonJS packages call require(); an ES module has none of its own.
   banner: {
     js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",

@@ -15,7 +15,6 @@ import { ConfigError, type Config } from './config.js';
 import { PANEL_ROOT } from './paths.js';
 import { openDatabase, type Db } from './db/database.js';
 import { PanelEvents } from './events.js';
-import { ServerStorage } from './files/storage.js';
 import { registerAccessControl } from './http/access.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling, sendError } from './http/errors.js';
@@ -47,16 +46,20 @@ import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
 import { ServersService } from './modules/servers/servers.service.js';
-import { Supervisor } from './modules/servers/supervisor.js';
+import { createLocalHost } from './host/local/local-host.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
 import { TicketsService } from './modules/tickets/tickets.service.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { createUsersService } from './modules/users/users.service.js';
-import { createLocalRuntime, type LocalRuntimeOptions } from './servers/runtime/local-runtime.js';
-import { secureDataDir } from './data-dir.js';
-import type { ProcessRuntime } from './servers/runtime/process-runtime.js';
+import { createDockerRuntime } from './host/runtime/docker/docker-runtime.js';
+import {
+  createProcessRuntime,
+  type ProcessRuntimeOptions,
+} from './host/runtime/process/process-runtime.js';
+import { panelId, secureDataDir } from './data-dir.js';
+import type { Runtime } from './host/runtime/runtime.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -72,10 +75,16 @@ export interface AppOverrides {
   /** Where the log goes instead of standard output (the panel's own log settings are kept). */
   readonly logStream?: { write(line: string): void };
   /** Replaces the local process runtime (the only thing that spawns server processes). */
-  readonly runtime?: ProcessRuntime;
+  readonly runtime?: Runtime;
+  /** Replaces the docker runtime. */
+  readonly dockerRuntime?: Runtime;
+  /** How often running servers' disk use is compared with their quota (tests shorten it). */
+  readonly diskCheckMs?: number;
+  /** How old a server folder's measured size may get before it is walked again (tests shorten it). */
+  readonly diskUsageTtlMs?: number;
   readonly consoleLimits?: Partial<ConsoleLimits>;
   /** Options of the local runtime that tests change (how a process is identified). */
-  readonly localRuntime?: Pick<LocalRuntimeOptions, 'identityOf'>;
+  readonly processRuntime?: Pick<ProcessRuntimeOptions, 'identityOf' | 'cgroupRoot'>;
   /** How a slowed login waits (tests record the wait instead of waiting). */
   readonly sleep?: (ms: number) => Promise<void>;
   /**
@@ -97,7 +106,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // First, so that a SANDBOX that cannot work stops the start before anything is opened.
   const local = overrides.runtime
     ? null
-    : await createLocalRuntime({
+    : await createProcessRuntime({
         sandbox: config.sandbox,
         searchPath: config.searchPath,
         dataDir: config.dataDir,
@@ -105,9 +114,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         serverUser: config.serverUser,
         readOnlyPaths: config.sandboxReadOnlyPaths,
         network: config.serverNetwork,
-        ...overrides.localRuntime,
+        ...overrides.processRuntime,
       });
-  const runtime: ProcessRuntime | null = overrides.runtime ?? local;
+  const runtime: Runtime | null = overrides.runtime ?? local;
   if (runtime === null) throw new Error('unreachable: no runtime');
   const serverUser = local?.serverUser ?? null;
   let dataDirWarnings: string[];
@@ -208,7 +217,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
   const tickets = new TicketsRepository(db.kysely, db.dialect);
-  const storage = new ServerStorage(config.serversDir, { owner: serverUser, log: app.log });
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
   const throttle = new LoginThrottle({ ...config.loginThrottle, now, sleep: overrides.sleep });
@@ -221,23 +229,41 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     registration: config.registration,
     now,
   });
-  const supervisor = new Supervisor({ runtime, servers, storage, log: app.log, now });
-  stopServers = () => supervisor.shutdown();
+  const docker =
+    overrides.dockerRuntime ??
+    (await createDockerRuntime({
+      dockerHost: config.dockerHost,
+      dockerCertPath: config.dockerCertPath,
+      panelId: panelId(config.dataDir),
+      serverUser,
+      network: config.serverNetwork,
+    }));
+  const host = createLocalHost({
+    serversDir: config.serversDir,
+    owner: serverUser,
+    runtimes: { process: runtime, docker },
+    records: servers,
+    log: app.log,
+    now,
+    diskGraceSeconds: config.diskGraceSeconds,
+    diskCheckMs: overrides.diskCheckMs,
+    diskUsageTtlMs: overrides.diskUsageTtlMs,
+  });
+  stopServers = () => host.shutdown();
   const serversService = new ServersService({
     servers,
-    users,
-    supervisor,
-    storage,
+    grants: users,
+    host,
     events,
     now,
   });
   const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
   const hub = new ConsoleHub({
-    supervisor,
     servers: serversService,
     auth,
     events,
     log: app.log,
+    now,
     limits: consoleLimits,
   });
 
@@ -268,7 +294,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     new FilesService({
       servers: serversService,
       users,
-      storage,
       links: new DownloadLinks({ now }),
       maxUploadBytes: config.maxUploadBytes,
       maxEditBytes: config.maxEditBytes,
@@ -281,17 +306,16 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   app.addHook('onReady', async () => {
     // Providers are discovered in the background: one that is down never stops the panel.
     oidc.warmUp();
-    if (runtime.isolated) app.log.info(runtime.description);
-    else app.log.warn(runtime.description);
+    for (const { level, message } of host.report()) app.log[level](message);
     for (const warning of dataDirWarnings) app.log.warn(warning);
-    await supervisor.recover();
+    await host.recover();
   });
   // What an earlier run left (temporary files of uploads and saves a killed panel cut short,
   // folders of deleted servers) is removed once the panel serves, in the background, so that
   // start-up does not grow with the number of files; this run's own temporary files are never
   // touched. It never rejects: failures are logged.
   app.addHook('onListen', (done) => {
-    const run = () => storage.removeLeftovers(() => servers.allNames());
+    const run = () => host.removeLeftovers();
     if (overrides.removeLeftovers) overrides.removeLeftovers(run);
     else void run();
     void schemas
@@ -305,7 +329,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
   app.addHook('onClose', async () => {
     schemas.clear();
-    await runtime.close?.();
+    await host.close();
     await db.close();
   });
 

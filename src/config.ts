@@ -48,6 +48,22 @@ export interface Config {
   readonly sandboxReadOnlyPaths: readonly string[];
   /** `host`: servers share the host's network (players can reach them); `none`: loopback only. */
   readonly serverNetwork: ServerNetwork;
+  /**
+   * `DOCKER_HOST`: the Docker engine of the docker runtime (`unix:///path`, `tcp://host:port`,
+   * `http://…` or `https://…`); `null`: the local socket, /var/run/docker.sock.
+   */
+  readonly dockerHost: string | null;
+  /**
+   * `DOCKER_CERT_PATH`: the folder of ca.pem, cert.pem and key.pem for an `https://` DOCKER_HOST
+   * (the engine's CA, and the panel's client certificate); `null`: the system's CAs, no client
+   * certificate.
+   */
+  readonly dockerCertPath: string | null;
+  /**
+   * `DISK_QUOTA_GRACE_SECONDS`: how long a running server may stay over its disk quota, warned
+   * in its console, before the panel stops it.
+   */
+  readonly diskGraceSeconds: number;
   /** The panel's own PATH: where bubblewrap is looked for (servers get a fixed, minimal PATH). */
   readonly searchPath: string;
   readonly registration: RegistrationMode;
@@ -139,6 +155,9 @@ export function loadConfig(env: Env = process.env): Config {
     serverUser: optionalText(env, 'SERVER_USER'),
     sandboxReadOnlyPaths: readOnlyPaths(env, 'SANDBOX_READ_ONLY_PATHS', dataDir),
     serverNetwork: oneOf(env, 'SERVER_NETWORK', ['host', 'none'], 'host'),
+    dockerHost: dockerHost(env),
+    dockerCertPath: dockerCertPath(env),
+    diskGraceSeconds: integer(env, 'DISK_QUOTA_GRACE_SECONDS', 60, 0, 86_400),
     searchPath: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     registration: oneOf(env, 'REGISTRATION', ['open', 'closed'], 'open'),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
@@ -170,6 +189,26 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   return Object.freeze(config);
+}
+
+function dockerHost(env: Env): string | null {
+  const value = optionalText(env, 'DOCKER_HOST');
+  if (value === null) return null;
+  if (!/^(unix|tcp|http|https):\/\/./.test(value)) {
+    throw new ConfigError(
+      'DOCKER_HOST',
+      'must be unix:///path, tcp://host:port or http(s)://host:port',
+    );
+  }
+  return value;
+}
+
+function dockerCertPath(env: Env): string | null {
+  const value = optionalText(env, 'DOCKER_CERT_PATH');
+  if (value === null) return null;
+  if (!path.isAbsolute(value))
+    throw new ConfigError('DOCKER_CERT_PATH', 'must be an absolute path');
+  return value;
 }
 
 function text(env: Env, name: string, fallback: string): string {

@@ -5,6 +5,7 @@
  * SQLite database is 0600 (SQLite gives its journal files the same mode). A directory that was
  * readable by others is tightened, and the panel says so.
  */
+import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import type { Config } from './config.js';
 
@@ -35,3 +36,11 @@ export function secureDataDir(config: Config, serversRunAsOtherUser: boolean): s
 }
 
 const octal = (mode: number): string => `0${mode.toString(8).padStart(3, '0')}`;
+
+/**
+ * Names this panel on the machine (from its data directory): its parent cgroup and the label of
+ * its containers, so that two panels never take each other's servers.
+ */
+export function panelId(dataDir: string): string {
+  return createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+}

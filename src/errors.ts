@@ -37,7 +37,12 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'UPGRADE_REQUIRED'
   | 'INTERNAL'
-  | 'PROVIDER_UNAVAILABLE';
+  | 'PROVIDER_UNAVAILABLE'
+  | 'QUOTA_EXCEEDED'
+  | 'OVER_QUOTA'
+  | 'LIMITS_UNAVAILABLE'
+  | 'START_REFUSED'
+  | 'RUNTIME_UNAVAILABLE';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -74,6 +79,16 @@ const STATUS: Record<ErrorCode, number> = {
   UPGRADE_REQUIRED: 426,
   INTERNAL: 500,
   PROVIDER_UNAVAILABLE: 503,
+  /** A write would pass the server's disk quota: nothing was written. */
+  QUOTA_EXCEEDED: 413,
+  /** The server uses more disk than its quota allows, so it may not start. */
+  OVER_QUOTA: 409,
+  /** The server has a limit this host cannot enforce (no writable cgroup): it is not started. */
+  LIMITS_UNAVAILABLE: 409,
+  /** The runtime cannot start the server as configured (a missing image, for one). */
+  START_REFUSED: 409,
+  /** The runtime cannot be reached (the Docker daemon is down or unreachable). */
+  RUNTIME_UNAVAILABLE: 503,
 };
 
 export interface ErrorDetail {

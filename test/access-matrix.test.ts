@@ -182,6 +182,8 @@ const MATRIX: readonly Row[] = [
   row('DELETE', '/api/servers/:server',                       [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ params: { server: c.made } }), { setup: throwawayServer }),
   row('POST',   '/api/servers/:server/start',                 [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: stopped }),
   row('POST',   '/api/servers/:server/stop',                  [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
+  row('POST',   '/api/servers/:server/restart',               [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
+  row('POST',   '/api/servers/:server/kill',                  [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
   row('POST',   '/api/servers/:server/command',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: { command: 'say access matrix' } }, { setup: running }),
   row('GET',    '/api/servers/:server/stats',                 [401, 401, 403, 403, 200, 200, 403, 200]),
   row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'header' }),

@@ -14,8 +14,8 @@ import {
   ConsoleFeed,
   ConsolePacer,
   type FeedEvent,
-} from '../src/modules/console/console-feed.js';
-import { HISTORY_LINES, LineSplitter, MAX_LINE_BYTES } from '../src/modules/console/console-log.js';
+} from '../src/host/local/console-feed.js';
+import { HISTORY_LINES, LineSplitter, MAX_LINE_BYTES } from '../src/host/local/console-log.js';
 
 type Status = 'running' | 'stopped';
 const DONE = '[panel] done';

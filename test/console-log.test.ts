@@ -7,7 +7,7 @@ import {
   MAX_LINE_BYTES,
   RingBuffer,
   countNewlines,
-} from '../src/modules/console/console-log.js';
+} from '../src/host/local/console-log.js';
 
 const split = (...chunks: (string | Buffer)[]): string[] => {
   const lines: string[] = [];

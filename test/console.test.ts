@@ -15,11 +15,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { CLOSE, IN_FLIGHT_BYTES } from '../src/modules/console/console.hub.js';
-import type {
-  ExitInfo,
-  ProcessRuntime,
-  RunningProcess,
-} from '../src/servers/runtime/process-runtime.js';
+import type { ExitInfo, Runtime, RunningProcess } from '../src/host/runtime/runtime.js';
 import { startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
@@ -1261,8 +1257,10 @@ describe('console socket: a reader that reads nothing', () => {
  * A runtime whose servers run nothing and whose standard input fails with a plain Error, not an
  * AppError: a fault the panel did not foresee, met while handling a console message.
  */
-function runtimeWithBrokenStdin(): ProcessRuntime {
+function runtimeWithBrokenStdin(): Runtime {
   return {
+    kind: 'process',
+    enforces: new Set(),
     description: 'servers run nowhere (a test runtime)',
     isolated: true,
     start: () => {
@@ -1281,14 +1279,14 @@ function runtimeWithBrokenStdin(): ProcessRuntime {
         },
         readsInput: () => Promise.resolve(true),
         terminate: () => {
-          end({ code: null, signal: 'SIGTERM' });
+          end({ code: null, signal: 'SIGTERM', outOfMemory: false });
           return Promise.resolve();
         },
         kill: () => {
-          end({ code: null, signal: 'SIGKILL' });
+          end({ code: null, signal: 'SIGKILL', outOfMemory: false });
           return Promise.resolve();
         },
-        usage: () => Promise.resolve({ cpuPercent: 0, memoryBytes: 0 }),
+        usage: () => Promise.resolve({ cpuPercent: 0, memoryBytes: 0, pids: 0 }),
       };
       return Promise.resolve(running);
     },

@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, afterEach, before, describe, it, type TestContext } from 'node:test';
 import * as fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
@@ -25,6 +25,7 @@ import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   createServer,
+  gameServerCommand,
   eventually,
   json,
   login,
@@ -897,6 +898,34 @@ describe('fuzzing every route from its schema', () => {
     ticketId = json<{ data: { id: number } }>(ticket).data.id;
     routes = routesOf(panel);
   });
+  // What one test's random requests did to the fixture servers (a stop command they ignore, a
+  // long stop timeout, a CPU limit of 1 %, running) never slows the stops of the next test: each
+  // starts from servers that stop at once.
+  afterEach(async () => {
+    for (const name of [SERVER, SIBLING]) {
+      await panel.app.inject({
+        method: 'POST',
+        url: `/api/servers/${name}/kill`,
+        headers: admin.headers,
+      });
+      const reset = await panel.app.inject({
+        method: 'PUT',
+        url: `/api/servers/${name}/config`,
+        headers: admin.headers,
+        payload: {
+          startCommand: gameServerCommand(),
+          stopCommand: null,
+          stopTimeoutSeconds: 1,
+          autoRestart: false,
+          runtime: 'process',
+          limits: { memoryBytes: null, cpuPercent: null, pids: null, diskBytes: null },
+        },
+      });
+      // A server a test deleted is gone: nothing to reset.
+      assert.ok([200, 404].includes(reset.statusCode), reset.body);
+    }
+  });
+
   after(async () => {
     if (COLLECT) {
       for (const [signature, { count, example, log }] of collected) {

@@ -82,6 +82,32 @@ describe('the HTTP surface', () => {
     }
   });
 
+  it('says once what a union field takes, not once per branch', async () => {
+    const created = await panel.app.inject({
+      method: 'POST',
+      url: '/api/servers/create',
+      headers: admin.headers,
+      payload: { name: 'unions', startCommand: 'true' },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    for (const [payload, path, message] of [
+      [{ limits: { cpuPercent: 0 } }, 'body/limits/cpuPercent', 'must be >= 1, or null'],
+      [{ limits: { memoryBytes: 'lots' } }, 'body/limits/memoryBytes', 'must be integer, or null'],
+      [{ runtime: 'vm' }, 'body/runtime', 'must be one of process, docker'],
+    ] as const) {
+      const refused = await panel.app.inject({
+        method: 'PUT',
+        url: '/api/servers/unions/config',
+        headers: admin.headers,
+        payload,
+      });
+      assertError(refused, 400, 'VALIDATION_FAILED');
+      const body = json<{ message: string; details: { path: string; message: string }[] }>(refused);
+      assert.deepEqual(body.details, [{ path, message }]);
+      assert.equal(body.message, `${path}: ${message}`);
+    }
+  });
+
   it('bounds how long a slow client may hold a connection', () => {
     const server = panel.app.server;
     assert.equal(server.headersTimeout, 10_000);

@@ -14,7 +14,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildApp, type AppOverrides } from '../src/app.js';
-import { ServerStorage, TEMP_PREFIX, TRASH_NAME } from '../src/files/storage.js';
+import { ServerStorage, TEMP_PREFIX, TRASH_NAME } from '../src/host/local/storage.js';
 import { startPanel, type Panel, type TestPanel } from './helpers/app.js';
 import { createServer, eventually, register, type Session } from './helpers/factories.js';
 

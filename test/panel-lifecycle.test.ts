@@ -35,8 +35,8 @@ import { fileURLToPath } from 'node:url';
 import WebSocket, { type RawData } from 'ws';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
-import { findBubblewrap } from '../src/servers/runtime/local-runtime.js';
-import { processIdentity } from '../src/servers/runtime/proc.js';
+import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
+import { processIdentity } from '../src/host/runtime/process/proc.js';
 import {
   TEST_JWT_SECRET,
   startPanel,

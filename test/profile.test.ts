@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import type { TicketStatus } from '../src/db/schema.js';
+import type { TicketStatus } from '../src/domain/ticket.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,

@@ -37,8 +37,8 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { findBubblewrap } from '../src/servers/runtime/local-runtime.js';
-import { resolveServerUser } from '../src/servers/runtime/server-user.js';
+import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
+import { resolveServerUser } from '../src/host/runtime/server-user.js';
 import {
   rememberSecret,
   startPanel,

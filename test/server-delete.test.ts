@@ -14,7 +14,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { ServerStorage, TRASH_NAME } from '../src/files/storage.js';
+import { ServerStorage, TRASH_NAME } from '../src/host/local/storage.js';
 import {
   rememberSecret,
   startPanel,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { processIdentity } from '../src/servers/runtime/proc.js';
+import { processIdentity } from '../src/host/runtime/process/proc.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import {
   createServer,
@@ -30,7 +30,7 @@ describe('an exit that races the start', () => {
     panel = await startPanel(
       {},
       {
-        localRuntime: {
+        processRuntime: {
           identityOf: async (pid) => {
             await sleep(300);
             return processIdentity(pid);

@@ -3,42 +3,13 @@
  * HOST/PORT, refusing a bad setting with one line, and closing cleanly on SIGINT and SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { testEnvironment } from './helpers/app.js';
+import { spawnPanel, startPanelProcess, type PanelProcess } from './helpers/panel-process.js';
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly url: string;
-  output(): string;
-}
-
-function run(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-/** Starts the panel on a free port and waits for its "listening" log line. */
-async function start(env: Record<string, string>): Promise<Running> {
-  const child = run({ ...env, PORT: '0', LOG_LEVEL: 'info' });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match?.[1]) resolve(match[1]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      reject(new Error(`panel exited with ${code}: ${output}`));
-    });
-  });
-  return { child, url, output: () => output };
-}
+const run = spawnPanel;
+const start = (env: Record<string, string>): Promise<PanelProcess> => startPanelProcess(env);
 
 describe('npm start', () => {
   let env: Record<string, string>;

@@ -93,6 +93,9 @@ describe('server endpoints and permissions', () => {
         stopCommand: null,
         stopTimeoutSeconds: 10,
         autoRestart: false,
+        limits: { memoryBytes: null, cpuPercent: null, pids: null, diskBytes: null },
+        runtime: 'process',
+        image: null,
         createdAt: 'string',
       },
     );
@@ -290,7 +293,12 @@ describe('server lifecycle', () => {
     const after = await stats(panel, admin, 'basic');
     assert.deepEqual(
       { status: after.status, pid: after.pid, cpu: after.cpu, memory: after.memory },
-      { status: 'stopped', pid: null, cpu: { percent: 0 }, memory: { bytes: 0 } },
+      {
+        status: 'stopped',
+        pid: null,
+        cpu: { percent: 0, limit: null },
+        memory: { bytes: 0, limit: null },
+      },
     );
     assertError(await serverAction(panel, admin, 'basic', 'stop'), 409, 'CONFLICT');
   });
@@ -314,6 +322,59 @@ describe('server lifecycle', () => {
       lines.some((line) => line.includes('did not end on SIGTERM')),
       'then SIGKILL',
     );
+  });
+
+  it('restarts with the whole stop sequence, then a new process; a stopped server just starts', async () => {
+    await createServer(panel, admin, 'again', { stopCommand: 'stop' });
+    const first = await serverAction(panel, admin, 'again', 'restart');
+    assert.equal(first.statusCode, 200, first.body);
+    assert.deepEqual(json<Envelope<unknown>>(first).data, { name: 'again', status: 'running' });
+    const before = (await stats(panel, admin, 'again')).pid;
+    assert.ok(before !== null);
+
+    const restarted = await serverAction(panel, admin, 'again', 'restart');
+    assert.equal(restarted.statusCode, 200, restarted.body);
+    const after = await stats(panel, admin, 'again');
+    assert.equal(after.status, 'running');
+    assert.ok(after.pid !== null && after.pid !== before && alive(after.pid));
+    assert.equal(alive(before), false);
+    const lines = await historyOf(panel, admin, 'again');
+    assert.ok(lines.includes('Stopping server'), 'the stop command ended the first process');
+    assert.equal(lines.filter((line) => line.startsWith('[panel] started')).length, 2);
+    await serverAction(panel, admin, 'again', 'stop');
+  });
+
+  it('kills at once, even while a stop waits for a server that ignores it', async () => {
+    assertError(await serverAction(panel, admin, 'basic', 'kill'), 409, 'CONFLICT');
+    await createServer(panel, admin, 'hanging', {
+      startCommand: gameServerCommand('--ignore-term'),
+      stopCommand: 'please stop',
+      stopTimeoutSeconds: 60,
+    });
+    await serverAction(panel, admin, 'hanging', 'start');
+    const { pid } = await stats(panel, admin, 'hanging');
+    assert.ok(pid !== null);
+    const stopping = serverAction(panel, admin, 'hanging', 'stop');
+    await eventually(
+      async () => ((await stats(panel, admin, 'hanging')).status === 'stopping' ? true : undefined),
+      'the stop to wait for the server',
+    );
+    const killed = await serverAction(panel, admin, 'hanging', 'kill');
+    assert.equal(killed.statusCode, 200, killed.body);
+    assert.deepEqual(json<Envelope<unknown>>(killed).data, { name: 'hanging', status: 'stopped' });
+    assert.equal(alive(pid), false);
+    const stopped = await stopping;
+    assert.equal(stopped.statusCode, 200, stopped.body);
+    const lines = await historyOf(panel, admin, 'hanging');
+    assert.ok(lines.includes('[panel] killing the server'));
+    assert.ok(!lines.some((line) => line.includes('did not end on SIGTERM')), 'no SIGTERM waited');
+
+    await serverAction(panel, admin, 'hanging', 'start');
+    const running = await stats(panel, admin, 'hanging');
+    const direct = await serverAction(panel, admin, 'hanging', 'kill');
+    assert.equal(direct.statusCode, 200, direct.body);
+    assert.equal(running.pid !== null && alive(running.pid), false);
+    assert.equal((await stats(panel, admin, 'hanging')).status, 'stopped');
   });
 
   for (const sandbox of ['none', 'auto'] as const) {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { chmodSync, statSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { findBubblewrap } from '../src/servers/runtime/local-runtime.js';
+import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
 import { startPanel } from './helpers/app.js';
 
 const BWRAP = findBubblewrap(process.env.PATH ?? '') !== null;

@@ -19,6 +19,8 @@ import * as initial from './migrations/0001_initial.js';
 import * as serverRuntime from './migrations/0002_server_runtime.js';
 import * as ticketHistory from './migrations/0003_ticket_history.js';
 import * as oidcIdentities from './migrations/0004_oidc_identities.js';
+import * as serverLimits from './migrations/0005_server_limits.js';
+import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -35,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_server_runtime': serverRuntime,
   '0003_ticket_history': ticketHistory,
   '0004_oidc_identities': oidcIdentities,
+  '0005_server_limits': serverLimits,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */
@@ -125,6 +128,20 @@ async function migrate(db: Db): Promise<void> {
 
 const errorCode = (error: unknown): unknown =>
   typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+
+/**
+ * Runs a repository's write, turning either database's constraint violations into the domain's
+ * `AlreadyExists` (unique) and `NoLongerExists` (foreign key); other errors pass unchanged.
+ */
+export async function withConstraints<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AlreadyExists({ cause: error });
+    if (isForeignKeyViolation(error)) throw new NoLongerExists({ cause: error });
+    throw error;
+  }
+}
 
 /** True when `error` is a unique-constraint violation, on either database. */
 export function isUniqueViolation(error: unknown): boolean {

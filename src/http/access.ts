@@ -7,10 +7,10 @@
  * so roles, bans, deletions and password changes count at once.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Role } from '../db/schema.js';
+import { can, type Action } from '../domain/policy.js';
 import { AppError } from '../errors.js';
 import type { AuthService } from '../modules/auth/auth.service.js';
-import type { User } from '../modules/users/users.repository.js';
+import type { User } from '../domain/user.js';
 import type { App } from './types.js';
 
 export type Access =
@@ -20,8 +20,8 @@ export type Access =
   | 'signed-in'
   /** Any valid token of a user who is not banned. The default. */
   | 'active'
-  /** A user holding one of these roles (never `banned`). */
-  | { readonly roles: readonly Exclude<Role, 'banned'>[] };
+  /** A user whom the policy allows this action (src/domain/policy.ts; never `banned`). */
+  | { readonly action: Action };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -55,7 +55,7 @@ export async function authorize(
   if (!user) throw new AppError('UNAUTHORIZED', 'Invalid, expired or revoked token');
   if (access === 'signed-in') return user;
   if (user.role === 'banned') throw new AppError('BANNED', 'This account is banned');
-  if (access !== 'active' && !access.roles.some((role) => role === user.role)) {
+  if (access !== 'active' && !can(user, access.action)) {
     throw new AppError('FORBIDDEN', 'Your role does not allow this');
   }
   return user;

@@ -90,7 +90,7 @@ interface AjvError {
 }
 
 function validationDetails(errors: readonly AjvError[], context: string): ErrorDetail[] {
-  return errors.map((error) => {
+  const details = errors.map((error) => {
     const where = `${context}${error.instancePath}`;
     const extra = error.params.additionalProperty;
     if (error.keyword === 'additionalProperties' && typeof extra === 'string') {
@@ -101,6 +101,50 @@ function validationDetails(errors: readonly AjvError[], context: string): ErrorD
       return { path: `${where}/${missing}`, message: 'is required' };
     }
     return { path: where, message: error.message ?? 'is invalid' };
+  });
+  return errors.some((error) => error.keyword === 'anyOf') ? plainUnions(errors, details) : details;
+}
+
+/**
+ * A value that matches no branch of a union (`integer or null`, `"process" or "docker"`) gets
+ * one error per branch and one for the union: "must be >= 1; must be null; must match a schema
+ * in anyOf". Said once instead: "must be >= 1, or null", "must be one of process, docker".
+ */
+function plainUnions(errors: readonly AjvError[], details: ErrorDetail[]): ErrorDetail[] {
+  const unions = new Set(
+    errors.filter((error) => error.keyword === 'anyOf').map((error) => error.instancePath),
+  );
+  const result: ErrorDetail[] = [];
+  const constants = new Map<string, string[]>();
+  errors.forEach((error, index) => {
+    const detail = details[index];
+    if (detail === undefined) return;
+    if (!unions.has(error.instancePath)) {
+      result.push(detail);
+      return;
+    }
+    if (error.keyword === 'anyOf') return;
+    if (error.keyword === 'type' && error.params.type === 'null') return;
+    if (error.keyword === 'const') {
+      const values = constants.get(detail.path) ?? [];
+      if (values.length === 0) result.push(detail);
+      values.push(String(error.params.allowedValue));
+      constants.set(detail.path, values);
+      return;
+    }
+    const nullable = errors.some(
+      (other) =>
+        other.instancePath === error.instancePath &&
+        other.keyword === 'type' &&
+        other.params.type === 'null',
+    );
+    result.push(nullable ? { ...detail, message: `${detail.message}, or null` } : detail);
+  });
+  return result.map((detail) => {
+    const values = constants.get(detail.path);
+    return values && detail.message === 'must be equal to constant'
+      ? { ...detail, message: `must be one of ${values.join(', ')}` }
+      : detail;
   });
 }
 

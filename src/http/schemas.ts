@@ -3,7 +3,7 @@
  * field formats that several routes accept (usernames, passwords, roles).
  */
 import { Type, type TSchema } from 'typebox';
-import { ROLES } from '../db/schema.js';
+import { ROLES } from '../domain/user.js';
 
 export const ErrorBody = Type.Object(
   {

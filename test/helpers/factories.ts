@@ -143,7 +143,7 @@ export function serverAction(
   panel: TestPanel,
   session: Session,
   name: string,
-  action: 'start' | 'stop',
+  action: 'start' | 'stop' | 'restart' | 'kill',
 ): Promise<LightMyRequestResponse> {
   return panel.app.inject({
     method: 'POST',
@@ -169,11 +169,17 @@ export function sendCommand(
 export interface ServerStatsBody {
   status: string;
   pid: number | null;
-  lastExit: { code: number | null; signal: string | null; at: string } | null;
+  lastExit: {
+    code: number | null;
+    signal: string | null;
+    outOfMemory: boolean;
+    at: string;
+  } | null;
   uptimeSeconds: number;
-  cpu: { percent: number };
-  memory: { bytes: number };
-  disk: { bytes: number };
+  cpu: { percent: number; limit: number | null };
+  memory: { bytes: number; limit: number | null };
+  pids: { count: number; limit: number | null };
+  disk: { bytes: number; limit: number | null };
 }
 
 export async function stats(

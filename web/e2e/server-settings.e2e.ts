@@ -142,7 +142,9 @@ describe('server settings', () => {
     }
     assert.equal(await field(page, 'Display name').isEditable(), true);
     await page
-      .getByText('Only an admin can change the start and stop commands; they are shown read-only.')
+      .getByText(
+        'Only an admin can change the start and stop commands, the resource limits, the runtime and the image; they are shown read-only.',
+      )
       .waitFor();
     assert.equal(await page.getByRole('heading', { name: 'Delete server' }).count(), 0);
     await assertAccessible(page, 'the settings tab, read-only commands');

@@ -20,6 +20,64 @@ describe('server page', () => {
   const { fixture } = journeyOf;
   const { tab } = journeyOf;
 
+  it('restarts a server, and kills one while its stop waits for a server that ignores it', async () => {
+    const { page, assertClean } = await tab();
+    await journeyOf.panel.api(
+      'POST',
+      '/api/servers/create',
+      {
+        name: 'stubborn',
+        displayName: 'Stubborn',
+        startCommand: `${fixture.startCommand} --ignore-term`,
+        stopCommand: 'please stop',
+        stopTimeoutSeconds: 60,
+      },
+      admin,
+    );
+    await signIn(page, 'admin');
+    await page.goto('/servers/stubborn');
+    await page.getByRole('heading', { level: 1, name: 'Stubborn' }).waitFor();
+    const button = (name: string) => page.getByRole('button', { name, exact: true });
+    assert.equal(await button('Restart').isEnabled(), false, 'nothing to restart');
+    assert.equal(await button('Kill').isEnabled(), false, 'nothing to kill');
+    await button('Start').click();
+    await page.getByText('Running', { exact: true }).waitFor();
+    await seeInConsole(page, 'Done! pid=');
+
+    // Kill is the way out of a stop that waits 60 s for a server that ignores its stop command.
+    await button('Stop').click();
+    await page.getByText('Stopping', { exact: true }).waitFor();
+    await seeInConsole(page, 'Unknown command: please stop');
+    assert.equal(await button('Kill').isEnabled(), true);
+    await button('Kill').click();
+    await page.getByText('Stopped', { exact: true }).waitFor();
+    await seeInConsole(page, '[panel] killing the server');
+    await assertAccessible(page, 'a killed server');
+
+    // Restart: a running server that obeys its stop command is stopped, then started again.
+    await journeyOf.panel.api(
+      'PUT',
+      '/api/servers/stubborn/config',
+      { startCommand: fixture.startCommand, stopCommand: 'stop', stopTimeoutSeconds: 10 },
+      admin,
+    );
+    await button('Start').click();
+    await page.getByText('Running', { exact: true }).waitFor();
+    await button('Restart').click();
+    await seeInConsole(page, 'Stopping server');
+    // The status may still read Running from before the restart: wait for the second start's line
+    // in the console, then for Running.
+    await terminal(page)
+      .locator('.xterm-rows > div')
+      .filter({ hasText: '[panel] started (pid' })
+      .nth(1)
+      .waitFor();
+    await page.getByText('Running', { exact: true }).waitFor();
+    await button('Stop').click();
+    await page.getByText('Stopped', { exact: true }).waitFor();
+    assertClean();
+  });
+
   it('starts a server, shows its coloured output, sends commands and stops it', async () => {
     const { page, assertClean } = await tab();
     await signIn(page, 'admin');

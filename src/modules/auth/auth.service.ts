@@ -4,16 +4,11 @@
  * password change takes effect on the very next one.
  */
 import type { RegistrationMode } from '../../config.js';
-import { isUniqueViolation } from '../../db/database.js';
-import type { Role } from '../../db/schema.js';
+import { AlreadyExists } from '../../domain/conflicts.js';
+import { can } from '../../domain/policy.js';
+import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
-import type { ServersRepository } from '../servers/servers.repository.js';
-import {
-  usernameKey,
-  type SignIn,
-  type User,
-  type UsersRepository,
-} from '../users/users.repository.js';
+import type { Accounts } from './accounts.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { PasswordHasher } from './passwords.js';
 import type { TokenService } from './tokens.js';
@@ -46,9 +41,14 @@ export interface AuthService {
 
 const INVALID_CREDENTIALS = 'Wrong username or password';
 
+/** The names of every server (the servers domain keeps them). */
+export interface ServerNames {
+  allNames(): Promise<string[]>;
+}
+
 export function createAuthService(deps: {
-  users: UsersRepository;
-  servers: ServersRepository;
+  users: Accounts;
+  servers: ServerNames;
   hasher: PasswordHasher;
   tokens: TokenService;
   throttle: LoginThrottle;
@@ -81,7 +81,7 @@ export function createAuthService(deps: {
           return locked.insert({ username, passwordHash, role, now: now() });
         });
       } catch (error) {
-        if (isUniqueViolation(error)) throw usernameTaken();
+        if (error instanceof AlreadyExists) throw usernameTaken();
         throw error;
       }
       return tokenResponse(user);
@@ -114,7 +114,7 @@ export function createAuthService(deps: {
     },
 
     async reachableServers(user) {
-      return user.role === 'admin' ? servers.allNames() : users.serverNames(user.id);
+      return can(user, 'servers.list-all') ? servers.allNames() : users.serverNames(user.id);
     },
 
     async signIn(user) {

@@ -13,13 +13,13 @@
  * What a socket sends is handled outside any request: a failure there is logged and answered
  * with an error message, never thrown, so it cannot end the panel.
  */
-import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from '@fastify/websocket';
 import type { RawData } from 'ws';
 import { AppError } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { AuthService } from '../auth/auth.service.js';
-import type { ConsoleEvent, Supervisor } from '../servers/supervisor.js';
+import type { ConsoleEvent, ServerConsole } from '../../host/host.js';
+import type { Logger } from '../../log.js';
 import type { ServersService } from '../servers/servers.service.js';
 
 export interface ConsoleLimits {
@@ -98,11 +98,11 @@ export class ConsoleHub {
 
   constructor(
     private readonly deps: {
-      readonly supervisor: Supervisor;
       readonly servers: ServersService;
       readonly auth: AuthService;
       readonly events: PanelEvents;
-      readonly log: FastifyBaseLogger;
+      readonly log: Logger;
+      readonly now: () => Date;
       readonly limits: ConsoleLimits;
     },
   ) {
@@ -123,23 +123,31 @@ export class ConsoleHub {
     return this.#byUser.get(userId)?.size ?? 0;
   }
 
-  attach(socket: WebSocket, owner: { userId: number; token: string; server: string }): void {
+  /**
+   * Takes over a socket whose owner may use the server: `console` is what the servers service
+   * gave them, after checking that.
+   */
+  attach(
+    socket: WebSocket,
+    owner: { userId: number; token: string; server: string },
+    console: ServerConsole,
+  ): void {
     const client: Client = {
       socket,
       ...owner,
       tokens: this.deps.limits.messageBurst,
-      refilledAt: Date.now(),
+      refilledAt: this.deps.now().getTime(),
       inFlight: 0,
       waiting: [],
       waitingBytes: 0,
-      progressAt: Date.now(),
+      progressAt: this.deps.now().getTime(),
     };
     add(this.#byServer, owner.server, client);
     add(this.#byUser, owner.userId, client);
     if (!this.#unsubscribe.has(owner.server)) {
       this.#unsubscribe.set(
         owner.server,
-        this.deps.supervisor.subscribe(owner.server, (event) => {
+        console.subscribe((event) => {
           this.#broadcast(owner.server, event);
         }),
       );
@@ -153,7 +161,7 @@ export class ConsoleHub {
         this.#failed(client, error);
       });
     });
-    const lines = this.deps.supervisor.history(owner.server).map((entry) => entry.line);
+    const lines = console.history().map((entry) => entry.line);
     this.#reply(client, { type: 'history', lines });
     // Access may have been taken away between the check before the upgrade and now.
     void this.#recheckClient(client);
@@ -214,7 +222,8 @@ export class ConsoleHub {
   }
 
   #wait(client: Client, frame: Waiting, bytes: number): void {
-    if (client.waiting.length === 0 && client.inFlight === 0) client.progressAt = Date.now();
+    if (client.waiting.length === 0 && client.inFlight === 0)
+      client.progressAt = this.deps.now().getTime();
     client.waiting.push(frame);
     client.waitingBytes += bytes;
     this.#backedUp.add(client);
@@ -240,11 +249,12 @@ export class ConsoleHub {
   }
 
   #write(client: Client, data: Buffer): void {
-    if (client.inFlight === 0 && client.waiting.length === 0) client.progressAt = Date.now();
+    if (client.inFlight === 0 && client.waiting.length === 0)
+      client.progressAt = this.deps.now().getTime();
     client.inFlight += data.length;
     client.socket.send(data, { binary: false }, (error) => {
       client.inFlight -= data.length;
-      client.progressAt = Date.now();
+      client.progressAt = this.deps.now().getTime();
       if (!error) this.#pump(client);
     });
   }
@@ -277,7 +287,7 @@ export class ConsoleHub {
     this.#stallTimer = setTimeout(
       () => {
         this.#stallTimer = null;
-        const now = Date.now();
+        const now = this.deps.now().getTime();
         for (const client of [...this.#backedUp]) {
           if (now - client.progressAt < stalledMs) continue;
           this.deps.log.info(
@@ -343,7 +353,7 @@ export class ConsoleHub {
 
   /** Token bucket: false once the client sends faster than the limit allows. */
   #takeToken(client: Client): boolean {
-    const now = Date.now();
+    const now = this.deps.now().getTime();
     const { messagesPerSecond, messageBurst } = this.deps.limits;
     client.tokens = Math.min(
       messageBurst,

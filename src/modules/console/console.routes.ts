@@ -4,7 +4,15 @@ import { AppError } from '../../errors.js';
 import type { App } from '../../http/types.js';
 import { ServerParams } from '../servers/servers.schemas.js';
 import type { ServersService } from '../servers/servers.service.js';
+import type { ServerConsole } from '../../host/host.js';
 import type { ConsoleHub, ConsoleLimits } from './console.hub.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The console of the server a console socket asked for, once the caller was checked. */
+    console: ServerConsole | null;
+  }
+}
 
 const ConsoleQuery = Type.Object({
   token: Type.Optional(
@@ -16,6 +24,7 @@ export function consoleRoutes(
   app: App,
   deps: { servers: ServersService; hub: ConsoleHub; limits: ConsoleLimits },
 ): void {
+  app.decorateRequest('console', null);
   app.route({
     method: 'GET',
     url: '/ws/servers/:server/console',
@@ -33,7 +42,7 @@ export function consoleRoutes(
     },
     preHandler: async (request) => {
       const user = currentUser(request);
-      await deps.servers.require(user, request.params.server);
+      request.console = await deps.servers.console(user, request.params.server);
       if (deps.hub.socketsOf(user.id) >= deps.limits.socketsPerUser) {
         throw new AppError('RATE_LIMITED', 'Too many open consoles; close one first');
       }
@@ -44,11 +53,13 @@ export function consoleRoutes(
     },
     wsHandler: (socket, request) => {
       const token = bearerToken(request.headers.authorization) ?? request.query.token ?? '';
-      deps.hub.attach(socket, {
-        userId: currentUser(request).id,
-        token,
-        server: request.params.server,
-      });
+      const console = request.console;
+      if (console === null) throw new Error('unreachable: the console of a checked request');
+      deps.hub.attach(
+        socket,
+        { userId: currentUser(request).id, token, server: request.params.server },
+        console,
+      );
     },
   });
 }

@@ -2,14 +2,25 @@
  * The file manager: who may touch which server's files (anyone with access to the server,
  * DECISIONS.md §3), and the limits of uploads and the editor. Every path goes through
  * `userPath` and the storage module, the only code that touches a server's directory.
+ *
+ * The server's disk quota (`limits.diskBytes`, from its configuration as the servers service
+ * answers it) is handed to every write that can grow its folder: uploads and saves. Storage
+ * counts the bytes against it; creates (an empty file or folder), renames and moves add none,
+ * and deletes only free, so they are never refused for it.
  */
 import type { Readable } from 'node:stream';
+import { entryName, uploadName, userPath } from '../../domain/paths.js';
+import { can } from '../../domain/policy.js';
+import type { User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
-import { entryName, uploadName, userPath } from '../../files/paths.js';
-import type { Entry, OpenedFile, ServerStorage } from '../../files/storage.js';
+import type { Entry, OpenedFile } from '../../host/local/storage.js';
 import type { ServersService } from '../servers/servers.service.js';
-import type { User, UsersRepository } from '../users/users.repository.js';
 import type { DownloadLinks } from './download-links.js';
+
+/** Finds the account a download link was made for, as it is now. */
+export interface AccountLookup {
+  findById(id: number): Promise<User | undefined>;
+}
 
 /** One part of a multipart upload, as the HTTP layer hands it over. */
 export interface UploadPart {
@@ -22,8 +33,7 @@ export class FilesService {
   constructor(
     private readonly deps: {
       readonly servers: ServersService;
-      readonly users: Pick<UsersRepository, 'findById'>;
-      readonly storage: ServerStorage;
+      readonly users: AccountLookup;
       readonly links: DownloadLinks;
       readonly maxUploadBytes: number | null;
       readonly maxEditBytes: number;
@@ -31,8 +41,8 @@ export class FilesService {
   ) {}
 
   async list(user: User, server: string, path: string): Promise<Entry[]> {
-    await this.deps.servers.require(user, server);
-    return this.deps.storage.list(server, userPath(path));
+    const { files } = await this.deps.servers.files(user, server);
+    return files.list(server, userPath(path));
   }
 
   async create(
@@ -40,13 +50,8 @@ export class FilesService {
     server: string,
     request: { type: 'file' | 'folder'; name: string; path: string },
   ): Promise<Entry> {
-    await this.deps.servers.require(user, server);
-    return this.deps.storage.createEntry(
-      server,
-      userPath(request.path),
-      entryName(request.name),
-      request.type,
-    );
+    const { files } = await this.deps.servers.files(user, server);
+    return files.createEntry(server, userPath(request.path), entryName(request.name), request.type);
   }
 
   /**
@@ -59,7 +64,7 @@ export class FilesService {
     path: string,
     parts: AsyncIterable<UploadPart>,
   ): Promise<Entry[]> {
-    await this.deps.servers.require(user, server);
+    const { server: config, files } = await this.deps.servers.files(user, server);
     const folder = userPath(path);
     const stored: Entry[] = [];
     for await (const part of parts) {
@@ -70,7 +75,14 @@ export class FilesService {
       }
       const name = uploadName(part.filename);
       stored.push(
-        await this.deps.storage.upload(server, folder, name, part.file, this.deps.maxUploadBytes),
+        await files.upload(
+          server,
+          folder,
+          name,
+          part.file,
+          this.deps.maxUploadBytes,
+          config.limits.diskBytes,
+        ),
       );
     }
     if (stored.length === 0) throw new AppError('INVALID_UPLOAD', 'No file in the upload');
@@ -79,8 +91,8 @@ export class FilesService {
 
   /** Opens a file for download; the caller closes the handle. */
   async open(user: User, server: string, path: string): Promise<OpenedFile> {
-    await this.deps.servers.require(user, server);
-    return this.deps.storage.openFile(server, userPath(path));
+    const { files } = await this.deps.servers.files(user, server);
+    return files.openFile(server, userPath(path));
   }
 
   /**
@@ -115,7 +127,7 @@ export class FilesService {
     }
     const user = await this.deps.users.findById(link.userId);
     if (!user) throw new AppError('FORBIDDEN', 'The account that asked for this link is gone');
-    if (user.role === 'banned') throw new AppError('BANNED', 'This account is banned');
+    if (!can(user, 'account.use')) throw new AppError('BANNED', 'This account is banned');
     return this.open(user, link.server, link.path);
   }
 
@@ -124,40 +136,40 @@ export class FilesService {
     server: string,
     path: string,
   ): Promise<{ path: string; content: string }> {
-    await this.deps.servers.require(user, server);
+    const { files } = await this.deps.servers.files(user, server);
     const segments = userPath(path);
-    const content = await this.deps.storage.readText(server, segments, this.deps.maxEditBytes);
+    const content = await files.readText(server, segments, this.deps.maxEditBytes);
     return { path: segments.join('/'), content };
   }
 
   async writeContent(user: User, server: string, path: string, content: string): Promise<Entry> {
-    await this.deps.servers.require(user, server);
+    const { server: config, files } = await this.deps.servers.files(user, server);
     if (Buffer.byteLength(content) > this.deps.maxEditBytes) {
       throw new AppError(
         'PAYLOAD_TOO_LARGE',
         `Content may be at most ${this.deps.maxEditBytes} bytes`,
       );
     }
-    return this.deps.storage.writeText(server, userPath(path), content);
+    return files.writeText(server, userPath(path), content, config.limits.diskBytes);
   }
 
   async rename(user: User, server: string, oldPath: string, newName: string): Promise<Entry> {
-    await this.deps.servers.require(user, server);
-    return this.deps.storage.renameEntry(server, userPath(oldPath), entryName(newName));
+    const { files } = await this.deps.servers.files(user, server);
+    return files.renameEntry(server, userPath(oldPath), entryName(newName));
   }
 
   async move(user: User, server: string, source: string, destination: string): Promise<Entry> {
-    await this.deps.servers.require(user, server);
-    return this.deps.storage.move(server, userPath(source), userPath(destination));
+    const { files } = await this.deps.servers.files(user, server);
+    return files.move(server, userPath(source), userPath(destination));
   }
 
   async delete(user: User, server: string, path: string): Promise<string> {
-    await this.deps.servers.require(user, server);
+    const { files } = await this.deps.servers.files(user, server);
     const segments = userPath(path);
     if (segments.length === 0) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
     }
-    await this.deps.storage.deleteEntry(server, segments);
+    await files.deleteEntry(server, segments);
     return segments.join('/');
   }
 }

@@ -7,14 +7,15 @@
  * the URL fragment, or `#error=<code>`; never a stack or a provider secret.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import * as client from 'openid-client';
 import type { OidcProviderConfig, RegistrationMode } from '../../config.js';
-import { isUniqueViolation } from '../../db/database.js';
+import { AlreadyExists } from '../../domain/conflicts.js';
 import { AppError, notFound } from '../../errors.js';
 import type { AuthService } from '../auth/auth.service.js';
-import type { User, UsersRepository } from '../users/users.repository.js';
+import type { User } from '../../domain/user.js';
+import type { Logger } from '../../log.js';
+import type { Accounts } from '../auth/accounts.js';
 
 /** How long a started sign-in may take before it must be started again. */
 export const PENDING_TTL_SECONDS = 600;
@@ -58,11 +59,11 @@ export class OidcService {
       readonly publicUrl: string;
       readonly redirectAllowlist: readonly string[];
       readonly secret: Uint8Array;
-      readonly users: UsersRepository;
+      readonly users: Accounts;
       readonly auth: AuthService;
       readonly registration: RegistrationMode;
       readonly now: () => Date;
-      readonly log: FastifyBaseLogger;
+      readonly log: Logger;
     },
   ) {
     // Its own key, derived from the panel's secret, so a state cookie is never a valid token.
@@ -235,7 +236,7 @@ export class OidcService {
           return user;
         });
       } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
+        if (!(error instanceof AlreadyExists)) throw error;
         const raced = await this.deps.users.findByIdentity(provider.id, claims.sub);
         if (raced) return raced;
       }
@@ -277,7 +278,10 @@ export class OidcService {
   #configuration(provider: OidcProviderConfig): Promise<client.Configuration> {
     const cached = this.#discovered.get(provider.id);
     if (cached?.config) return cached.config;
-    if (cached?.failedAt !== undefined && Date.now() - cached.failedAt < DISCOVERY_RETRY_MS) {
+    if (
+      cached?.failedAt !== undefined &&
+      this.deps.now().getTime() - cached.failedAt < DISCOVERY_RETRY_MS
+    ) {
       return Promise.reject(new Error('discovery failed recently'));
     }
     const issuer = new URL(provider.issuer);
@@ -300,7 +304,7 @@ export class OidcService {
           { provider: provider.id, reason: error instanceof Error ? error.message : 'unknown' },
           'OpenID Connect discovery failed',
         );
-        this.#discovered.set(provider.id, { failedAt: Date.now() });
+        this.#discovered.set(provider.id, { failedAt: this.deps.now().getTime() });
         throw error;
       });
     this.#discovered.set(provider.id, { config });
@@ -309,7 +313,7 @@ export class OidcService {
 
   /** True the first time a state is presented; a replay within its lifetime is refused. */
   #useOnce(state: string): boolean {
-    const now = Date.now();
+    const now = this.deps.now().getTime();
     for (const [used, expires] of this.#usedStates)
       if (expires < now) this.#usedStates.delete(used);
     if (this.#usedStates.has(state)) return false;

@@ -29,7 +29,7 @@ export function profileRoutes(app: App, profile: ProfileService): void {
   app.get(
     '/api/profile/stats/:username',
     {
-      config: { access: { roles: ['admin', 'support'] } },
+      config: { access: { action: 'users.read-stats' } },
       schema: {
         tags: ['profile'],
         summary: 'Statistics of another account (admin, support)',

@@ -2,14 +2,14 @@
  * The signed-in user's own account: statistics, renaming and changing the password. Both changes
  * ask for the current password again, so a stolen token alone cannot take the account over.
  */
-import type { Role } from '../../db/schema.js';
-import { isUniqueViolation } from '../../db/database.js';
+import { AlreadyExists } from '../../domain/conflicts.js';
+import type { TicketActivity } from '../../domain/ticket.js';
+import { usernameKey, type Role, type User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { AuthService, TokenResponse } from '../auth/auth.service.js';
 import type { PasswordHasher } from '../auth/passwords.js';
-import type { TicketsRepository } from '../tickets/tickets.repository.js';
-import { usernameKey, type User, type UsersRepository } from '../users/users.repository.js';
+import type { Accounts } from '../auth/accounts.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 
 export interface ProfileStats {
@@ -48,8 +48,8 @@ export interface ProfileService {
 }
 
 export function createProfileService(deps: {
-  users: UsersRepository;
-  tickets: TicketsRepository;
+  users: Accounts;
+  tickets: { activityOf(userId: number): Promise<TicketActivity> };
   auth: AuthService;
   hasher: PasswordHasher;
   /** Wrong current passwords count as failed logins: a stolen token must not allow guessing. */
@@ -121,7 +121,7 @@ export function createProfileService(deps: {
       try {
         if (!(await users.rename(user.id, newUsername))) throw gone();
       } catch (error) {
-        if (isUniqueViolation(error)) {
+        if (error instanceof AlreadyExists) {
           throw new AppError('USERNAME_TAKEN', 'That username is taken');
         }
         throw error;

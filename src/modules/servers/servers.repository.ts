@@ -1,30 +1,26 @@
 /** The only code that queries the servers table. */
 import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { withConstraints } from '../../db/database.js';
+import { AlreadyExists } from '../../domain/conflicts.js';
 import type { Database, ServersTable } from '../../db/schema.js';
+import type { ServerConfig, ServerLimits, ServerRecord } from '../../domain/server.js';
 import { byText } from '../../sort.js';
-
-export interface ServerConfig {
-  readonly name: string;
-  readonly displayName: string;
-  readonly startCommand: string;
-  readonly stopCommand: string | null;
-  readonly stopTimeoutSeconds: number;
-  readonly autoRestart: boolean;
-  readonly createdAt: string;
-}
-
-export interface ServerRecord extends ServerConfig {
-  readonly desiredRunning: boolean;
-  readonly pid: number | null;
-  readonly pidIdentity: string | null;
-}
 
 export type ConfigChanges = Partial<
   Pick<
     ServerConfig,
-    'displayName' | 'startCommand' | 'stopCommand' | 'stopTimeoutSeconds' | 'autoRestart'
+    | 'displayName'
+    | 'startCommand'
+    | 'stopCommand'
+    | 'stopTimeoutSeconds'
+    | 'autoRestart'
+    | 'runtime'
+    | 'image'
   >
->;
+> & { readonly limits?: Partial<ServerLimits> };
+
+const bytes = (value: number | string | null): number | null =>
+  value === null ? null : Number(value);
 
 const toRecord = (row: Selectable<ServersTable>): ServerRecord => ({
   name: row.name,
@@ -33,11 +29,28 @@ const toRecord = (row: Selectable<ServersTable>): ServerRecord => ({
   stopCommand: row.stop_command,
   stopTimeoutSeconds: row.stop_timeout_seconds,
   autoRestart: row.auto_restart === 1,
+  limits: {
+    memoryBytes: bytes(row.memory_limit_bytes),
+    cpuPercent: row.cpu_limit_percent,
+    pids: row.pids_limit,
+    diskBytes: bytes(row.disk_limit_bytes),
+  },
+  runtime: row.runtime === 'docker' ? 'docker' : 'process',
+  image: row.image,
   createdAt: row.created_at,
   desiredRunning: row.desired_running === 1,
   pid: row.pid,
   pidIdentity: row.pid_identity,
 });
+
+function limitColumns(limits: Partial<ServerLimits>) {
+  return {
+    ...(limits.memoryBytes === undefined ? {} : { memory_limit_bytes: limits.memoryBytes }),
+    ...(limits.cpuPercent === undefined ? {} : { cpu_limit_percent: limits.cpuPercent }),
+    ...(limits.pids === undefined ? {} : { pids_limit: limits.pids }),
+    ...(limits.diskBytes === undefined ? {} : { disk_limit_bytes: limits.diskBytes }),
+  };
+}
 
 /** Between names in `allNames`: a name is a folder name, which can never hold it. */
 const NAME_SEPARATOR = '/';
@@ -92,23 +105,34 @@ export class ServersRepository {
   }
 
   /** Throws the database's unique violation when the name is taken. */
-  async insert(config: ServerConfig): Promise<void> {
-    await this.db
-      .insertInto('servers')
-      .values({
-        name: config.name,
-        display_name: config.displayName,
-        start_command: config.startCommand,
-        stop_command: config.stopCommand,
-        stop_timeout_seconds: config.stopTimeoutSeconds,
-        auto_restart: config.autoRestart ? 1 : 0,
-        created_at: config.createdAt,
-        desired_running: 0,
-        pid: null,
-        pid_identity: null,
-        started_at: null,
-      })
-      .execute();
+  /** Adds the server; false when one of that name exists. */
+  async insert(config: ServerConfig): Promise<boolean> {
+    const insert = this.db.insertInto('servers').values({
+      name: config.name,
+      display_name: config.displayName,
+      start_command: config.startCommand,
+      stop_command: config.stopCommand,
+      stop_timeout_seconds: config.stopTimeoutSeconds,
+      auto_restart: config.autoRestart ? 1 : 0,
+      memory_limit_bytes: config.limits.memoryBytes,
+      cpu_limit_percent: config.limits.cpuPercent,
+      pids_limit: config.limits.pids,
+      disk_limit_bytes: config.limits.diskBytes,
+      runtime: config.runtime,
+      image: config.image,
+      created_at: config.createdAt,
+      desired_running: 0,
+      pid: null,
+      pid_identity: null,
+      started_at: null,
+    });
+    try {
+      await withConstraints(() => insert.execute());
+      return true;
+    } catch (error) {
+      if (error instanceof AlreadyExists) return false;
+      throw error;
+    }
   }
 
   async update(name: string, changes: ConfigChanges): Promise<void> {
@@ -120,6 +144,9 @@ export class ServersRepository {
         ? {}
         : { stop_timeout_seconds: changes.stopTimeoutSeconds }),
       ...(changes.autoRestart === undefined ? {} : { auto_restart: changes.autoRestart ? 1 : 0 }),
+      ...(changes.runtime === undefined ? {} : { runtime: changes.runtime }),
+      ...(changes.image === undefined ? {} : { image: changes.image }),
+      ...limitColumns(changes.limits ?? {}),
     };
     if (Object.keys(set).length === 0) return;
     await this.db.updateTable('servers').set(set).where('name', '=', name).execute();

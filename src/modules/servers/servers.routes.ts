@@ -30,7 +30,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
   app.post(
     '/api/servers/create',
     {
-      config: { access: { roles: ['admin'] } },
+      config: { access: { action: 'servers.create' } },
       schema: {
         tags: ['servers'],
         summary: 'Create a server and its directory (admin)',
@@ -65,7 +65,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
         summary: "Change a server's configuration; takes effect at the next start",
         params: ServerParams,
         body: UpdateBody,
-        response: responses(ConfigEnvelope, 400, 401, 403, 404),
+        response: responses(ConfigEnvelope, 400, 401, 403, 404, 409),
       },
     },
     async (request) => ({
@@ -77,7 +77,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
   app.delete(
     '/api/servers/:server',
     {
-      config: { access: { roles: ['admin'] } },
+      config: { access: { action: 'servers.delete' } },
       schema: {
         tags: ['servers'],
         summary: 'Stop and delete a server with its directory (admin)',
@@ -96,9 +96,10 @@ export function serversRoutes(app: App, servers: ServersService): void {
     {
       schema: {
         tags: ['servers'],
-        summary: 'Start the server; 409 when it already runs',
+        summary:
+          'Start the server; 409 when it already runs, is over its disk quota, has a limit the host cannot enforce or its image is missing; 503 when its runtime (Docker) cannot be reached',
         params: ServerParams,
-        response: responses(StatusEnvelope, 400, 401, 403, 404, 409),
+        response: responses(StatusEnvelope, 400, 401, 403, 404, 409, 503),
       },
     },
     async (request) => {
@@ -127,6 +128,47 @@ export function serversRoutes(app: App, servers: ServersService): void {
       const { server } = request.params;
       const status = await servers.stop(currentUser(request), server);
       return { message: 'Server stopped', data: { name: server, status } };
+    },
+  );
+
+  app.post(
+    '/api/servers/:server/restart',
+    {
+      schema: {
+        tags: ['servers'],
+        summary: 'Stop the server if it runs (the whole stop sequence), then start it',
+        description:
+          'Answers once it has started again, with the same refusals as start (409, 503); a server that was not running is simply started.',
+        params: ServerParams,
+        response: responses(StatusEnvelope, 400, 401, 403, 404, 409, 503),
+      },
+    },
+    async (request) => {
+      const { server } = request.params;
+      const status = await servers.restart(currentUser(request), server);
+      return {
+        message: status === 'running' ? 'Server restarted' : 'Server did not start',
+        data: { name: server, status },
+      };
+    },
+  );
+
+  app.post(
+    '/api/servers/:server/kill',
+    {
+      schema: {
+        tags: ['servers'],
+        summary: 'End every process of the server at once (SIGKILL), without the stop command',
+        description:
+          'Works while a stop is waiting for a server that does not end: the stop finishes at once. Cancels a pending automatic restart. 409 when nothing runs or waits.',
+        params: ServerParams,
+        response: responses(StatusEnvelope, 401, 403, 404, 409),
+      },
+    },
+    async (request) => {
+      const { server } = request.params;
+      const status = await servers.kill(currentUser(request), server);
+      return { message: 'Server killed', data: { name: server, status } };
     },
   );
 

@@ -1,16 +1,29 @@
 /**
- * Game servers: who may see and change which (DECISIONS.md §3), their configuration, and the
- * lifecycle calls handed to the supervisor. Admins see every server; everyone else the servers
- * in their own list. Only admins create and delete servers or set the commands run on the host.
+ * Game servers: who may see and change which (src/domain/policy.ts), their configuration, and
+ * the only way from the HTTP modules to the ServerHost that runs them: lifecycle, console,
+ * files and stats are reached through here, each after the caller's rights were checked.
+ * Admins see every server; everyone else the servers in their own list. Only admins create and
+ * delete servers or set what runs on the host and with how much.
  */
-import { isUniqueViolation } from '../../db/database.js';
+import { parseCommand } from '../../domain/command.js';
+import { can } from '../../domain/policy.js';
+import {
+  NO_SERVER_LIMITS,
+  type RuntimeKind,
+  type ServerConfig,
+  type ServerLimits,
+  type ServerStatus,
+} from '../../domain/server.js';
+import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
-import type { ServerStorage } from '../../files/storage.js';
-import type { User, UsersRepository } from '../users/users.repository.js';
-import { parseCommand } from './command.js';
-import type { ConfigChanges, ServerConfig, ServersRepository } from './servers.repository.js';
-import type { ServerStatus, Supervisor } from './supervisor.js';
+import type { ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
+import type { ConfigChanges, ServersRepository } from './servers.repository.js';
+
+/** Which servers an admin put in a user's list (the users domain keeps them). */
+export interface ServerGrants {
+  serverNames(userId: number): Promise<string[]>;
+}
 
 export interface ServerSummary {
   readonly name: string;
@@ -26,12 +39,14 @@ export interface ServerStats {
   readonly lastExit: {
     readonly code: number | null;
     readonly signal: string | null;
+    readonly outOfMemory: boolean;
     readonly at: string;
   } | null;
   readonly uptimeSeconds: number;
-  readonly cpu: { readonly percent: number };
-  readonly memory: { readonly bytes: number };
-  readonly disk: { readonly bytes: number };
+  readonly cpu: { readonly percent: number; readonly limit: number | null };
+  readonly memory: { readonly bytes: number; readonly limit: number | null };
+  readonly pids: { readonly count: number; readonly limit: number | null };
+  readonly disk: { readonly bytes: number; readonly limit: number | null };
 }
 
 export interface NewServer {
@@ -41,18 +56,20 @@ export interface NewServer {
   readonly stopCommand?: string | null | undefined;
   readonly stopTimeoutSeconds?: number | undefined;
   readonly autoRestart?: boolean | undefined;
+  readonly limits?: Partial<ServerLimits> | undefined;
+  readonly runtime?: RuntimeKind | undefined;
+  readonly image?: string | null | undefined;
 }
 
-/** Fields only an admin may change: they decide what runs on the host. */
-const HOST_COMMAND_FIELDS = ['startCommand', 'stopCommand'] as const;
+/** Fields only an admin may change: what runs on the host, and with how much of it. */
+const HOST_FIELDS = ['startCommand', 'stopCommand', 'limits', 'runtime', 'image'] as const;
 
 export class ServersService {
   constructor(
     private readonly deps: {
       readonly servers: ServersRepository;
-      readonly users: UsersRepository;
-      readonly supervisor: Supervisor;
-      readonly storage: ServerStorage;
+      readonly grants: ServerGrants;
+      readonly host: ServerHost;
       readonly events: PanelEvents;
       readonly now: () => Date;
     },
@@ -60,9 +77,10 @@ export class ServersService {
 
   /** Whether `user` may see and operate `name` (which need not exist). */
   async canAccess(user: User, name: string): Promise<boolean> {
-    if (user.role === 'banned') return false;
-    if (user.role === 'admin') return true;
-    return (await this.deps.users.serverNames(user.id)).includes(name);
+    if (can(user, 'server.use', { assigned: false })) return true;
+    if (!can(user, 'account.use')) return false;
+    const assigned = (await this.deps.grants.serverNames(user.id)).includes(name);
+    return can(user, 'server.use', { assigned });
   }
 
   /** The server's configuration, or 404 when it does not exist and 403 when `user` may not see it. */
@@ -77,12 +95,12 @@ export class ServersService {
 
   async list(user: User): Promise<ServerSummary[]> {
     const records = await this.deps.servers.list(
-      user.role === 'admin' ? undefined : await this.deps.users.serverNames(user.id),
+      can(user, 'servers.list-all') ? undefined : await this.deps.grants.serverNames(user.id),
     );
     return records.map((record) => ({
       name: record.name,
       displayName: record.displayName,
-      status: this.deps.supervisor.state(record.name).status,
+      status: this.deps.host.state(record.name).status,
       autoRestart: record.autoRestart,
       createdAt: record.createdAt,
     }));
@@ -98,17 +116,17 @@ export class ServersService {
       stopCommand: server.stopCommand ?? null,
       stopTimeoutSeconds: server.stopTimeoutSeconds ?? 10,
       autoRestart: server.autoRestart ?? false,
+      limits: { ...NO_SERVER_LIMITS, ...server.limits },
+      runtime: server.runtime ?? 'process',
+      image: server.image ?? null,
       createdAt: this.deps.now().toISOString(),
     };
-    try {
-      await this.deps.servers.insert(config);
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new AppError('CONFLICT', 'A server with that name exists');
-      throw error;
+    checkImage(config);
+    if (!(await this.deps.servers.insert(config))) {
+      throw new AppError('CONFLICT', 'A server with that name exists');
     }
     try {
-      await this.deps.storage.create(config.name);
+      await this.deps.host.create(config.name);
     } catch (error) {
       await this.deps.servers.delete(config.name);
       throw error;
@@ -119,15 +137,30 @@ export class ServersService {
   async updateConfig(user: User, name: string, changes: ConfigChanges): Promise<ServerConfig> {
     const current = await this.require(user, name);
     if (
-      user.role !== 'admin' &&
-      HOST_COMMAND_FIELDS.some((field) => changes[field] !== undefined)
+      !can(user, 'server.configure-host') &&
+      HOST_FIELDS.some((field) => changes[field] !== undefined)
     ) {
-      throw new AppError('FORBIDDEN', 'Only an admin may change the commands a server runs');
+      throw new AppError(
+        'FORBIDDEN',
+        'Only an admin may change the commands, limits, runtime and image of a server',
+      );
     }
     if (changes.startCommand !== undefined) checkCommand('startCommand', changes.startCommand);
     if (changes.stopCommand != null) checkCommandText('stopCommand', changes.stopCommand);
+    const updated: ServerConfig = {
+      ...current,
+      ...changes,
+      limits: { ...current.limits, ...changes.limits },
+    };
+    checkImage(updated);
+    if (updated.runtime !== current.runtime) {
+      const { status } = this.deps.host.state(name);
+      if (status !== 'stopped' && status !== 'crashed') {
+        throw new AppError('CONFLICT', 'Stop the server before changing its runtime');
+      }
+    }
     await this.deps.servers.update(name, changes);
-    return { ...current, ...changes };
+    return updated;
   }
 
   /**
@@ -138,39 +171,60 @@ export class ServersService {
    */
   async remove(name: string): Promise<void> {
     if (!(await this.deps.servers.find(name))) throw notFound('Server');
-    await this.deps.supervisor.forget(name);
-    const discarded = await this.deps.storage.discardDirectory(name);
+    const discarded = await this.deps.host.discard(name);
     try {
       await this.deps.servers.delete(name);
     } catch (error) {
-      if (discarded !== null) await this.deps.storage.restoreDirectory(name, discarded);
+      await discarded.restore();
       throw error;
     }
-    void this.deps.storage.emptyTrash();
+    discarded.purge();
     this.deps.events.emit('server-deleted', name);
   }
 
   async start(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name);
-    return this.deps.supervisor.start(name);
+    return this.deps.host.start(name);
   }
 
   async stop(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name);
-    return this.deps.supervisor.stop(name);
+    return this.deps.host.stop(name);
+  }
+
+  async restart(user: User, name: string): Promise<ServerStatus> {
+    await this.require(user, name);
+    return this.deps.host.restart(name);
+  }
+
+  async kill(user: User, name: string): Promise<ServerStatus> {
+    await this.require(user, name);
+    return this.deps.host.kill(name);
   }
 
   async command(user: User, name: string, command: string): Promise<void> {
     await this.require(user, name);
-    this.deps.supervisor.command(name, command, user.username);
+    this.deps.host.command(name, command, user.username);
+  }
+
+  /** The server's console, for a caller who may use the server. */
+  async console(user: User, name: string): Promise<ServerConsole> {
+    await this.require(user, name);
+    return this.deps.host.console(name);
+  }
+
+  /** The servers' files and this server's configuration, for a caller who may use the server. */
+  async files(user: User, name: string): Promise<{ server: ServerConfig; files: ServerFiles }> {
+    const server = await this.require(user, name);
+    return { server, files: this.deps.host.files };
   }
 
   async stats(user: User, name: string): Promise<ServerStats> {
-    await this.require(user, name);
-    const state = this.deps.supervisor.state(name);
+    const config = await this.require(user, name);
+    const state = this.deps.host.state(name);
     const [usage, disk] = await Promise.all([
-      this.deps.supervisor.usage(name),
-      this.deps.storage.diskUsage(name),
+      this.deps.host.usage(name),
+      this.deps.host.files.diskUsage(name),
     ]);
     const uptimeMs = state.startedAt ? this.deps.now().getTime() - state.startedAt.getTime() : 0;
     return {
@@ -178,10 +232,20 @@ export class ServersService {
       pid: state.pid,
       lastExit: state.lastExit && { ...state.lastExit, at: state.lastExit.at.toISOString() },
       uptimeSeconds: Math.max(0, Math.floor(uptimeMs / 1000)),
-      cpu: { percent: usage.cpuPercent },
-      memory: { bytes: usage.memoryBytes },
-      disk: { bytes: disk },
+      cpu: { percent: usage.cpuPercent, limit: config.limits.cpuPercent },
+      memory: { bytes: usage.memoryBytes, limit: config.limits.memoryBytes },
+      pids: { count: usage.pids, limit: config.limits.pids },
+      disk: { bytes: disk, limit: config.limits.diskBytes },
     };
+  }
+}
+
+/** The docker runtime runs an image: it needs one. */
+function checkImage(config: ServerConfig): void {
+  if (config.runtime === 'docker' && config.image === null) {
+    throw new AppError('VALIDATION_FAILED', 'image: the docker runtime needs an image', {
+      details: [{ path: 'body/image', message: 'the docker runtime needs an image' }],
+    });
   }
 }
 

@@ -4,7 +4,9 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/database.js';
-import type { Database, Role, TicketStatus } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { TicketActivity, TicketStatus } from '../../domain/ticket.js';
+import type { Role } from '../../domain/user.js';
 
 export interface Person {
   readonly username: string;
@@ -47,13 +49,6 @@ export interface Page<T> {
   readonly total: number;
   /** The id of the page's oldest entry when older ones exist, else `null`. */
   readonly olderThan: number | null;
-}
-
-export interface TicketActivity {
-  /** Tickets the user opened, by their current status. */
-  readonly ticketsByStatus: Readonly<Record<TicketStatus, number>>;
-  /** Messages the user wrote, on any ticket. */
-  readonly messagesWritten: number;
 }
 
 /** A ticket and its owner as they are now; shared by one ticket and the list. */

@@ -145,7 +145,7 @@ export function ticketsRoutes(
   app.put(
     '/api/tickets/:id/status',
     {
-      config: { access: { roles: ['admin', 'support'] } },
+      config: { access: { action: 'tickets.manage' } },
       schema: {
         tags: TAGS,
         summary: 'Set the status (admin, support); every change is kept in the history',

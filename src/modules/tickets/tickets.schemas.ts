@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { TICKET_STATUSES } from '../../db/schema.js';
+import { TICKET_STATUSES } from '../../domain/ticket.js';
 import { Envelope, RoleSchema } from '../../http/schemas.js';
 import { MAX_PAGE_SIZE, PAGE_SIZE, PAGE_TEXT_BYTES } from './tickets.service.js';
 

@@ -7,9 +7,10 @@
  * of UTF-8, and a read carries one page of messages and one of status changes, whose cursors
  * lead to the older ones.
  */
-import type { TicketStatus } from '../../db/schema.js';
+import type { TicketStatus } from '../../domain/ticket.js';
 import { AppError, notFound } from '../../errors.js';
-import type { User } from '../users/users.repository.js';
+import { can } from '../../domain/policy.js';
+import type { User } from '../../domain/user.js';
 import { decodeCursor, encodeCursor, type CursorList } from './tickets.cursor.js';
 import type {
   Page,
@@ -55,7 +56,7 @@ export interface PageQuery {
   readonly limit: number;
 }
 
-const isStaff = (user: User): boolean => user.role === 'admin' || user.role === 'support';
+const isStaff = (user: User): boolean => can(user, 'tickets.manage');
 
 export class TicketsService {
   constructor(

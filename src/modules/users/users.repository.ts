@@ -4,35 +4,16 @@
  * server access, and no lookup here returns them.
  */
 import { sql, type Compilable, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
-import type { Dialect } from '../../db/database.js';
-import type { Database, Role, UsersTable } from '../../db/schema.js';
+import { withConstraints, type Dialect } from '../../db/database.js';
+import type { Database, UsersTable } from '../../db/schema.js';
+import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
 import { byText } from '../../sort.js';
-
-export interface User {
-  readonly id: number;
-  readonly username: string;
-  readonly role: Role;
-  readonly tokenVersion: number;
-  readonly createdAt: string;
-  readonly lastLoginAt: string | null;
-  /** False for an account made by an OpenID Connect sign-in that never set a password. */
-  readonly hasPassword: boolean;
-}
-
-/** How an account can sign in: with a password, and through which providers. */
-export interface SignIn {
-  readonly hasPassword: boolean;
-  readonly providers: readonly string[];
-}
 
 export interface UserWithServers extends User {
   /** The servers assigned to the user by an admin, sorted by name. */
   readonly servers: readonly string[];
   readonly signIn: SignIn;
 }
-
-/** Usernames are unique regardless of case: "Steve" and "steve" are the same account name. */
-export const usernameKey = (username: string): string => username.toLowerCase();
 
 /** Any constant; it names the advisory lock that serialises changes to who is admin. */
 const USERS_LOCK = 0x5e7_2024;
@@ -116,12 +97,14 @@ export class UsersRepository {
    */
   transaction<T>(work: (users: UsersRepository) => Promise<T>): Promise<T> {
     if (this.db.isTransaction) return work(this);
-    return this.db.transaction().execute(async (trx) => {
-      if (this.dialect === 'postgres') {
-        await sql`select pg_advisory_xact_lock(${USERS_LOCK})`.execute(trx);
-      }
-      return work(new UsersRepository(trx, this.dialect));
-    });
+    return withConstraints(() =>
+      this.db.transaction().execute(async (trx) => {
+        if (this.dialect === 'postgres') {
+          await sql`select pg_advisory_xact_lock(${USERS_LOCK})`.execute(trx);
+        }
+        return work(new UsersRepository(trx, this.dialect));
+      }),
+    );
   }
 
   async findById(id: number): Promise<User | undefined> {
@@ -198,27 +181,29 @@ export class UsersRepository {
     return Number(row.count);
   }
 
-  /** Throws the database's unique violation when the name is taken (see `isUniqueViolation`). */
+  /** Throws `AlreadyExists` when the name is taken. */
   async insert(user: {
     username: string;
     passwordHash: string | null;
     role: Role;
     now: Date;
   }): Promise<User> {
-    const row = await this.db
-      .insertInto('users')
-      .values({
-        username: user.username,
-        username_key: usernameKey(user.username),
-        password_hash: user.passwordHash,
-        role: user.role,
-        token_version: 0,
-        created_at: user.now.toISOString(),
-        last_login_at: null,
-        deleted_at: null,
-      })
-      .returning(USER_COLUMNS)
-      .executeTakeFirstOrThrow();
+    const row = await withConstraints(() =>
+      this.db
+        .insertInto('users')
+        .values({
+          username: user.username,
+          username_key: usernameKey(user.username),
+          password_hash: user.passwordHash,
+          role: user.role,
+          token_version: 0,
+          created_at: user.now.toISOString(),
+          last_login_at: null,
+          deleted_at: null,
+        })
+        .returning(USER_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
     return toUser(row);
   }
 
@@ -226,27 +211,32 @@ export class UsersRepository {
     await this.db.updateTable('users').set({ role }).where('id', '=', id).execute();
   }
 
+  /** Throws `NoLongerExists` when one of the servers is gone. */
   async replaceServers(userId: number, names: readonly string[]): Promise<void> {
     await this.db.deleteFrom('user_servers').where('user_id', '=', userId).execute();
     if (names.length > 0) {
-      await this.db
-        .insertInto('user_servers')
-        .values(names.map((server_name) => ({ user_id: userId, server_name })))
-        .execute();
+      await withConstraints(() =>
+        this.db
+          .insertInto('user_servers')
+          .values(names.map((server_name) => ({ user_id: userId, server_name })))
+          .execute(),
+      );
     }
   }
 
   /**
-   * Renames a live user; false when the user was deleted meanwhile. Throws the database's unique
-   * violation when the name is taken.
+   * Renames a live user; false when the user was deleted meanwhile. Throws `AlreadyExists` when
+   * the name is taken.
    */
   async rename(id: number, username: string): Promise<boolean> {
-    const result = await this.db
-      .updateTable('users')
-      .set({ username, username_key: usernameKey(username) })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+    const result = await withConstraints(() =>
+      this.db
+        .updateTable('users')
+        .set({ username, username_key: usernameKey(username) })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst(),
+    );
     return result.numUpdatedRows > 0n;
   }
 
@@ -301,16 +291,18 @@ export class UsersRepository {
     email: string | null;
     now: Date;
   }): Promise<void> {
-    await this.db
-      .insertInto('oidc_identities')
-      .values({
-        user_id: identity.userId,
-        provider: identity.provider,
-        subject: identity.subject,
-        email: identity.email,
-        created_at: identity.now.toISOString(),
-      })
-      .execute();
+    await withConstraints(() =>
+      this.db
+        .insertInto('oidc_identities')
+        .values({
+          user_id: identity.userId,
+          provider: identity.provider,
+          subject: identity.subject,
+          email: identity.email,
+          created_at: identity.now.toISOString(),
+        })
+        .execute(),
+    );
   }
 
   /** How each of `users` can sign in. */

@@ -23,7 +23,7 @@ export function usersRoutes(app: App, users: UsersService): void {
   app.get(
     '/api/users',
     {
-      config: { access: { roles: ['admin', 'support'] } },
+      config: { access: { action: 'users.list' } },
       schema: {
         tags: ['users'],
         summary: 'List every user (admin, support)',
@@ -36,7 +36,7 @@ export function usersRoutes(app: App, users: UsersService): void {
   app.put(
     '/api/users/:username/role',
     {
-      config: { access: { roles: ['admin'] } },
+      config: { access: { action: 'users.manage' } },
       schema: {
         tags: ['users'],
         summary: "Change a user's role (admin); the last admin cannot be demoted",
@@ -54,7 +54,7 @@ export function usersRoutes(app: App, users: UsersService): void {
   app.put(
     '/api/users/:username/servers',
     {
-      config: { access: { roles: ['admin'] } },
+      config: { access: { action: 'users.manage' } },
       schema: {
         tags: ['users'],
         summary: 'Set which servers a user can reach (admin)',
@@ -72,7 +72,7 @@ export function usersRoutes(app: App, users: UsersService): void {
   app.delete(
     '/api/users/:username',
     {
-      config: { access: { roles: ['admin'] } },
+      config: { access: { action: 'users.manage' } },
       schema: {
         tags: ['users'],
         summary: 'Delete a user (admin); their tickets and messages stay',

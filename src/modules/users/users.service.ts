@@ -3,12 +3,17 @@
  * is checked by the route's access policy; the rules that span users (an admin must remain,
  * server names must exist) are kept here.
  */
-import { isForeignKeyViolation } from '../../db/database.js';
-import type { Role } from '../../db/schema.js';
+import { NoLongerExists } from '../../domain/conflicts.js';
+import type { Role } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
-import type { ServersRepository } from '../servers/servers.repository.js';
-import type { User, UserWithServers, UsersRepository } from './users.repository.js';
+import type { User } from '../../domain/user.js';
+import type { UserWithServers, UsersRepository } from './users.repository.js';
+
+/** Which of some server names exist (the servers domain keeps them). */
+export interface ServerDirectory {
+  existing(names: readonly string[]): Promise<string[]>;
+}
 
 export interface UsersService {
   list(): Promise<UserWithServers[]>;
@@ -20,7 +25,7 @@ export interface UsersService {
 
 export function createUsersService(deps: {
   users: UsersRepository;
-  servers: ServersRepository;
+  servers: ServerDirectory;
   /** Told whenever a user's rights change, so open consoles are re-checked. */
   events: PanelEvents;
   now: () => Date;
@@ -84,7 +89,7 @@ export function createUsersService(deps: {
         });
       } catch (error) {
         // A server deleted between the check above and the insert.
-        if (isForeignKeyViolation(error)) {
+        if (error instanceof NoLongerExists) {
           throw new AppError('UNKNOWN_SERVER', 'One of those servers no longer exists');
         }
         throw error;

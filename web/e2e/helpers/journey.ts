@@ -123,14 +123,16 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
 
 /**
  * `journey()` for a panel whose sandbox may read the stand-in game server
- * (`fixture.startCommand`), its folder removed when the file's journeys end.
+ * (`fixture.startCommand`), its folder removed when the file's journeys end; `env` adds to the
+ * panel's environment.
  */
 export function gameServerJourney(
   setUp: (panel: E2ePanel) => Promise<void>,
+  env: Record<string, string> = {},
 ): Journey & { readonly fixture: GameServerFixture } {
   const fixture = gameServerFixture();
   const inner = journey({
-    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder }),
+    env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder, ...env }),
     setUp,
     tearDown: () => {
       fixture.remove();

@@ -1130,7 +1130,20 @@ export interface paths {
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
+                image: string | null;
+                limits: {
+                  /** @description CPU time of the whole server; 100 = one core; null: none */
+                  cpuPercent: number | (never | null);
+                  /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+                  diskBytes: number | (never | null);
+                  /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+                  memoryBytes: number | (never | null);
+                  /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+                  pids: number | (never | null);
+                };
                 name: string;
+                /** @description process: a sandboxed local process; docker: a container of `image` */
+                runtime: 'process' | 'docker';
                 startCommand: string;
                 stopCommand: string | null;
                 stopTimeoutSeconds: number;
@@ -1178,12 +1191,26 @@ export interface paths {
         };
         cookie?: never;
       };
-      /** @description Any subset; startCommand and stopCommand are for admins only */
+      /** @description Any subset; startCommand, stopCommand, limits, runtime and image are for admins only. A limit left out stays as it is */
       requestBody: {
         content: {
           'application/json': {
             autoRestart?: boolean;
             displayName?: string;
+            /** @description The image of the docker runtime; required with it */
+            image?: string | (never | null);
+            limits?: {
+              /** @description CPU time of the whole server; 100 = one core; null: none */
+              cpuPercent?: number | (never | null);
+              /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+              diskBytes?: number | (never | null);
+              /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+              memoryBytes?: number | (never | null);
+              /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+              pids?: number | (never | null);
+            };
+            /** @description process: a sandboxed local process; docker: a container of `image` */
+            runtime?: 'process' | 'docker';
             /** @description Program and arguments, split with shell-like quoting and run without a shell */
             startCommand?: string;
             /** @description A line written to the console to stop the server; null: go straight to SIGTERM */
@@ -1206,7 +1233,20 @@ export interface paths {
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
+                image: string | null;
+                limits: {
+                  /** @description CPU time of the whole server; 100 = one core; null: none */
+                  cpuPercent: number | (never | null);
+                  /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+                  diskBytes: number | (never | null);
+                  /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+                  memoryBytes: number | (never | null);
+                  /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+                  pids: number | (never | null);
+                };
                 name: string;
+                /** @description process: a sandboxed local process; docker: a container of `image` */
+                runtime: 'process' | 'docker';
                 startCommand: string;
                 stopCommand: string | null;
                 stopTimeoutSeconds: number;
@@ -1244,6 +1284,15 @@ export interface paths {
         };
         /** @description Every error has this shape */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -2146,7 +2195,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/api/servers/{server}/start': {
+  '/api/servers/{server}/kill': {
     parameters: {
       query?: never;
       header?: never;
@@ -2155,7 +2204,93 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Start the server; 409 when it already runs */
+    /**
+     * End every process of the server at once (SIGKILL), without the stop command
+     * @description Works while a stop is waiting for a server that does not end: the stop finishes at once. Cancels a pending automatic restart. 409 when nothing runs or waits.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/restart': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Stop the server if it runs (the whole stop sequence), then start it
+     * @description Answers once it has started again, with the same refusals as start (409, 503); a server that was not running is simply started.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2227,6 +2362,113 @@ export interface paths {
             'application/json': components['schemas']['def-0'];
           };
         };
+        /** @description Every error has this shape */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/start': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Start the server; 409 when it already runs, is over its disk quota, has a limit the host cannot enforce or its image is missing; 503 when its runtime (Docker) cannot be reached */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
       };
     };
     delete?: never;
@@ -2263,25 +2505,38 @@ export interface paths {
             'application/json': {
               data: {
                 cpu: {
+                  /** @description cpuPercent limit */
+                  limit: number | null;
                   /** @description Whole process tree; 100 = one core */
                   percent: number;
                 };
                 disk: {
                   /** @description Size of the server directory (cached 10 s) */
                   bytes: number;
+                  /** @description diskBytes limit */
+                  limit: number | null;
                 };
                 /** @description How the last process ended, since the panel started */
                 lastExit: {
                   /** Format: date-time */
                   at: string;
                   code: number | null;
+                  /** @description The kernel ended the server at its memory limit */
+                  outOfMemory: boolean;
                   signal: string | null;
                 } | null;
                 memory: {
                   /** @description Resident, whole tree */
                   bytes: number;
+                  /** @description memoryBytes limit */
+                  limit: number | null;
                 };
                 pid: number | null;
+                pids: {
+                  /** @description Processes (or threads) now */
+                  count: number;
+                  limit: number | null;
+                };
                 status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
                 uptimeSeconds: number;
               };
@@ -2431,8 +2686,22 @@ export interface paths {
           'application/json': {
             autoRestart?: boolean;
             displayName?: string;
+            /** @description The image of the docker runtime; required with it */
+            image?: string | (never | null);
+            limits?: {
+              /** @description CPU time of the whole server; 100 = one core; null: none */
+              cpuPercent?: number | (never | null);
+              /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+              diskBytes?: number | (never | null);
+              /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+              memoryBytes?: number | (never | null);
+              /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+              pids?: number | (never | null);
+            };
             /** @description 1 to 64 of A-Z a-z 0-9 _ . -, not "." or ".."; immutable */
             name: string;
+            /** @description process: a sandboxed local process; docker: a container of `image` */
+            runtime?: 'process' | 'docker';
             /** @description Program and arguments, split with shell-like quoting and run without a shell */
             startCommand: string;
             /** @description A line written to the console to stop the server; null: go straight to SIGTERM */
@@ -2455,7 +2724,20 @@ export interface paths {
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
+                image: string | null;
+                limits: {
+                  /** @description CPU time of the whole server; 100 = one core; null: none */
+                  cpuPercent: number | (never | null);
+                  /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+                  diskBytes: number | (never | null);
+                  /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+                  memoryBytes: number | (never | null);
+                  /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+                  pids: number | (never | null);
+                };
                 name: string;
+                /** @description process: a sandboxed local process; docker: a container of `image` */
+                runtime: 'process' | 'docker';
                 startCommand: string;
                 stopCommand: string | null;
                 stopTimeoutSeconds: number;

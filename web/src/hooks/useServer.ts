@@ -32,16 +32,23 @@ export function useServerStats(server: string) {
 }
 
 /** Starts or stops a server; the stats and the server list are fetched again afterwards. */
-export function usePower(server: string, action: 'start' | 'stop') {
+export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
+
+export function usePower(server: string, action: PowerAction) {
   const { api } = useServices();
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async () => {
       const params = { params: { path: { server } } };
-      const answer =
+      const answer = await unwrap(
         action === 'start'
-          ? await unwrap(api.POST('/api/servers/{server}/start', params))
-          : await unwrap(api.POST('/api/servers/{server}/stop', params));
+          ? api.POST('/api/servers/{server}/start', params)
+          : action === 'stop'
+            ? api.POST('/api/servers/{server}/stop', params)
+            : action === 'restart'
+              ? api.POST('/api/servers/{server}/restart', params)
+              : api.POST('/api/servers/{server}/kill', params),
+      );
       return answer.data;
     },
     onSettled: async () => {

@@ -4,12 +4,15 @@ import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { StatusBadge, type ServerStatus } from '../../components/StatusBadge';
 import { usePower, useServerConfig, useServerStats } from '../../hooks/useServer';
+import { useMe } from '../../hooks/useMe';
 import { useServers } from '../../hooks/useServers';
+import { useSession } from '../../hooks/useSession';
 import { useTitle } from '../../hooks/useTitle';
 import page from '../Page.module.css';
-import { formatBytes, formatCpu, formatDuration, formatExit } from './format';
+import { formatBytes, formatDuration, formatExit } from './format';
 import type { ServerOutlet } from './outlet';
 import styles from './ServerPage.module.css';
+import { UsageTerm } from './Usage';
 
 /** The tabs of a server's page, each with its own URL under /servers/<name>. */
 const TABS = [
@@ -21,6 +24,8 @@ const TABS = [
 
 const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed'];
 const CAN_STOP: readonly ServerStatus[] = ['starting', 'running'];
+/** Kill ends whatever runs, also while a stop waits for a server that ignores it. */
+const CAN_KILL: readonly ServerStatus[] = ['starting', 'running', 'stopping'];
 
 /**
  * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and
@@ -31,8 +36,19 @@ export default function ServerPage() {
   const config = useServerConfig(name);
   const stats = useServerStats(name);
   const listed = useServers().data?.find((server) => server.name === name);
+  const me = useMe();
+  const { session } = useSession();
+  const role = me.data?.role ?? session?.role;
   const start = usePower(name, 'start');
   const stop = usePower(name, 'stop');
+  const restart = usePower(name, 'restart');
+  const kill = usePower(name, 'kill');
+  const actions = [start, stop, restart, kill];
+  /** Forgets what the other buttons' last calls said, as one of them is pressed. */
+  const only = (action: typeof start) => {
+    for (const other of actions) if (other !== action) other.reset();
+    action.mutate();
+  };
   // The console's status frames are the freshest word; the polled stats stand in until one comes.
   const [liveStatus, setLiveStatus] = useState<ServerStatus | null>(null);
   const status = liveStatus ?? stats.data?.status ?? listed?.status ?? null;
@@ -55,9 +71,13 @@ export default function ServerPage() {
     );
   }
 
-  const power = start.isPending ? start : stop.isPending ? stop : null;
-  const failed = start.isError ? start.error : stop.isError ? stop.error : null;
+  const power = actions.find((action) => action.isPending) ?? null;
+  const failed = actions.find((action) => action.isError)?.error ?? null;
   const stopTimeout = config.data?.stopTimeoutSeconds;
+  const lastExit = stats.data?.lastExit ?? null;
+  // The status list is the spec's five: an out-of-memory end is a crash whose reason is lastExit.
+  const outOfMemory = status === 'crashed' && lastExit?.outOfMemory === true;
+  const memoryLimit = stats.data?.memory.limit ?? config.data?.limits.memoryBytes ?? null;
 
   return (
     <>
@@ -67,14 +87,14 @@ export default function ServerPage() {
           <span className={styles.name}>{name}</span>
         </div>
         {status !== null && <StatusBadge status={status} />}
+        {outOfMemory && <span className={styles.reason}>Out of memory</span>}
         <div className={styles.actions}>
           <button
             type="button"
             className="button primary"
             disabled={status === null || !CAN_START.includes(status) || power !== null}
             onClick={() => {
-              stop.reset();
-              start.mutate();
+              only(start);
             }}
           >
             Start
@@ -84,11 +104,36 @@ export default function ServerPage() {
             className="button secondary"
             disabled={status === null || !CAN_STOP.includes(status) || power !== null}
             onClick={() => {
-              start.reset();
-              stop.mutate();
+              only(stop);
             }}
           >
             Stop
+          </button>
+          <button
+            type="button"
+            className="button secondary"
+            disabled={status === null || !CAN_STOP.includes(status) || power !== null}
+            onClick={() => {
+              only(restart);
+            }}
+          >
+            Restart
+          </button>
+          <button
+            type="button"
+            className="button secondary"
+            title="End every process of the server at once, without its stop command"
+            disabled={
+              status === null ||
+              !CAN_KILL.includes(status) ||
+              (power !== null && power !== stop) ||
+              kill.isPending
+            }
+            onClick={() => {
+              only(kill);
+            }}
+          >
+            Kill
           </button>
         </div>
       </div>
@@ -99,7 +144,22 @@ export default function ServerPage() {
         </Alert>
       )}
       {start.isPending && <Alert tone="info">Starting…</Alert>}
+      {restart.isPending && <Alert tone="info">Restarting…</Alert>}
       {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
+      {outOfMemory && failed === null && (
+        <Alert tone="error">
+          <strong>Out of memory:</strong> the kernel ended the server at its memory limit.{' '}
+          {/* The limit now, which may have been changed since the end (lastExit does not say). */}
+          {memoryLimit === null ? '' : `The limit is now ${formatBytes(memoryLimit)}. `}
+          {role === 'admin' ? (
+            <>
+              Raise the <Link to="settings">memory limit in Settings</Link>, then start it again.
+            </>
+          ) : (
+            'Ask an admin to raise its memory limit, then start it again.'
+          )}
+        </Alert>
+      )}
 
       <section className={`${page.card} ${styles.statsCard}`} aria-labelledby="stats-title">
         <h2 id="stats-title" className={styles.statsTitle}>
@@ -113,18 +173,9 @@ export default function ServerPage() {
           </p>
         ) : (
           <dl className={styles.stats}>
-            <div>
-              <dt>CPU</dt>
-              <dd>{formatCpu(stats.data.cpu.percent)}</dd>
-            </div>
-            <div>
-              <dt>Memory</dt>
-              <dd>{formatBytes(stats.data.memory.bytes)}</dd>
-            </div>
-            <div>
-              <dt>Disk</dt>
-              <dd>{formatBytes(stats.data.disk.bytes)}</dd>
-            </div>
+            {(['cpu', 'memory', 'pids', 'disk'] as const).map((kind) => (
+              <UsageTerm key={kind} stats={stats.data} kind={kind} />
+            ))}
             <div>
               <dt>Uptime</dt>
               <dd>
@@ -133,14 +184,12 @@ export default function ServerPage() {
                   : formatDuration(stats.data.uptimeSeconds)}
               </dd>
             </div>
-            {stats.data.lastExit !== null && (
-              <div>
+            {lastExit !== null && (
+              <div className={styles.wide}>
                 <dt>Last exit</dt>
                 <dd>
-                  {formatExit(stats.data.lastExit)},{' '}
-                  <time dateTime={stats.data.lastExit.at}>
-                    {new Date(stats.data.lastExit.at).toLocaleString()}
-                  </time>
+                  {formatExit(lastExit)},{' '}
+                  <time dateTime={lastExit.at}>{new Date(lastExit.at).toLocaleString()}</time>
                 </dd>
               </div>
             )}

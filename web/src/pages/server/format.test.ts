@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatCpu, formatDuration, formatExit } from './format';
+import {
+  formatBytes,
+  formatCount,
+  formatCpu,
+  formatDuration,
+  formatExit,
+  formatUsage,
+} from './format';
 
 describe('server page formats', () => {
   it('shows sizes in binary units, three digits at most', () => {
@@ -22,5 +29,21 @@ describe('server page formats', () => {
     expect(formatCpu(250)).toBe('250 %');
     expect(formatExit({ at: '', code: 0, signal: null })).toBe('exit code 0');
     expect(formatExit({ at: '', code: null, signal: 'SIGKILL' })).toBe('signal SIGKILL');
+  });
+
+  it('shows a use against its limit, and alone when there is none', () => {
+    const MIB = 1024 * 1024;
+    expect(formatUsage(312 * MIB, 512 * MIB, formatBytes)).toBe('312 MiB of 512 MiB');
+    expect(formatUsage(143, 200, formatCpu)).toBe('143 % of 200 %');
+    expect(formatUsage(12, 64, formatCount)).toBe('12 of 64');
+    expect(formatUsage(1.5 * 1024 * MIB, 10 * 1024 * MIB, formatBytes)).toBe('1.5 GiB of 10 GiB');
+    expect(formatUsage(312 * MIB, null, formatBytes)).toBe('312 MiB');
+    expect(formatUsage(12, null, formatCount)).toBe('12');
+  });
+
+  it('says when the kernel ended the server at its memory limit', () => {
+    const exit = { at: '', code: null, signal: 'SIGKILL', outOfMemory: true };
+    expect(formatExit(exit)).toBe('out of memory (signal SIGKILL)');
+    expect(formatExit({ ...exit, outOfMemory: false })).toBe('signal SIGKILL');
   });
 });

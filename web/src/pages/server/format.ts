@@ -31,14 +31,36 @@ export function formatDuration(seconds: number): string {
 export const formatCpu = (percent: number): string =>
   `${percent.toFixed(percent >= 100 ? 0 : 1)} %`;
 
+/** A count of processes as the summary reads it: "Processes 12 of 64". */
+export const formatCount = (count: number): string => String(count);
+
+/**
+ * A use against its limit: "312 MiB of 512 MiB", "143 % of 200 %", "12 of 64"; with no limit,
+ * the use alone.
+ */
+export function formatUsage(
+  value: number,
+  limit: number | null,
+  format: (value: number) => string,
+): string {
+  return limit === null ? format(value) : `${format(value)} of ${format(limit)}`;
+}
+
 export interface LastExit {
   readonly at: string;
   readonly code: number | null;
   readonly signal: string | null;
+  /** The kernel ended the server at its memory limit. */
+  readonly outOfMemory?: boolean;
 }
 
-/** "exit code 0", "exit code 3", "signal SIGKILL". */
+/** "exit code 0", "exit code 3", "signal SIGKILL", "out of memory (signal SIGKILL)". */
 export function formatExit(exit: LastExit): string {
-  if (exit.signal !== null) return `signal ${exit.signal}`;
-  return exit.code === null ? 'ended' : `exit code ${exit.code}`;
+  const how =
+    exit.signal !== null
+      ? `signal ${exit.signal}`
+      : exit.code === null
+        ? 'ended'
+        : `exit code ${exit.code}`;
+  return exit.outOfMemory === true ? `out of memory (${how})` : how;
 }

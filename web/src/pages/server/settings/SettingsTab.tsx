@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type SyntheticEvent } from 'react';
 import { useBlocker } from 'react-router';
 import { ApiError, errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
-import { Field } from '../../../components/Field';
+import { Field, SelectField, Unit } from '../../../components/Field';
 import { useMe } from '../../../hooks/useMe';
 import { useServerConfig } from '../../../hooks/useServer';
 import { useUpdateServerConfig } from '../../../hooks/useServerSettings';
@@ -17,13 +17,26 @@ import {
   fieldErrorsFrom,
   formFrom,
   isDirty,
+  type ConfigChanges,
+  type DiskUnit,
   type FieldErrors,
+  type Runtime,
   type ServerConfig,
   type SettingsField,
   type SettingsForm,
 } from './settingsForm';
 
 const ADMIN_ONLY_NOTE = 'Only an admin can change this: it decides what runs on the host';
+
+const RUNTIMES: readonly { value: Runtime; label: string }[] = [
+  { value: 'process', label: 'Process' },
+  { value: 'docker', label: 'Docker' },
+];
+const RUNTIME_HINT: Readonly<Record<Runtime, string>> = {
+  process: "A sandboxed process on this machine, in the server's folder",
+  docker: 'A container of the image below; changed only while the server is stopped',
+};
+const DISK_UNITS: readonly DiskUnit[] = ['MiB', 'GiB'];
 
 /** The server's Settings tab: its configuration, and its deletion for admins. */
 export default function SettingsTab() {
@@ -93,15 +106,23 @@ function ConfigForm({
       setSaved(false);
       setForm((current) => ({ ...current, [key]: value }));
       // The field's refusal goes once it is edited; the others stay until the next save.
-      setErrors((current) => ({ ...current, [key]: undefined }));
+      const field = key === 'diskUnit' ? 'disk' : key;
+      setErrors((current) => ({ ...current, [field]: undefined }));
     };
-  const text = (key: Exclude<SettingsField, 'autoRestart'>) => ({
+  const text = (key: Exclude<SettingsField, 'autoRestart' | 'runtime'>) => ({
     value: form[key],
     readOnly: readOnly(key),
     error: errors[key],
     onChange: (event: { target: { value: string } }) => {
       set(key)(event.target.value);
     },
+  });
+  /** A limit: text, so what is typed is what is read (a number input reads "12abc" as empty). */
+  const limit = (key: 'memoryMiB' | 'cpuPercent' | 'pids' | 'disk') => ({
+    ...text(key),
+    inputMode: 'decimal' as const,
+    autoComplete: 'off',
+    placeholder: readOnly(key) ? 'No limit' : 'No limit (empty)',
   });
 
   const submit = (event: SyntheticEvent) => {
@@ -117,11 +138,12 @@ function ConfigForm({
         setSaved(true);
       },
       onError: (error) => {
-        if (error instanceof ApiError) setErrors(fieldErrorsFrom(error).fields);
+        if (error instanceof ApiError) setErrors(fieldErrorsFrom(error, changes).fields);
       },
     });
   };
-  const refusal = save.error instanceof ApiError ? fieldErrorsFrom(save.error) : null;
+  const sent: ConfigChanges = save.variables ?? {};
+  const refusal = save.error instanceof ApiError ? fieldErrorsFrom(save.error, sent) : null;
   const showAlert = save.isError && (refusal === null || refusal.rest);
 
   return (
@@ -129,7 +151,8 @@ function ConfigForm({
       <p className={page.muted}>Changes apply the next time the server starts.</p>
       {role !== 'admin' && (
         <Alert tone="info">
-          Only an admin can change the start and stop commands; they are shown read-only.
+          Only an admin can change the start and stop commands, the resource limits, the runtime and
+          the image; they are shown read-only.
         </Alert>
       )}
       <Field
@@ -189,6 +212,85 @@ function ConfigForm({
           Started again after 1, 2 and 4 seconds; a fourth crash within a minute leaves it crashed
         </p>
       </div>
+      <fieldset className={styles.section} aria-describedby="resources-hint">
+        <legend>Resources</legend>
+        <p id="resources-hint" className={styles.hint}>
+          Limits of the whole server, enforced by the kernel; empty: no limit.
+          {readOnly('memoryMiB') ? ' Only an admin can change them.' : ''}
+        </p>
+        <Field
+          label="Memory limit"
+          name="memoryMiB"
+          hint="In MiB, at least 8; above it the kernel ends the server"
+          after={<Unit label="Memory unit" value="MiB" />}
+          {...limit('memoryMiB')}
+        />
+        <Field
+          label="CPU limit"
+          name="cpuPercent"
+          hint="In % of one core: 100 is one core, 250 two and a half"
+          after={<Unit label="CPU unit" value="%" />}
+          {...limit('cpuPercent')}
+        />
+        <Field
+          label="Process limit"
+          name="pids"
+          hint="Processes and threads together (a sandbox counts 2)"
+          {...limit('pids')}
+        />
+        <Field
+          label="Disk limit"
+          name="disk"
+          hint="The size of the server's folder; writes past it are refused"
+          after={
+            <Unit
+              label="Disk limit unit"
+              value={form.diskUnit}
+              units={readOnly('disk') ? undefined : DISK_UNITS}
+              onChange={(unit) => {
+                set('diskUnit')(unit === 'GiB' ? 'GiB' : 'MiB');
+              }}
+            />
+          }
+          {...limit('disk')}
+        />
+        {readOnly('runtime') ? (
+          <Field
+            label="Runtime"
+            name="runtime"
+            readOnly
+            value={
+              RUNTIMES.find((runtime) => runtime.value === form.runtime)?.label ?? form.runtime
+            }
+            hint={RUNTIME_HINT[form.runtime]}
+          />
+        ) : (
+          <SelectField
+            label="Runtime"
+            name="runtime"
+            options={RUNTIMES}
+            value={form.runtime}
+            error={errors.runtime}
+            hint={RUNTIME_HINT[form.runtime]}
+            onChange={(event) => {
+              set('runtime')(event.target.value === 'docker' ? 'docker' : 'process');
+            }}
+          />
+        )}
+        <Field
+          label="Image"
+          name="image"
+          spellCheck={false}
+          autoCapitalize="none"
+          placeholder={form.runtime === 'docker' ? 'e.g. itzg/minecraft-server:java21' : undefined}
+          hint={
+            form.runtime === 'docker'
+              ? 'The container image to run; needed with Docker'
+              : 'Needed only with Docker; kept, unused, with Process'
+          }
+          {...text('image')}
+        />
+      </fieldset>
       <div className={styles.actions}>
         {showAlert && <Alert tone="error">{errorMessage(save.error)}</Alert>}
         {save.isError && !showAlert && (

@@ -5,6 +5,7 @@ import { useStatsHistory } from '../../../hooks/useStatsHistory';
 import page from '../../Page.module.css';
 import { formatBytes, formatCpu } from '../format';
 import { useServerOutlet } from '../outlet';
+import { UsageTerm } from '../Usage';
 import { Chart } from './Chart';
 import { columns, summarise, WINDOW_MS, type History, type Summary } from './history';
 import styles from './Stats.module.css';
@@ -70,6 +71,31 @@ function Charts({ history }: { history: History }) {
   );
 }
 
+type Stats = NonNullable<ReturnType<typeof useStatsHistory>['stats']['data']>;
+
+/** The latest reading of each use against its limit, with a meter where there is one. */
+function NowAgainstLimits({ stats }: { stats: Stats }) {
+  return (
+    <dl className={styles.now}>
+      {(['cpu', 'memory', 'pids'] as const).map((kind) => (
+        <UsageTerm key={kind} stats={stats} kind={kind} />
+      ))}
+    </dl>
+  );
+}
+
+/** "CPU 200 %, memory 512 MiB", or that there is none: the limits of a server not running. */
+function limitsText(stats: Stats): string {
+  const limits = [
+    stats.cpu.limit === null ? null : `CPU ${formatCpu(stats.cpu.limit)}`,
+    stats.memory.limit === null ? null : `memory ${formatBytes(stats.memory.limit)}`,
+    stats.pids.limit === null ? null : `${stats.pids.limit} processes`,
+  ].filter((limit) => limit !== null);
+  return limits.length === 0
+    ? 'It has no CPU, memory or process limit.'
+    : `Its limits: ${limits.join(', ')}.`;
+}
+
 const NOT_RUNNING: Record<string, string> = {
   stopped: 'The server is stopped.',
   crashed: 'The server crashed.',
@@ -99,14 +125,20 @@ export default function StatsTab() {
               Read every 3 seconds while this page is open; 100 % is one CPU core, the whole process
               tree counted.
             </p>
+            <NowAgainstLimits stats={stats.data} />
             <Charts history={history} />
           </>
         ) : (
           <div className={styles.empty}>
-            <p className={styles.emptyTitle}>{NOT_RUNNING[status] ?? `The server is ${status}.`}</p>
+            <p className={styles.emptyTitle}>
+              {status === 'crashed' && stats.data.lastExit?.outOfMemory === true
+                ? 'The server ran out of memory: the kernel ended it at its limit.'
+                : (NOT_RUNNING[status] ?? `The server is ${status}.`)}
+            </p>
             <p className={page.muted}>
               Its CPU and memory are charted here while it runs: start it to see them.
             </p>
+            <p className={page.muted}>{limitsText(stats.data)}</p>
           </div>
         )}
       </section>
@@ -120,13 +152,14 @@ export default function StatsTab() {
           )
         ) : (
           <dl className={styles.disk}>
-            <dt>Server folder</dt>
-            <dd>{formatBytes(stats.data.disk.bytes)}</dd>
+            <UsageTerm stats={stats.data} kind="disk" term="Server folder" />
           </dl>
         )}
         <p className={page.muted}>
           Everything in the server&apos;s folder (worlds, configuration, logs), measured at most
           every 10 seconds.
+          {stats.data?.disk.limit != null &&
+            ' Writes past the limit are refused; a server that passes it is stopped after a grace period.'}
         </p>
       </section>
     </>

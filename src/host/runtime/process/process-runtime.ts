@@ -20,17 +20,17 @@ import { readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, type SandboxMode, type ServerNetwork } from '../../config.js';
+import { ConfigError, type SandboxMode, type ServerNetwork } from '../../../config.js';
 import { openCgroups, type Cgroups, type ServerCgroup } from './cgroup.js';
 import {
   type ExitInfo,
   type LaunchSpec,
   type OutputStream,
-  type ProcessRuntime,
+  type Runtime,
   type RunningProcess,
   StartError,
   type Usage,
-} from './process-runtime.js';
+} from '../runtime.js';
 import {
   processIdentity,
   processTree,
@@ -39,7 +39,7 @@ import {
   ticksToSeconds,
   type ProcStat,
 } from './proc.js';
-import { resolveServerUser, type ServerUser } from './server-user.js';
+import { resolveServerUser, type ServerUser } from '../server-user.js';
 
 /** The whole environment a server process gets (and HOME, its own folder). */
 const SERVER_ENV = {
@@ -83,7 +83,7 @@ const ETC_PREFIXES = ['java', 'python3', 'mono', 'dotnet'];
 /** Top-level folders that merged-/usr systems make symlinks into /usr, others real folders. */
 const ROOT_LINKS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 
-export interface LocalRuntimeOptions {
+export interface ProcessRuntimeOptions {
   readonly sandbox: SandboxMode;
   /** Where to look for bubblewrap and setpriv. */
   readonly searchPath: string;
@@ -97,10 +97,12 @@ export interface LocalRuntimeOptions {
   readonly network: ServerNetwork;
   /** How a process is identified; tests delay it to widen the start/exit race. */
   readonly identityOf?: (pid: number) => Promise<string | null>;
+  /** Where the cgroup file system is; tests point it where none is, to see limits refused. */
+  readonly cgroupRoot?: string;
 }
 
 /** What the rest of the panel learns about the runtime it was given. */
-export interface LocalRuntime extends ProcessRuntime {
+export interface LocalRuntime extends Runtime {
   /** The user server files must belong to, when the panel runs as root; else `null`. */
   readonly serverUser: ServerUser | null;
   /** Whether each server runs in a cgroup of its own. */
@@ -194,7 +196,7 @@ export function sandboxView(readOnlyPaths: readonly string[]): string[] {
   return args;
 }
 
-export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+export async function createProcessRuntime(options: ProcessRuntimeOptions): Promise<LocalRuntime> {
   const serverUser = resolveServerUser(options.serverUser);
   const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath, serverUser);
   if (options.sandbox === 'bwrap' && bwrap === null) {
@@ -204,7 +206,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
     );
   }
   const setpriv = findProgram('setpriv', options.searchPath);
-  const cgroups = await openCgroups(options.dataDir);
+  const cgroups = await openCgroups(options.dataDir, options.cgroupRoot);
   const identityOf = options.identityOf ?? processIdentity;
   const view = bwrap !== null ? sandboxView(options.readOnlyPaths) : [];
 
@@ -249,6 +251,9 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
         : `servers run ${who} WITHOUT a sandbox: install bubblewrap (apt-get install bubblewrap) to isolate them; ${cgroups.description}`;
 
   return {
+    kind: 'process',
+    enforces: cgroups.enforces,
+    limitsUnavailableReason: cgroups.limitsUnavailableReason,
     isolated: bwrap !== null,
     description,
     serverUser,
@@ -259,6 +264,11 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       if (findCommand(spec.argv[0], spec.cwd) === null)
         throw new StartError(`Cannot start ${spec.argv[0]}: no such program`);
       const group = await cgroups.forServer(spec.name);
+      let oomKillsBefore = 0;
+      if (group !== null) {
+        await group.limit(spec.limits);
+        oomKillsBefore = await group.oomKills();
+      }
       const [program, ...args] = wrap(spec);
       if (program === undefined) throw new StartError('Empty command');
       // In a cgroup, the process waits on fd 3 until the panel has moved it in, so that nothing
@@ -280,7 +290,7 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
       });
       // Listeners first, before anything is awaited: an exit or output while the panel waits
       // for the spawn, the cgroup or the process identity is kept, never lost.
-      const running = localProcess(child, group, bwrap !== null ? 2 : 0);
+      const running = localProcess(child, group, bwrap !== null ? 2 : 0, oomKillsBefore);
       // A process that ends before it read its go-ahead resets this socket (ECONNRESET); its
       // exit is handled like any other, and an unhandled 'error' would end the panel.
       child.stdio[3]?.on('error', () => undefined);
@@ -349,14 +359,19 @@ export async function createLocalRuntime(options: LocalRuntimeOptions): Promise<
  * Wraps a just-spawned child: its exit and output are listened to at once (output is held until
  * the supervisor subscribes), and `ready` completes it once its pid and identity are known.
  */
-function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDepth: number) {
+function localProcess(
+  child: ChildProcess,
+  group: ServerCgroup | null,
+  wrapperDepth: number,
+  oomKillsBefore: number,
+) {
   const startedAt = new Date();
   // EPIPE once no process holds the server's input any more.
   let inputClosed = false;
   child.stdin?.on('error', () => {
     inputClosed = true;
   });
-  let lastSample: { ticks: number; at: number; percent: number } | undefined;
+  let lastSample: { seconds: number; at: number; percent: number } | undefined;
   let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
   const held: [Buffer, OutputStream][] = [];
   const forward = (stream: OutputStream) => (chunk: Buffer) => {
@@ -381,15 +396,17 @@ function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDe
     signalGroup(pid, 'SIGKILL');
     await gone(pid, REAP_TIMEOUT_MS);
   };
-  const mainExit = new Promise<ExitInfo>((resolve) => {
+  const mainExit = new Promise<Omit<ExitInfo, 'outOfMemory'>>((resolve) => {
     child.once('exit', (code, signal) => {
       resolve({ code, signal });
     });
   });
-  // Whatever the server left behind in its cgroup, group or tree goes with it.
-  const exited = mainExit.then(async (info) => {
+  // Whatever the server left behind in its cgroup, group or tree goes with it. Whether the
+  // kernel ended one of its processes at the memory limit is read first, while its cgroup is.
+  const exited = mainExit.then(async (info): Promise<ExitInfo> => {
+    const outOfMemory = group !== null && (await group.oomKills()) > oomKillsBefore;
     await endAll();
-    return info;
+    return { ...info, outOfMemory };
   });
 
   const serverProcesses = async (): Promise<ProcStat[]> => {
@@ -461,7 +478,11 @@ function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDe
         },
         async usage(): Promise<Usage> {
           const processes = await serverProcesses();
-          const ticks = processes.reduce((sum, stat) => sum + stat.cpuTicks, 0);
+          // The cgroup's own count where there is one: it includes processes already gone.
+          const micros = group === null ? null : await group.cpuMicros();
+          const seconds =
+            (micros === null ? null : micros / 1e6) ??
+            ticksToSeconds(processes.reduce((sum, stat) => sum + stat.cpuTicks, 0));
           const memoryBytes = (
             await Promise.all(processes.map((stat) => residentBytes(stat.pid)))
           ).reduce((sum, bytes) => sum + bytes, 0);
@@ -469,17 +490,21 @@ function localProcess(child: ChildProcess, group: ServerCgroup | null, wrapperDe
           let percent: number;
           if (lastSample === undefined) {
             const elapsed = (now - startedAt.getTime()) / 1000;
-            percent = elapsed > 0 ? (ticksToSeconds(ticks) / elapsed) * 100 : 0;
+            percent = elapsed > 0 ? (seconds / elapsed) * 100 : 0;
           } else if (now - lastSample.at < 500) {
             percent = lastSample.percent; // too soon for a meaningful difference
           } else {
-            const used = ticksToSeconds(Math.max(0, ticks - lastSample.ticks));
+            const used = Math.max(0, seconds - lastSample.seconds);
             percent = (used / ((now - lastSample.at) / 1000)) * 100;
           }
           if (lastSample === undefined || now - lastSample.at >= 500) {
-            lastSample = { ticks, at: now, percent };
+            lastSample = { seconds, at: now, percent };
           }
-          return { cpuPercent: Math.round(percent * 10) / 10, memoryBytes };
+          return {
+            cpuPercent: Math.round(percent * 10) / 10,
+            memoryBytes,
+            pids: (group === null ? null : await group.tasks()) ?? processes.length,
+          };
         },
       };
     },

@@ -4,30 +4,33 @@
  * listeners), and the panel's own life: leftovers of a killed panel are ended and the servers
  * that should run are started again; the panel's shutdown stops every server gracefully.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import { parseCommand } from '../../domain/command.js';
+import type { RuntimeKind, ServerRecord, ServerStatus } from '../../domain/server.js';
 import { AppError } from '../../errors.js';
-import type { ServerStorage } from '../../files/storage.js';
-import type {
-  ProcessRuntime,
-  RunningProcess,
-  Usage,
-} from '../../servers/runtime/process-runtime.js';
-import { StartError } from '../../servers/runtime/process-runtime.js';
-import { ConsoleFeed, ConsolePacer, type FeedEvent } from '../console/console-feed.js';
-import type { ConsoleLine } from '../console/console-log.js';
-import { parseCommand } from './command.js';
-import type { ServerRecord, ServersRepository } from './servers.repository.js';
-
-export type ServerStatus = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
-
-/** What a console listener hears: batches of lines, status changes and lines nobody will see. */
-export type ConsoleEvent = FeedEvent<ServerStatus>;
+import type { Logger } from '../../log.js';
+import type { ConsoleEvent, LastExit, ServerRecords, ServerState } from '../host.js';
+import {
+  NO_LIMITS,
+  RuntimeUnavailableError,
+  StartError,
+  StartRefusedError,
+  type ExitInfo,
+  type LimitName,
+  type Runtime,
+  type RunningProcess,
+  type Usage,
+} from '../runtime/runtime.js';
+import { ConsoleFeed, ConsolePacer } from './console-feed.js';
+import type { ConsoleLine } from './console-log.js';
+import type { ServerStorage } from './storage.js';
 
 /** At most this many automatic restarts inside the window; then the server stays crashed. */
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
 /** The first automatic restart waits this long; each further one twice as long. */
 const RESTART_BASE_DELAY_MS = 1_000;
+/** How often running servers' disk use is compared with their quota. */
+const DISK_CHECK_MS = 5_000;
 /** Between SIGTERM and SIGKILL (DECISIONS.md §4). */
 const TERM_GRACE_MS = 5_000;
 
@@ -53,23 +56,23 @@ interface Entry {
   commandSent: boolean;
   /** How the last process ended, since the panel started. */
   lastExit: LastExit | null;
+  /** The disk quota the running process started with; null: none. */
+  diskLimit: number | null;
+  /** Since when the running server has been over its disk quota (its console was warned). */
+  overQuotaSince: number | null;
   /** The console: its history, its listeners and the output waiting to be shown. */
   readonly log: ConsoleFeed<ServerStatus>;
   readonly lock: Lock;
 }
 
-export interface LastExit {
-  readonly code: number | null;
-  readonly signal: string | null;
-  readonly at: Date;
-}
+/** The runtimes a server may be configured with. */
+export type Runtimes = Readonly<Record<RuntimeKind, Runtime>>;
 
-export interface ServerState {
-  readonly status: ServerStatus;
-  readonly pid: number | null;
-  readonly startedAt: Date | null;
-  readonly lastExit: LastExit | null;
-}
+const LIMIT_LABELS: Record<LimitName, string> = {
+  memoryBytes: 'memory',
+  cpuPercent: 'CPU',
+  pids: 'process count',
+};
 
 export class Supervisor {
   readonly #entries = new Map<string, Entry>();
@@ -81,13 +84,24 @@ export class Supervisor {
 
   constructor(
     private readonly deps: {
-      readonly runtime: ProcessRuntime;
-      readonly servers: ServersRepository;
-      readonly storage: ServerStorage;
-      readonly log: FastifyBaseLogger;
+      readonly runtimes: Runtimes;
+      readonly servers: ServerRecords;
+      readonly storage: Pick<ServerStorage, 'create' | 'directoryOf' | 'diskUsage'>;
+      readonly log: Logger;
       readonly now: () => Date;
+      /** How long a running server may stay over its disk quota before it is stopped. */
+      readonly diskGraceSeconds: number;
+      /** How often running servers' disk use is compared with their quota. */
+      readonly diskCheckMs?: number;
     },
-  ) {}
+  ) {
+    this.#diskTimer = setInterval(() => {
+      void this.#watchDisks();
+    }, deps.diskCheckMs ?? DISK_CHECK_MS);
+    this.#diskTimer.unref();
+  }
+
+  readonly #diskTimer: NodeJS.Timeout;
 
   state(name: string): ServerState {
     const entry = this.#entries.get(name);
@@ -117,15 +131,47 @@ export class Supervisor {
     const entry = this.#entry(name);
     return entry.lock.run(async () => {
       if (entry.status === 'stopped' || entry.status === 'crashed') {
-        if (!this.#cancelRestart(entry)) {
-          throw new AppError('CONFLICT', 'The server is not running');
-        }
-        this.#setStatus(entry, 'stopped');
-        await this.deps.servers.recordStopped(name, false);
-        return entry.status;
+        return this.#cancelWaitingRestart(name, entry);
       }
       const record = await this.#record(name);
       await this.#halt(entry, record);
+      return entry.status;
+    });
+  }
+
+  /** Stops the server if it runs (the whole stop sequence), then starts it again. */
+  restart(name: string): Promise<ServerStatus> {
+    const entry = this.#entry(name);
+    return entry.lock.run(async () => {
+      // #start cancels a pending automatic restart itself.
+      if (entry.process) await this.#halt(entry, await this.#record(name), { keepDesired: true });
+      return this.#start(name, entry, false);
+    });
+  }
+
+  /**
+   * Ends every process of the server at once (SIGKILL), without the stop command. It does not
+   * wait for a stop under way, which may be waiting for a server that ignores it: it ends the
+   * processes, and that stop then finishes at once.
+   */
+  async kill(name: string): Promise<ServerStatus> {
+    const entry = this.#entry(name);
+    const stopping = entry.process;
+    if (stopping && entry.stopRequested) {
+      entry.log.append('[panel] killing the server');
+      await stopping.kill();
+      await stopping.exited;
+      // The stop under way holds the lock until it has recorded the end; then answer.
+      return entry.lock.run(() => Promise.resolve(entry.status));
+    }
+    return entry.lock.run(async () => {
+      const process = entry.process;
+      if (!process) return this.#cancelWaitingRestart(name, entry);
+      entry.stopRequested = true;
+      this.#setStatus(entry, 'stopping');
+      entry.log.append('[panel] killing the server');
+      await process.kill();
+      await this.#stopped(entry, await this.#record(name), {});
       return entry.status;
     });
   }
@@ -160,19 +206,21 @@ export class Supervisor {
 
   async usage(name: string): Promise<Usage> {
     const process = this.#entries.get(name)?.process;
-    return process ? process.usage() : { cpuPercent: 0, memoryBytes: 0 };
+    return process ? process.usage() : { cpuPercent: 0, memoryBytes: 0, pids: 0 };
   }
 
   /** Stops the server if it runs and forgets it; its listeners hear nothing more. */
   async forget(name: string): Promise<void> {
     const entry = this.#entries.get(name);
-    if (!entry) return;
-    await entry.lock.run(async () => {
-      this.#cancelRestart(entry);
-      if (entry.process) await this.#halt(entry, await this.#record(name));
-    });
-    entry.log.close();
-    this.#entries.delete(name);
+    if (entry) {
+      await entry.lock.run(async () => {
+        this.#cancelRestart(entry);
+        if (entry.process) await this.#halt(entry, await this.#record(name));
+      });
+      entry.log.close();
+      this.#entries.delete(name);
+    }
+    for (const runtime of Object.values(this.deps.runtimes)) await runtime.discard?.(name);
   }
 
   /**
@@ -181,12 +229,21 @@ export class Supervisor {
    */
   async recover(): Promise<void> {
     const records = await this.deps.servers.list();
+    const adopted = new Set<string>();
     for (const record of records) {
-      const ended = await this.deps.runtime.reap({
-        name: record.name,
-        pid: record.pid,
-        identity: record.pidIdentity,
+      const runtime = this.deps.runtimes[record.runtime];
+      const leftover = { name: record.name, pid: record.pid, identity: record.pidIdentity };
+      const process = await runtime.adopt?.(leftover).catch((error: unknown) => {
+        this.deps.log.error({ err: error, server: record.name }, 'could not take over a server');
+        return null;
       });
+      if (process) {
+        const entry = this.#entry(record.name);
+        await entry.lock.run(() => this.#attach(record.name, entry, process, 'took over'));
+        adopted.add(record.name);
+        continue;
+      }
+      const ended = await runtime.reap(leftover);
       if (ended)
         this.deps.log.warn(
           { server: record.name, pid: record.pid },
@@ -195,7 +252,7 @@ export class Supervisor {
       if (record.pid !== null)
         await this.deps.servers.recordStopped(record.name, record.desiredRunning);
     }
-    for (const record of records.filter((r) => r.desiredRunning)) {
+    for (const record of records.filter((r) => r.desiredRunning && !adopted.has(r.name))) {
       try {
         await this.start(record.name);
       } catch (error) {
@@ -207,6 +264,7 @@ export class Supervisor {
   /** The panel is closing: no more restarts; every server is stopped and will start next time. */
   async shutdown(): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#diskTimer);
     await Promise.all(
       [...this.#entries].map(([name, entry]) =>
         entry.lock.run(async () => {
@@ -229,6 +287,8 @@ export class Supervisor {
         restarts: [],
         commandSent: false,
         lastExit: null,
+        diskLimit: null,
+        overQuotaSince: null,
         log: new ConsoleFeed<ServerStatus>({
           name,
           pacer: this.#pacer,
@@ -263,19 +323,41 @@ export class Supervisor {
     const record = await this.#record(name);
     const command = parseCommand(record.startCommand);
     if (!command.ok) throw new AppError('VALIDATION_FAILED', `startCommand: ${command.reason}`);
+    const runtime = this.deps.runtimes[record.runtime];
+    const limits = {
+      memoryBytes: record.limits.memoryBytes,
+      cpuPercent: record.limits.cpuPercent,
+      pids: record.limits.pids,
+    };
+    const unenforced = (Object.keys(NO_LIMITS) as LimitName[]).filter(
+      (limit) => limits[limit] !== null && !runtime.enforces.has(limit),
+    );
+    if (unenforced.length > 0) {
+      throw new AppError(
+        'LIMITS_UNAVAILABLE',
+        `This host cannot enforce the server's ${unenforced.map((limit) => LIMIT_LABELS[limit]).join(', ')} limit (${runtime.limitsUnavailableReason ?? 'not supported'}); it is not started without it`,
+      );
+    }
+    await this.#checkDisk(name, record);
+    entry.diskLimit = record.limits.diskBytes;
 
     this.#setStatus(entry, 'starting');
     let process: RunningProcess;
     try {
       await this.deps.storage.create(name);
-      process = await this.deps.runtime.start({
+      process = await runtime.start({
         name,
         argv: command.argv,
         cwd: this.deps.storage.directoryOf(name),
+        limits,
+        image: record.image,
       });
     } catch (error) {
       if (!(error instanceof StartError)) {
         this.#setStatus(entry, 'stopped');
+        if (error instanceof StartRefusedError) throw new AppError('START_REFUSED', error.message);
+        if (error instanceof RuntimeUnavailableError)
+          throw new AppError('RUNTIME_UNAVAILABLE', error.message);
         throw error;
       }
       entry.log.append(`[panel] ${error.message}`);
@@ -283,8 +365,21 @@ export class Supervisor {
       await this.deps.servers.recordStopped(name, false);
       return entry.status;
     }
+    return this.#attach(name, entry, process, 'started');
+  }
 
+  /**
+   * Makes `process` the server's running process: its output goes to the console, its exit is
+   * handled, and it is recorded. Must run under the entry's lock.
+   */
+  async #attach(
+    name: string,
+    entry: Entry,
+    process: RunningProcess,
+    how: 'started' | 'took over',
+  ): Promise<ServerStatus> {
     entry.process = process;
+    entry.overQuotaSince = null;
     entry.stopRequested = false;
     entry.commandSent = false;
     const output = entry.log.output();
@@ -296,14 +391,23 @@ export class Supervisor {
     void process.exited
       .then((exit) => {
         output.end();
-        entry.lastExit = { ...exit, at: this.deps.now() };
+        entry.lastExit = {
+          code: exit.code,
+          signal: exit.signal,
+          outOfMemory: exit.outOfMemory,
+          at: this.deps.now(),
+        };
         return entry.lock.run(() => this.#exited(name, entry, process, exit));
       })
       .catch((error: unknown) => {
         this.deps.log.error({ err: error, server: name }, 'could not record a server exit');
       });
     await this.deps.servers.recordStarted(name, process);
-    entry.log.append(`[panel] started (pid ${process.pid})`);
+    entry.log.append(
+      how === 'started'
+        ? `[panel] started (pid ${process.pid})`
+        : `[panel] took over the server, still running since the panel's last start (pid ${process.pid})`,
+    );
     this.#setStatus(entry, 'running');
     return entry.status;
   }
@@ -346,7 +450,7 @@ export class Supervisor {
     name: string,
     entry: Entry,
     process: RunningProcess,
-    exit: { code: number | null; signal: string | null },
+    exit: ExitInfo,
   ): Promise<void> {
     // A requested stop is finished by #halt; only an exit nobody asked for is handled here.
     if (entry.process !== process || entry.stopRequested) return;
@@ -359,7 +463,11 @@ export class Supervisor {
       await this.deps.servers.recordStopped(name, false);
       return;
     }
-    entry.log.append(`[panel] the server exited unexpectedly (${how})`);
+    if (exit.outOfMemory) {
+      entry.log.append(
+        `[panel] the server ran out of memory: the kernel ended it at its limit (${how})`,
+      );
+    } else entry.log.append(`[panel] the server exited unexpectedly (${how})`);
     this.#setStatus(entry, 'crashed');
     const record = await this.deps.servers.find(name);
     if (!record) return;
@@ -367,7 +475,7 @@ export class Supervisor {
       await this.deps.servers.recordStopped(name, false);
       return;
     }
-    const now = Date.now();
+    const now = this.deps.now().getTime();
     entry.restarts = entry.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
     if (entry.restarts.length >= MAX_RESTARTS) {
       entry.log.append(`[panel] crashed ${MAX_RESTARTS + 1} times within 60 s; not restarting`);
@@ -387,6 +495,68 @@ export class Supervisor {
         });
     }, delay);
     entry.restartTimer.unref();
+  }
+
+  /** Refuses to start a server that already uses more disk than its quota. */
+  async #checkDisk(name: string, record: ServerRecord): Promise<void> {
+    const quota = record.limits.diskBytes;
+    if (quota === null) return;
+    const used = await this.deps.storage.diskUsage(name);
+    if (used > quota) {
+      throw new AppError(
+        'OVER_QUOTA',
+        `The server uses ${mebibytes(used)} of disk, more than its limit of ${mebibytes(quota)}: delete files before starting it`,
+      );
+    }
+  }
+
+  /**
+   * Compares each running server's disk use with its quota: a server that passes it is warned in
+   * its console, and stopped once it has stayed over for the grace period.
+   */
+  async #watchDisks(): Promise<void> {
+    for (const [name, entry] of this.#entries) {
+      const limit = entry.diskLimit;
+      if (limit === null || entry.status !== 'running' || this.#closing) continue;
+      try {
+        const used = await this.deps.storage.diskUsage(name);
+        if (used <= limit) {
+          if (entry.overQuotaSince !== null) {
+            entry.overQuotaSince = null;
+            entry.log.append('[panel] the server is back within its disk limit');
+          }
+          continue;
+        }
+        const grace = this.deps.diskGraceSeconds;
+        const now = this.deps.now().getTime();
+        if (entry.overQuotaSince === null) {
+          entry.overQuotaSince = now;
+          entry.log.append(
+            `[panel] the server uses ${mebibytes(used)} of disk, more than its limit of ${mebibytes(limit)}: it will be stopped in ${grace} s unless it gets back within it`,
+          );
+        }
+        if (now - entry.overQuotaSince >= grace * 1000) {
+          entry.log.append(`[panel] still over its disk limit after ${grace} s; stopping`);
+          entry.overQuotaSince = null;
+          await this.stop(name).catch((error: unknown) => {
+            if (!(error instanceof AppError)) throw error;
+          });
+        }
+      } catch (error) {
+        this.deps.log.error({ err: error, server: name }, "could not check a server's disk use");
+      }
+    }
+  }
+
+  /**
+   * Stop or kill of a server that does not run: a pending automatic restart is cancelled and the
+   * server stays stopped; with none pending, 409. Must run under the entry's lock.
+   */
+  async #cancelWaitingRestart(name: string, entry: Entry): Promise<ServerStatus> {
+    if (!this.#cancelRestart(entry)) throw new AppError('CONFLICT', 'The server is not running');
+    this.#setStatus(entry, 'stopped');
+    await this.deps.servers.recordStopped(name, false);
+    return entry.status;
   }
 
   /** True when a pending automatic restart was cancelled. */
@@ -422,3 +592,5 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
     clearTimeout(timer);
   }
 }
+
+const mebibytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;

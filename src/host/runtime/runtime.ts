@@ -1,8 +1,17 @@
 /**
- * How a game server's process is run. Routes and services talk only to this interface; the local
- * runtime (plain, or inside a bubblewrap sandbox) is one implementation, and a container runtime
- * can be another without touching them.
+ * How a game server's process is run. The host's supervisor drives servers only through this
+ * interface; the process runtime (plain, or inside a bubblewrap sandbox) is one implementation,
+ * the Docker runtime (a container per server) another.
  */
+
+import type { ServerLimits } from '../../domain/server.js';
+
+/** The server's limits the kernel enforces (the disk quota is the panel's); null: none. */
+export type ResourceLimits = Omit<ServerLimits, 'diskBytes'>;
+
+export type LimitName = keyof ResourceLimits;
+
+export const NO_LIMITS: ResourceLimits = { memoryBytes: null, cpuPercent: null, pids: null };
 
 export interface LaunchSpec {
   /** The server's name, for logs. */
@@ -11,11 +20,16 @@ export interface LaunchSpec {
   readonly argv: readonly [string, ...string[]];
   /** The server's directory: the working directory, and the only place it may write. */
   readonly cwd: string;
+  readonly limits: ResourceLimits;
+  /** The container image, for runtimes that run one; ignored by the process runtime. */
+  readonly image: string | null;
 }
 
 export interface ExitInfo {
   readonly code: number | null;
   readonly signal: string | null;
+  /** The kernel ended the server because it passed its memory limit. */
+  readonly outOfMemory: boolean;
 }
 
 export interface Usage {
@@ -23,6 +37,8 @@ export interface Usage {
   readonly cpuPercent: number;
   /** Resident memory of the whole process tree. */
   readonly memoryBytes: number;
+  /** Processes and threads of the server, as its pids limit counts them (or its processes). */
+  readonly pids: number;
 }
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -60,7 +76,15 @@ export interface LeftoverProcess {
   readonly identity: string | null;
 }
 
-export interface ProcessRuntime {
+export interface Runtime {
+  readonly kind: 'process' | 'docker';
+  /**
+   * Which limits the runtime can have the kernel enforce; starting a server with another one
+   * set is refused (never run unlimited).
+   */
+  readonly enforces: ReadonlySet<LimitName>;
+  /** Why some limits cannot be enforced, when so (for the 409 and the start-up log). */
+  readonly limitsUnavailableReason?: string;
   /** One line for the start-up log: how servers are isolated. */
   readonly description: string;
   /** False when servers run without isolation from the host: the panel warns at start. */
@@ -73,13 +97,41 @@ export interface ProcessRuntime {
    * a reused pid is left alone. True when something was ended.
    */
   reap(leftover: LeftoverProcess): Promise<boolean>;
+  /**
+   * Finds a server an earlier panel left running and takes it over as it runs (a container is
+   * attached to again); `null` when the runtime cannot (processes are reaped instead) or there is
+   * nothing running. What is found but not running is cleaned away.
+   */
+  adopt?(leftover: LeftoverProcess): Promise<RunningProcess | null>;
+  /** Removes what the runtime keeps of a deleted server (its container), if anything. */
+  discard?(name: string): Promise<void>;
   /** Releases what the runtime holds for the panel (its parent cgroup), once every server ended. */
   close?(): Promise<void>;
 }
 
+/** The server's program could not start: the server is shown as crashed, with the reason. */
 export class StartError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'StartError';
+  }
+}
+
+/**
+ * The server cannot start as configured (a missing image, a limit the runtime cannot enforce):
+ * the request is refused (409) and the server stays as it was.
+ */
+export class StartRefusedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StartRefusedError';
+  }
+}
+
+/** The runtime itself cannot be reached (the Docker daemon is down): 503, with the reason. */
+export class RuntimeUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RuntimeUnavailableError';
   }
 }

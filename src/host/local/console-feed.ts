@@ -21,7 +21,7 @@
  * exactly the last 1000 lines again.
  */
 import { performance } from 'node:perf_hooks';
-import type { OutputStream } from '../../servers/runtime/process-runtime.js';
+import type { OutputStream } from '../runtime/runtime.js';
 import {
   HISTORY_LINES,
   LineSplitter,

@@ -32,12 +32,22 @@ import {
 import path from 'node:path';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { AppError, notFound } from '../errors.js';
-import { isReserved, joinSegments, linkTarget, RESERVED_PREFIX, reserved } from './paths.js';
+import {
+  isReserved,
+  joinSegments,
+  linkTarget,
+  RESERVED_PREFIX,
+  reserved,
+} from '../../domain/paths.js';
+import { AppError, notFound } from '../../errors.js';
+import { DiskUsage } from './usage.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
-/** How long a measured directory size is reused before the directory is walked again. */
+/**
+ * How old the figure of a server's disk use may get before the directory is walked again (the
+ * panel's own writes move it meanwhile; the server's writes are seen at the next walk).
+ */
 const DISK_USAGE_TTL_MS = 10_000;
 /** Entries stat'ed between two yields to the event loop while listing a folder. */
 const LIST_BATCH = 500;
@@ -107,9 +117,6 @@ const at = (fd: number, name?: string): string =>
 const shown = (segments: readonly string[]): string => `"/${joinSegments(segments)}"`;
 
 export class ServerStorage {
-  readonly #measured = new Map<string, { bytes: number; at: number }>();
-  readonly #walks = new Map<string, Promise<number>>();
-
   readonly #owner: FileOwner | null;
   private readonly now: () => number;
   readonly #log: StorageLog;
@@ -129,12 +136,25 @@ export class ServerStorage {
       readonly owner?: FileOwner | null;
       readonly now?: () => number;
       readonly log?: StorageLog;
+      /** How old a folder's measured size may get before it is walked again (tests shorten it). */
+      readonly usageTtlMs?: number;
     } = {},
   ) {
     this.#owner = options.owner ?? null;
     this.now = options.now ?? Date.now;
     this.#log = options.log ?? SILENT;
+    this.#usage = new DiskUsage({
+      measure: (name) => sizeOf(this.directoryOf(name), this.#tempPrefix),
+      now: this.now,
+      ttlMs: options.usageTtlMs ?? DISK_USAGE_TTL_MS,
+      warn: (details, message) => {
+        this.#log.warn(details, message);
+      },
+    });
   }
+
+  /** Bytes in each server's folder, and the quota held against the panel's writes. */
+  readonly #usage: DiskUsage;
 
   directoryOf(name: string): string {
     if (
@@ -264,34 +284,17 @@ export class ServerStorage {
 
   /** A measured size, or one being measured, belongs to a directory that is gone. */
   #forgetUsage(name: string): void {
-    this.#measured.delete(name);
-    this.#walks.delete(name);
+    this.#usage.forget(name);
   }
 
   /**
-   * Bytes used by the files under the server's directory, symlinks counted as themselves and
-   * never followed. Measured at most every 10 s; concurrent callers share one walk.
+   * Bytes held by the files and symlinks (as themselves, never followed) under the server's
+   * directory; folders' own entries are not counted. Measured by a walk at most 10 s ago,
+   * concurrent callers sharing one, and moved by the panel's own writes and deletes since: the
+   * same figure the quota of `writeText` and `upload` is held against.
    */
-  async diskUsage(name: string): Promise<number> {
-    const measured = this.#measured.get(name);
-    if (measured && this.now() - measured.at < DISK_USAGE_TTL_MS) return measured.bytes;
-    let walk = this.#walks.get(name);
-    if (!walk) {
-      // Recorded only while it is still the current walk: not after the directory was discarded.
-      const started: Promise<number> = sizeOf(this.directoryOf(name))
-        .then((bytes) => {
-          if (this.#walks.get(name) === started) {
-            this.#measured.set(name, { bytes, at: this.now() });
-          }
-          return bytes;
-        })
-        .finally(() => {
-          if (this.#walks.get(name) === started) this.#walks.delete(name);
-        });
-      walk = started;
-      this.#walks.set(name, walk);
-    }
-    return walk;
+  diskUsage(name: string): Promise<number> {
+    return this.#usage.current(name);
   }
 
   /**
@@ -307,7 +310,10 @@ export class ServerStorage {
           () => true,
           () => false,
         );
-        if (gone) removed += 1;
+        if (gone) {
+          removed += 1;
+          this.#usage.apply(server, -stat.size);
+        }
       }
     });
     return removed;
@@ -466,8 +472,16 @@ export class ServerStorage {
   /**
    * Replaces (or creates) a file's content atomically: a temporary file in the same folder,
    * written, given the old file's mode, flushed, then renamed over it. The folder must exist.
+   * Held to `quota` bytes for the whole folder (null: none), counting only the growth (new size
+   * − old size): past it, 413 QUOTA_EXCEEDED before anything is written. A save that does not
+   * grow the file is never refused.
    */
-  async writeText(server: string, segments: readonly string[], content: string): Promise<Entry> {
+  async writeText(
+    server: string,
+    segments: readonly string[],
+    content: string,
+    quota: number | null = null,
+  ): Promise<Entry> {
     return this.#withPlace(server, segments, true, async (place) => {
       const name = place.name;
       if (name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
@@ -475,9 +489,18 @@ export class ServerStorage {
         throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
       if (place.stat && !place.stat.isFile()) throw special(place.segments);
       const mode = place.stat ? place.stat.mode & 0o7777 : 0o644;
-      await writeAtomically(place.dir, name, place.segments, this.#temp(mode), async (handle) => {
-        await handle.writeFile(content, 'utf8');
-      });
+      const growth = Buffer.byteLength(content, 'utf8') - (place.stat?.size ?? 0);
+      const reservation = await this.#usage.reserve(server, quota);
+      try {
+        reservation.growTo(growth);
+        await writeAtomically(place.dir, name, place.segments, this.#temp(mode), async (handle) => {
+          await handle.writeFile(content, 'utf8');
+        });
+      } catch (error) {
+        reservation.release();
+        throw error;
+      }
+      reservation.commit(growth);
       return entryOf(place.segments, await statOf(place.dir, name, place.segments));
     });
   }
@@ -485,7 +508,10 @@ export class ServerStorage {
   /**
    * Streams `source` into the file `name` in the folder `folder`, replacing an existing file only
    * once the upload is complete. Over `maxBytes`: 413 and nothing is left behind; an aborted
-   * source leaves nothing behind either, and the previous file intact.
+   * source leaves nothing behind either, and the previous file intact. Held to `quota` bytes for
+   * the whole folder (null: none): the growth over the replaced file is claimed as the bytes
+   * arrive, before they are written, and the first byte past it aborts the upload with 413
+   * QUOTA_EXCEEDED, leaving nothing behind.
    */
   async upload(
     server: string,
@@ -493,6 +519,7 @@ export class ServerStorage {
     name: string,
     source: Readable,
     maxBytes: number | null,
+    quota: number | null = null,
   ): Promise<Entry> {
     return this.#withFolder(server, folder, async (dir, folderSegments) => {
       const segments = [...folderSegments, name];
@@ -501,6 +528,14 @@ export class ServerStorage {
         throw new AppError('NOT_A_FILE', `${shown(segments)} is a folder`);
       if (existing && !existing.isFile() && !existing.isSymbolicLink()) throw special(segments);
       const mode = existing?.isFile() ? existing.mode & 0o7777 : 0o644;
+      // What the upload replaces: a file, or a symlink (itself, never its target).
+      const replaced = existing?.size ?? 0;
+      let written = 0;
+      const reservation = await this.#usage.reserve(server, quota);
+      const claim = (bytes: number): void => {
+        written += bytes;
+        reservation.growTo(written - replaced, true);
+      };
       let cutShort = false;
       source.once('error', () => {
         cutShort = true;
@@ -522,17 +557,19 @@ export class ServerStorage {
             }
           });
         }
-        await pipeline(source, fileSink(handle, WRITE_BUFFER_BYTES));
+        await pipeline(source, fileSink(handle, WRITE_BUFFER_BYTES, claim));
         // A parser that stopped at its own limit ends the stream early instead of failing.
         if ((source as { truncated?: boolean }).truncated === true) {
           throw new AppError('PAYLOAD_TOO_LARGE', 'The file is larger than the upload limit');
         }
       }).catch((error: unknown) => {
+        reservation.release();
         if (cutShort && !(error instanceof AppError)) {
           throw new AppError('INVALID_UPLOAD', 'The upload ended before the file was complete');
         }
         throw error;
       });
+      reservation.commit(written - replaced);
       return entryOf(segments, await statOf(dir, name, segments));
     });
   }
@@ -578,14 +615,20 @@ export class ServerStorage {
     });
   }
 
-  /** Deletes a file, a symlink (not its target) or a folder with everything in it. */
+  /**
+   * Deletes a file, a symlink (not its target) or a folder with everything in it; what it frees
+   * comes off the server's disk use, also when it stops part-way.
+   */
   async deleteEntry(server: string, segments: readonly string[]): Promise<void> {
     await this.#withPlace(server, segments, false, async (place) => {
       const name = existingName(place);
+      const freed = { bytes: 0 };
       try {
-        await removeEntry(place.dir, name, place.segments);
+        await removeEntry(place.dir, name, place.segments, freed);
       } catch (error) {
         throw fsError(error, place.segments);
+      } finally {
+        this.#usage.apply(server, -freed.bytes);
       }
     });
   }
@@ -749,7 +792,11 @@ async function openRegular(
  * write); Node's own file streams close the descriptor when destroyed, whatever `autoClose`
  * says, and a FileHandle lent to one cannot be closed while the stream lives.
  */
-function fileSink(handle: FileHandle, highWaterMark: number): Writable {
+function fileSink(
+  handle: FileHandle,
+  highWaterMark: number,
+  beforeWrite: (bytes: number) => void = () => undefined,
+): Writable {
   const writeAll = async (buffers: readonly Buffer[]): Promise<void> => {
     let pending = buffers.filter((buffer) => buffer.length > 0);
     while (pending.length > 0) {
@@ -767,6 +814,11 @@ function fileSink(handle: FileHandle, highWaterMark: number): Writable {
       pending = rest;
     }
   };
+  /** Each batch is announced to `beforeWrite` first, which may refuse it by throwing. */
+  const claimed = async (buffers: readonly Buffer[]): Promise<void> => {
+    beforeWrite(buffers.reduce((sum, buffer) => sum + buffer.length, 0));
+    await writeAll(buffers);
+  };
   const settle = (work: Promise<void>, callback: (error?: Error | null) => void): void => {
     work.then(
       () => {
@@ -780,10 +832,10 @@ function fileSink(handle: FileHandle, highWaterMark: number): Writable {
   return new Writable({
     highWaterMark,
     write(chunk: Buffer, _encoding, callback) {
-      settle(writeAll([chunk]), callback);
+      settle(claimed([chunk]), callback);
     },
     writev(chunks, callback) {
-      settle(writeAll(chunks.map(({ chunk }) => chunk as Buffer)), callback);
+      settle(claimed(chunks.map(({ chunk }) => chunk as Buffer)), callback);
     },
   });
 }
@@ -900,16 +952,19 @@ async function removeEntry(
   parent: FileHandle,
   name: string,
   segments: readonly string[],
+  freed: Freed = { bytes: 0 },
 ): Promise<void> {
   for (let round = 1; ; round += 1) {
+    const stat = await lstat(at(parent.fd, name)).catch(() => null);
     try {
       await unlink(at(parent.fd, name));
+      if (stat && !stat.isDirectory()) freed.bytes += stat.size;
       return;
     } catch (error) {
       if (errnoOf(error) !== 'EISDIR') throw error;
     }
     const dir = await openFolder(parent, name);
-    if (dir) await walkBelow(dir, REMOVER, segments);
+    if (dir) await walkBelow(dir, remover(freed), segments);
     try {
       await rmdir(at(parent.fd, name));
       return;
@@ -922,11 +977,22 @@ async function removeEntry(
   }
 }
 
-/** For `walkBelow`: unlinks files and symlinks as met, and folders once their content is gone. */
-const REMOVER: Visitor = {
+/** What a removal freed: the bytes of the files and symlinks it unlinked (as `sizeOf` counts). */
+interface Freed {
+  bytes: number;
+}
+
+/**
+ * For `walkBelow`: unlinks files and symlinks as met, adding their sizes to `freed`, and folders
+ * once their content is gone.
+ */
+const remover = (freed: Freed): Visitor => ({
   async enter(dir, name) {
+    const stat = await lstat(at(dir.fd, name)).catch(() => null);
+    if (stat?.isDirectory()) return true;
     try {
       await unlink(at(dir.fd, name));
+      freed.bytes += stat?.size ?? 0;
       return false;
     } catch (error) {
       if (errnoOf(error) === 'EISDIR') return true;
@@ -939,7 +1005,9 @@ const REMOVER: Visitor = {
       if (errnoOf(error) !== 'ENOENT') throw error;
     });
   },
-};
+});
+/** Removes without counting: the whole directory goes, and its figure with it. */
+const REMOVER = remover({ bytes: 0 });
 
 function entryOf(segments: readonly string[], stat: Stats): Entry {
   const type: EntryType = stat.isSymbolicLink()
@@ -1025,10 +1093,15 @@ async function chownTree(directory: string, owner: FileOwner): Promise<void> {
   await lchown(directory, owner.uid, owner.gid);
 }
 
-async function sizeOf(directory: string): Promise<number> {
+/**
+ * Bytes of the files and symlinks under `directory`; folders' own entries are not counted (their
+ * size depends on the file system and moves with every name added), nor this run's temporary
+ * files, whose bytes the writes under way have claimed already (usage.ts).
+ */
+async function sizeOf(directory: string, ownTemporary: string): Promise<number> {
   let total = 0;
-  await walkTree(directory, (_dir, _name, stat) => {
-    total += stat.size;
+  await walkTree(directory, (_dir, name, stat) => {
+    if (!stat.isDirectory() && !name.startsWith(ownTemporary)) total += stat.size;
     return Promise.resolve();
   });
   return total;

@@ -1,0 +1,24 @@
+/** A panel account and its role: what every part of the panel knows of a user. */
+
+export type Role = 'admin' | 'user' | 'support' | 'banned';
+export const ROLES: readonly Role[] = ['admin', 'user', 'support', 'banned'];
+
+export interface User {
+  readonly id: number;
+  readonly username: string;
+  readonly role: Role;
+  readonly tokenVersion: number;
+  readonly createdAt: string;
+  readonly lastLoginAt: string | null;
+  /** False for an account made by an OpenID Connect sign-in that never set a password. */
+  readonly hasPassword: boolean;
+}
+
+/** How an account can sign in: with a password, and through which providers. */
+export interface SignIn {
+  readonly hasPassword: boolean;
+  readonly providers: readonly string[];
+}
+
+/** Usernames are unique regardless of case: "Steve" and "steve" are the same account name. */
+export const usernameKey = (username: string): string => username.toLowerCase();

@@ -1,0 +1,129 @@
+/**
+ * ServerHost: everything one machine does for its game servers, behind one port. Its
+ * implementation owns the supervisor (lifecycle, crash handling, automatic restarts), the
+ * console (history, batches, input), the storage of the servers' folders and the runtimes that
+ * run them (a sandboxed process, a container).
+ *
+ * The host knows servers by name and their recorded configuration, never users or roles: who
+ * may do what is decided before a call reaches it (src/domain/policy.ts, in the servers
+ * service, the only module that holds a ServerHost). Another machine, later, is another
+ * implementation of this port.
+ */
+import type { ServerRecord, ServerStatus } from '../domain/server.js';
+import type { FeedEvent } from './local/console-feed.js';
+import type { ConsoleLine } from './local/console-log.js';
+import type { ServerStorage } from './local/storage.js';
+import type { Usage } from './runtime/runtime.js';
+
+export type { ConsoleLine } from './local/console-log.js';
+export type { Usage } from './runtime/runtime.js';
+
+/** What a console listener hears: batches of lines, status changes and lines nobody will see. */
+export type ConsoleEvent = FeedEvent<ServerStatus>;
+
+/** How the last process of a server ended, since the host started. */
+export interface LastExit {
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** The kernel ended the server for passing its memory limit. */
+  readonly outOfMemory: boolean;
+  readonly at: Date;
+}
+
+export interface ServerState {
+  readonly status: ServerStatus;
+  readonly pid: number | null;
+  readonly startedAt: Date | null;
+  readonly lastExit: LastExit | null;
+}
+
+/** One server's console: what it printed lately, and what it prints from now on. */
+export interface ServerConsole {
+  history(): readonly ConsoleLine[];
+  /** Calls `listener` with every batch of lines and status change until unsubscribed. */
+  subscribe(listener: (event: ConsoleEvent) => void): () => void;
+}
+
+/**
+ * The files of the servers' folders. Every path is a list of segments already checked by
+ * `userPath` (src/domain/paths.ts); the storage resolves it inside the server's folder only.
+ */
+export type ServerFiles = Pick<
+  ServerStorage,
+  | 'list'
+  | 'createEntry'
+  | 'openFile'
+  | 'readText'
+  | 'writeText'
+  | 'upload'
+  | 'renameEntry'
+  | 'move'
+  | 'deleteEntry'
+  | 'diskUsage'
+>;
+
+/** A server's folder taken away for deletion: put back, or removed for good. */
+export interface DiscardedServer {
+  /** Puts the folder back as it was (the deletion failed further on). */
+  restore(): Promise<void>;
+  /** Removes the folder's content in the background; failures are logged. */
+  purge(): void;
+}
+
+/** Where the host reads the servers' configuration and records where their processes are. */
+export interface ServerRecords {
+  find(name: string): Promise<ServerRecord | undefined>;
+  list(): Promise<ServerRecord[]>;
+  allNames(): Promise<string[]>;
+  recordStarted(
+    name: string,
+    process: { pid: number; identity: string; startedAt: Date },
+  ): Promise<void>;
+  recordStopped(name: string, desiredRunning: boolean): Promise<void>;
+}
+
+/** One line of the start-up log about how servers run here. */
+export interface HostReport {
+  readonly level: 'info' | 'warn';
+  readonly message: string;
+}
+
+export interface ServerHost {
+  readonly files: ServerFiles;
+
+  /** Makes the server's folder (kept if it exists: a world copied in beforehand). */
+  create(name: string): Promise<void>;
+  /**
+   * Stops the server if it runs, forgets it (its console listeners hear nothing more, its
+   * container is removed) and takes its folder away in one step.
+   */
+  discard(name: string): Promise<DiscardedServer>;
+
+  state(name: string): ServerState;
+  /** Rejects with an AppError (409, 503…) when the server cannot start as configured. */
+  start(name: string): Promise<ServerStatus>;
+  /** The stop sequence: the stop command, SIGTERM, SIGKILL (DECISIONS.md §4). */
+  stop(name: string): Promise<ServerStatus>;
+  /** Stops the server if it runs, then starts it. */
+  restart(name: string): Promise<ServerStatus>;
+  /** Ends every process of the server at once, without the stop command. */
+  kill(name: string): Promise<ServerStatus>;
+
+  console(name: string): ServerConsole;
+  /** Writes one line to the server's input, shown to every reader as typed by `by`. */
+  command(name: string, line: string, by: string): void;
+
+  /** CPU, memory and processes of the running server; zeros when it does not run. */
+  usage(name: string): Promise<Usage>;
+
+  /** What the start-up log says about how servers run here. */
+  report(): readonly HostReport[];
+  /** Once the panel is ready: takes over or ends what a previous run left, starts what should run. */
+  recover(): Promise<void>;
+  /** Removes what an earlier run left in the folders (temporary files, deleted servers). */
+  removeLeftovers(): Promise<void>;
+  /** The panel is closing: every server is stopped and will start again next time. */
+  shutdown(): Promise<void>;
+  /** Releases what the host holds (cgroups); after shutdown. */
+  close(): Promise<void>;
+}

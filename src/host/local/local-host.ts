@@ -1,0 +1,86 @@
+/**
+ * The ServerHost of this machine: the supervisor, the console it keeps for each server, the
+ * storage of the servers' folders, and the runtimes that run them, put together.
+ */
+import type { Logger } from '../../log.js';
+import type { DiscardedServer, HostReport, ServerHost, ServerRecords } from '../host.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { ServerStorage, type FileOwner } from './storage.js';
+import { Supervisor, type Runtimes } from './supervisor.js';
+
+export interface LocalHostOptions {
+  /** `DATA_DIR/servers`: one folder per server. */
+  readonly serversDir: string;
+  /** Who owns the servers' files, when servers run as another user than the panel. */
+  readonly owner: FileOwner | null;
+  readonly runtimes: Runtimes;
+  readonly records: ServerRecords;
+  readonly log: Logger;
+  readonly now: () => Date;
+  /** How long a running server may stay over its disk quota before it is stopped. */
+  readonly diskGraceSeconds: number;
+  /** How often running servers' disk use is compared with their quota. */
+  readonly diskCheckMs?: number | undefined;
+  /** How old a folder's measured size may get before it is walked again. */
+  readonly diskUsageTtlMs?: number | undefined;
+}
+
+export function createLocalHost(options: LocalHostOptions): ServerHost {
+  const storage = new ServerStorage(options.serversDir, {
+    owner: options.owner,
+    log: options.log,
+    now: () => options.now().getTime(),
+    ...(options.diskUsageTtlMs === undefined ? {} : { usageTtlMs: options.diskUsageTtlMs }),
+  });
+  const supervisor = new Supervisor({
+    runtimes: options.runtimes,
+    servers: options.records,
+    storage,
+    log: options.log,
+    now: options.now,
+    diskGraceSeconds: options.diskGraceSeconds,
+    ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
+  });
+  const runtimes: readonly Runtime[] = [...new Set(Object.values(options.runtimes))];
+
+  return {
+    files: storage,
+    create: (name) => storage.create(name),
+    async discard(name): Promise<DiscardedServer> {
+      await supervisor.forget(name);
+      const discarded = await storage.discardDirectory(name);
+      return {
+        restore: async () => {
+          if (discarded !== null) await storage.restoreDirectory(name, discarded);
+        },
+        purge: () => {
+          void storage.emptyTrash();
+        },
+      };
+    },
+    state: (name) => supervisor.state(name),
+    start: (name) => supervisor.start(name),
+    stop: (name) => supervisor.stop(name),
+    restart: (name) => supervisor.restart(name),
+    kill: (name) => supervisor.kill(name),
+    console: (name) => ({
+      history: () => supervisor.history(name),
+      subscribe: (listener) => supervisor.subscribe(name, listener),
+    }),
+    command: (name, line, by) => {
+      supervisor.command(name, line, by);
+    },
+    usage: (name) => supervisor.usage(name),
+    report: (): HostReport[] =>
+      runtimes.map((runtime) => ({
+        level: runtime.isolated ? 'info' : 'warn',
+        message: runtime.description,
+      })),
+    recover: () => supervisor.recover(),
+    removeLeftovers: () => storage.removeLeftovers(() => options.records.allNames()),
+    shutdown: () => supervisor.shutdown(),
+    async close() {
+      for (const runtime of runtimes) await runtime.close?.();
+    },
+  };
+}

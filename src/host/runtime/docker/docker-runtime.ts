@@ -1,0 +1,558 @@
+/**
+ * Runs each game server in a Docker container, through the Docker Engine API (dockerode); never
+ * the `docker` command, never a registry pull.
+ *
+ * One container per start, named `game-panel-<panelId>-<server>` and labelled with both, made
+ * from the server's image and its current configuration, removed once its exit has been read:
+ * - the server's folder bind-mounted read-write at /home/container, its working directory (the
+ *   path Pterodactyl's images expect); a read-only root file system and a small private /tmp;
+ * - no capability, `no-new-privileges`, never root: the owner of the server's files;
+ * - only the environment the process runtime gives (none of the panel's secrets);
+ * - the kernel holds it to its memory (no swap), CPU and pids limits;
+ * - no published port; the daemon's `bridge` network, or none at all (SERVER_NETWORK=none, or
+ *   an engine without a bridge).
+ * Standard input, output and error go through an attach stream made before the start, so no
+ * output is lost and the console works as with a process. A container outlives a panel that was
+ * killed: the next panel attaches to it again ({@link Runtime.adopt}).
+ */
+import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import path from 'node:path';
+import { Duplex, PassThrough } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Docker from 'dockerode';
+import { ConfigError } from '../../../config.js';
+import { resolveServerUser, type ServerUser } from '../server-user.js';
+import {
+  RuntimeUnavailableError,
+  StartError,
+  StartRefusedError,
+  type ExitInfo,
+  type LaunchSpec,
+  type LeftoverProcess,
+  type LimitName,
+  type OutputStream,
+  type Runtime,
+  type RunningProcess,
+  type Usage,
+} from '../runtime.js';
+
+export interface DockerRuntimeOptions {
+  /** `DOCKER_HOST`; null: the local socket. */
+  readonly dockerHost: string | null;
+  /** `DOCKER_CERT_PATH`: ca.pem, cert.pem and key.pem for an `https://` engine; null: none. */
+  readonly dockerCertPath?: string | null;
+  /** Names this panel's containers (label `game-panel.panel`), so two panels never share one. */
+  readonly panelId: string;
+  /** Who the container's process runs as: the owner of the server's files. */
+  readonly serverUser: ServerUser | null;
+  readonly network: 'host' | 'none';
+}
+
+/** Where a server's folder is inside its container: its working directory and its HOME. */
+export const CONTAINER_HOME = '/home/container';
+export const PANEL_LABEL = 'game-panel.panel';
+export const SERVER_LABEL = 'game-panel.server';
+
+/** The whole environment a server gets, as with the process runtime. */
+const SERVER_ENV = [
+  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games',
+  'LANG=C.UTF-8',
+  `HOME=${CONTAINER_HOME}`,
+  `PWD=${CONTAINER_HOME}`,
+];
+/** The private /tmp: bounded, no set-uid programs, no device files. */
+const TMP_OPTIONS = 'rw,nosuid,nodev,size=64m';
+/** Short calls to the engine; waits and attach streams have no time limit. */
+const CALL_TIMEOUT_MS = 15_000;
+/** How long the start-up ping may take before the engine is said to be unreachable. */
+const PING_TIMEOUT_MS = 3_000;
+/** Errors of the connection itself: the engine is down, missing or not answering. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'EACCES',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/** Signal names by number, to tell an exit code above 128 as the signal that ended the server. */
+const SIGNAL_NAMES = new Map(
+  Object.entries(constants.signals).map(([name, number]) => [number, name] as const),
+);
+
+/** How dockerode reaches the engine of `DOCKER_HOST`; every field is set, so none comes from the environment. */
+export function engineOptions(
+  dockerHost: string | null,
+  certPath: string | null,
+): Docker.DockerOptions {
+  const none = {
+    socketPath: undefined,
+    host: undefined,
+    port: undefined,
+    protocol: undefined,
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    timeout: undefined,
+    version: undefined,
+  };
+  if (dockerHost === null || dockerHost.startsWith('unix://')) {
+    const socketPath = dockerHost?.slice('unix://'.length) ?? '';
+    return { ...none, socketPath: socketPath === '' ? '/var/run/docker.sock' : socketPath };
+  }
+  const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
+  const tls = url.protocol === 'https:';
+  const certificates = tls && certPath !== null ? readCertificates(certPath) : {};
+  return {
+    ...none,
+    host: url.hostname,
+    port: url.port || (tls ? 2376 : 2375),
+    protocol: tls ? 'https' : 'http',
+    ...certificates,
+  };
+}
+
+function readCertificates(certPath: string) {
+  try {
+    return {
+      ca: readFileSync(path.join(certPath, 'ca.pem')),
+      cert: readFileSync(path.join(certPath, 'cert.pem')),
+      key: readFileSync(path.join(certPath, 'key.pem')),
+    };
+  } catch (error) {
+    throw new ConfigError(
+      'DOCKER_CERT_PATH',
+      `cannot read ca.pem, cert.pem and key.pem there (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
+  }
+}
+
+/** The HTTP status the engine answered with, if it answered. */
+const statusOf = (error: unknown): number | undefined =>
+  (error as { statusCode?: unknown } | null)?.statusCode as number | undefined;
+
+/** What the engine said, without dockerode's "(HTTP code …)" prefix. */
+function reasonOf(error: unknown): string {
+  const json = (error as { json?: unknown } | null)?.json;
+  if (json !== null && typeof json === 'object' && 'message' in json) {
+    return String(json.message);
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function unreachable(error: unknown): boolean {
+  if (statusOf(error) !== undefined) return false;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+  return error instanceof Error && /timeout|socket hang up/i.test(error.message);
+}
+
+export async function createDockerRuntime(options: DockerRuntimeOptions): Promise<Runtime> {
+  const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
+  const where = options.dockerHost ?? 'unix:///var/run/docker.sock';
+  const api = new Docker({ ...engine, timeout: CALL_TIMEOUT_MS });
+  const streams = new Docker(engine);
+  const labels = (name: string) => ({ [PANEL_LABEL]: options.panelId, [SERVER_LABEL]: name });
+  const containerName = (name: string) => `game-panel-${options.panelId}-${name}`;
+
+  /** Runs a call to the engine; a connection failure becomes {@link RuntimeUnavailableError}. */
+  const call = async <T>(task: () => Promise<T>): Promise<T> => {
+    try {
+      return await task();
+    } catch (error) {
+      if (unreachable(error)) {
+        const code = (error as { code?: unknown }).code;
+        throw new RuntimeUnavailableError(
+          `The Docker engine at ${where} cannot be reached (${typeof code === 'string' ? code : reasonOf(error)})`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  };
+
+  /** `bridge` when the engine has it and servers may have a network; else `none`. */
+  const networkMode = async (): Promise<'bridge' | 'none'> => {
+    if (options.network === 'none') return 'none';
+    try {
+      await call(() => api.getNetwork('bridge').inspect());
+      return 'bridge';
+    } catch (error) {
+      if (statusOf(error) === 404) return 'none';
+      throw error;
+    }
+  };
+
+  /** The owner of the servers' files: the server user, else the panel's own user; never root. */
+  const user = (): string => {
+    const uid = process.getuid?.() ?? 0;
+    let owner: { uid: number; gid: number } | null = options.serverUser;
+    if (owner === null && uid !== 0) owner = { uid, gid: process.getgid?.() ?? uid };
+    if (owner === null) {
+      try {
+        owner = resolveServerUser(null);
+      } catch (error) {
+        throw new StartRefusedError(error instanceof Error ? error.message : String(error));
+      }
+    }
+    if (owner === null || owner.uid === 0 || owner.gid === 0)
+      throw new StartRefusedError('servers never run as root, and there is no other user');
+    return `${owner.uid}:${owner.gid}`;
+  };
+
+  /** This panel's containers of server `name`, running or not. */
+  const containersOf = (name: string) =>
+    call(() =>
+      api.listContainers({
+        all: true,
+        filters: { label: [`${PANEL_LABEL}=${options.panelId}`, `${SERVER_LABEL}=${name}`] },
+      }),
+    );
+
+  const remove = async (id: string): Promise<void> => {
+    try {
+      await call(() => api.getContainer(id).remove({ force: true, v: true }));
+    } catch (error) {
+      // Gone already, or being removed by the engine.
+      if (statusOf(error) !== 404 && statusOf(error) !== 409) throw error;
+    }
+  };
+
+  const removeAll = async (name: string): Promise<boolean> => {
+    const found = await containersOf(name);
+    for (const container of found) await remove(container.Id);
+    return found.length > 0;
+  };
+
+  /** How a stopped container ended, read from its inspect; then it is removed. */
+  const readExit = async (id: string): Promise<ExitInfo> => {
+    let exit: ExitInfo = { code: null, signal: 'SIGKILL', outOfMemory: false };
+    try {
+      const state = (await call(() => api.getContainer(id).inspect())).State;
+      exit = exitOf(state.ExitCode, state.OOMKilled);
+    } catch (error) {
+      // Removed behind the panel's back: it was ended, and how is not known.
+      if (statusOf(error) !== 404) throw error;
+    }
+    await remove(id);
+    return exit;
+  };
+
+  /** Resolves once the container has stopped, whatever happens to the connection meanwhile. */
+  const waitFor = async (id: string): Promise<ExitInfo> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await streams.getContainer(id).wait({ condition: 'not-running' });
+        return await readExit(id);
+      } catch (error) {
+        if (statusOf(error) === 404) return { code: null, signal: 'SIGKILL', outOfMemory: false };
+        // The engine went away for a moment (restarted): ask again, for up to a minute.
+        if (attempt >= 60) return { code: null, signal: null, outOfMemory: false };
+        await sleep(1_000);
+      }
+    }
+  };
+
+  /** The running container `id`, attached through `io`; `exited` from `exit`. */
+  const containerProcess = (
+    id: string,
+    pid: number,
+    startedAt: Date,
+    io: Duplex | null,
+    exit: Promise<ExitInfo>,
+  ): RunningProcess => {
+    const container = api.getContainer(id);
+    let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
+    const held: [Buffer, OutputStream][] = [];
+    const forward = (stream: OutputStream) => {
+      const sink = new PassThrough();
+      sink.on('data', (chunk: Buffer) => {
+        if (outputListener) outputListener(chunk, stream);
+        else held.push([chunk, stream]);
+      });
+      return sink;
+    };
+    let ioEnded: Promise<void> = Promise.resolve();
+    if (io !== null) {
+      api.modem.demuxStream(io, forward('stdout'), forward('stderr'));
+      // A broken connection only means the container is gone or the engine is, which the wait
+      // tells; unhandled, it would end the panel.
+      io.on('error', () => undefined);
+      ioEnded = new Promise((resolve) => {
+        io.once('close', resolve);
+        io.once('end', resolve);
+      });
+    }
+    // Output still on its way is shown before the exit (for a second at most).
+    const exited = exit.then(async (info) => {
+      await Promise.race([ioEnded, sleep(1_000)]);
+      io?.destroy();
+      return info;
+    });
+    const signal = async (name: 'SIGTERM' | 'SIGKILL') => {
+      try {
+        await call(() => container.kill({ signal: name }));
+      } catch (error) {
+        // Not running any more (409) or gone (404): nothing to end.
+        if (statusOf(error) !== 404 && statusOf(error) !== 409) throw error;
+      }
+    };
+    let lastSample: { cpuNanos: number; at: number } | null = null;
+    return {
+      pid,
+      identity: id,
+      startedAt,
+      exited,
+      onOutput(listener) {
+        outputListener = listener;
+        for (const [chunk, stream] of held.splice(0)) listener(chunk, stream);
+      },
+      writeLine(line) {
+        if (io === null || io.destroyed || !io.writable) return false;
+        io.write(`${line}\n`);
+        return true;
+      },
+      readsInput: () => Promise.resolve(io !== null && !io.destroyed),
+      terminate: () => signal('SIGTERM'),
+      kill: () => signal('SIGKILL'),
+      async usage(): Promise<Usage> {
+        let stats: Docker.ContainerStats;
+        try {
+          stats = await call(() => container.stats({ stream: false, 'one-shot': true }));
+        } catch (error) {
+          // The engine answered: the container is gone, or ending and being removed (404, 409,
+          // or a 500 while its cgroup goes away). Nothing of it runs any more.
+          if (statusOf(error) !== undefined) return { cpuPercent: 0, memoryBytes: 0, pids: 0 };
+          throw error;
+        }
+        const now = Date.now();
+        // Fields of a container that is not running are left out by some engines.
+        const current = stats.cpu_stats as Partial<Docker.CPUStats> | undefined;
+        const pre = stats.precpu_stats as Partial<Docker.CPUStats> | undefined;
+        const cpuNanos = current?.cpu_usage?.total_usage ?? 0;
+        const system = current?.system_cpu_usage ?? 0;
+        const preSystem = pre?.system_cpu_usage ?? 0;
+        let percent: number;
+        if (preSystem > 0 && system > preSystem) {
+          // The engine's own two readings: share of the whole machine, times its cores.
+          const cores = current?.online_cpus ?? 1;
+          percent =
+            ((cpuNanos - (pre?.cpu_usage?.total_usage ?? 0)) / (system - preSystem)) * cores * 100;
+        } else if (lastSample !== null && now - lastSample.at >= 200) {
+          percent = ((cpuNanos - lastSample.cpuNanos) / 1e6 / (now - lastSample.at)) * 100;
+        } else {
+          const elapsed = now - startedAt.getTime();
+          percent = elapsed > 0 ? (cpuNanos / 1e6 / elapsed) * 100 : 0;
+        }
+        if (lastSample === null || now - lastSample.at >= 200) lastSample = { cpuNanos, at: now };
+        const memory = stats.memory_stats as
+          { usage?: number; stats?: Record<string, number | undefined> } | undefined;
+        // Page cache the kernel can take back is not the server's (as `docker stats` counts).
+        const cache = memory?.stats?.total_inactive_file ?? memory?.stats?.inactive_file ?? 0;
+        return {
+          cpuPercent: Math.round(Math.max(0, percent) * 10) / 10,
+          memoryBytes: Math.max(0, (memory?.usage ?? 0) - cache),
+          pids: stats.pids_stats?.current ?? 0,
+        };
+      },
+    };
+  };
+
+  /** A hijacked connection to the container's standard input, output and error. */
+  const attach = async (id: string): Promise<Duplex> => {
+    const stream = await call(() =>
+      streams.getContainer(id).attach({
+        stream: true,
+        stdin: true,
+        stdout: true,
+        stderr: true,
+        hijack: true,
+      }),
+    );
+    if (!(stream instanceof Duplex)) throw new StartError('The engine gave no attach stream');
+    return stream;
+  };
+
+  const start = async (spec: LaunchSpec): Promise<RunningProcess> => {
+    if (spec.image === null) throw new StartRefusedError('A docker server needs an image');
+    const image = spec.image;
+    try {
+      await call(() => api.getImage(image).inspect());
+    } catch (error) {
+      if (statusOf(error) === 404)
+        throw new StartRefusedError(
+          `image ${image} is not on the Docker host; build or load it there`,
+        );
+      // Any other answer of the engine about this image (a reference it will not take): refused.
+      if (statusOf(error) !== undefined)
+        throw new StartRefusedError(`the Docker host refused image ${image}: ${reasonOf(error)}`);
+      throw error;
+    }
+    const network = await networkMode();
+    // A container left by an earlier start that was cut short: the new one is made afresh.
+    await removeAll(spec.name);
+    const [program, ...args] = spec.argv;
+    const { memoryBytes, cpuPercent, pids } = spec.limits;
+    let container: Docker.Container;
+    try {
+      container = await call(() =>
+        api.createContainer({
+          name: containerName(spec.name),
+          Image: image,
+          Entrypoint: [program],
+          Cmd: args,
+          Env: SERVER_ENV,
+          WorkingDir: CONTAINER_HOME,
+          User: user(),
+          Labels: labels(spec.name),
+          Tty: false,
+          OpenStdin: true,
+          StdinOnce: false,
+          AttachStdin: true,
+          AttachStdout: true,
+          AttachStderr: true,
+          NetworkDisabled: network === 'none',
+          HostConfig: {
+            Binds: [`${spec.cwd}:${CONTAINER_HOME}:rw`],
+            ReadonlyRootfs: true,
+            Tmpfs: { '/tmp': TMP_OPTIONS },
+            CapDrop: ['ALL'],
+            SecurityOpt: ['no-new-privileges'],
+            NetworkMode: network,
+            PortBindings: {},
+            PublishAllPorts: false,
+            RestartPolicy: { Name: 'no' },
+            ...(memoryBytes === null ? {} : { Memory: memoryBytes, MemorySwap: memoryBytes }),
+            ...(cpuPercent === null ? {} : { NanoCpus: Math.round(cpuPercent * 1e7) }),
+            ...(pids === null ? {} : { PidsLimit: pids }),
+          },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof RuntimeUnavailableError || error instanceof StartRefusedError)
+        throw error;
+      throw new StartError(`Cannot create the container: ${reasonOf(error)}`, { cause: error });
+    }
+    try {
+      // Attached before the start, so that nothing the server prints first is lost.
+      const io = await attach(container.id);
+      try {
+        await call(() => container.start());
+      } catch (error) {
+        io.destroy();
+        throw error;
+      }
+      const state = (await call(() => container.inspect())).State;
+      return containerProcess(
+        container.id,
+        state.Pid,
+        new Date(state.StartedAt),
+        io,
+        waitFor(container.id),
+      );
+    } catch (error) {
+      await remove(container.id).catch(() => undefined);
+      if (error instanceof RuntimeUnavailableError) throw error;
+      throw new StartError(`Cannot start ${program}: ${reasonOf(error)}`, { cause: error });
+    }
+  };
+
+  const adopt = async (leftover: LeftoverProcess): Promise<RunningProcess | null> => {
+    const found = await containersOf(leftover.name);
+    const [first, ...rest] = found;
+    for (const extra of rest) await remove(extra.Id);
+    if (first === undefined) return null;
+    const state = (await call(() => api.getContainer(first.Id).inspect())).State;
+    if (!state.Running) {
+      // It ended while no panel watched: told as that exit, like a crash.
+      const exit = await readExit(first.Id);
+      return containerProcess(
+        first.Id,
+        state.Pid || (leftover.pid ?? 0),
+        new Date(state.StartedAt),
+        null,
+        Promise.resolve(exit),
+      );
+    }
+    const io = await attach(first.Id);
+    return containerProcess(first.Id, state.Pid, new Date(state.StartedAt), io, waitFor(first.Id));
+  };
+
+  const description = await describe();
+
+  async function describe(): Promise<string> {
+    try {
+      await call(() => withTimeout(api.ping(), PING_TIMEOUT_MS));
+      const network = await networkMode();
+      return `docker runtime: the engine at ${where} answers; containers of panel ${options.panelId} run on network ${network}`;
+    } catch (error) {
+      const why =
+        error instanceof RuntimeUnavailableError
+          ? error.message
+          : `The Docker engine at ${where} answers with an error (${reasonOf(error)})`;
+      return `docker runtime: ${why}; docker servers cannot start until it does`;
+    }
+  }
+
+  return {
+    kind: 'docker',
+    enforces: new Set<LimitName>(['memoryBytes', 'cpuPercent', 'pids']),
+    description,
+    isolated: true,
+    /**
+     * An answer of the engine that none of the steps expected (an error status while removing
+     * an old container, reading the networks…) refuses the start with the engine's reason, like
+     * a missing image: never an error of the panel.
+     */
+    start: (spec) =>
+      start(spec).catch((error: unknown) => {
+        if (statusOf(error) === undefined) throw error;
+        throw new StartRefusedError(`the Docker host refused to run it: ${reasonOf(error)}`, {
+          cause: error,
+        });
+      }),
+    adopt,
+    // An engine that cannot be reached has nothing to end or remove that the panel could reach
+    // either: the panel starts (and deletes servers of other runtimes) all the same.
+    reap: (leftover) => removeAll(leftover.name).catch(ignoreUnreachable(false)),
+    discard: async (name) => {
+      await removeAll(name).catch(ignoreUnreachable(false));
+    },
+  };
+}
+
+/** `promise`, or an ETIMEDOUT error after `ms`; the timer never outlives the wait. */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }));
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const ignoreUnreachable =
+  <T>(value: T) =>
+  (error: unknown): T => {
+    if (error instanceof RuntimeUnavailableError) return value;
+    throw error;
+  };
+
+/** An exit code above 128 is the signal that ended the main process (as the engine reports it). */
+export function exitOf(code: number, outOfMemory: boolean): ExitInfo {
+  const signal = code > 128 ? SIGNAL_NAMES.get(code - 128) : undefined;
+  return signal === undefined
+    ? { code, signal: null, outOfMemory }
+    : { code: null, signal, outOfMemory };
+}

@@ -1,0 +1,197 @@
+/**
+ * What only the docker runtime promises, on a real engine (helpers/docker.ts): how the container
+ * is made (labels, read-only root, no capability, never root, the limits, only the server's
+ * folder mounted, no published port), what the server can write and see, and that a missing
+ * image, an engine that cannot be reached and a container removed behind the panel's back are
+ * each told for what they are, never as a 500.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { panelId } from '../src/data-dir.js';
+import { startPanel, TEST_JWT_SECRET, type TestPanel } from './helpers/app.js';
+import { dockerForTests, imageGameServerCommand } from './helpers/docker.js';
+import {
+  assertError,
+  createServer,
+  eventually,
+  historyOf,
+  register,
+  sendCommand,
+  serverAction,
+  stats,
+  type Session,
+} from './helpers/factories.js';
+
+const MIB = 1024 * 1024;
+const docker = await dockerForTests();
+const skip = docker.ok ? false : docker.why;
+
+async function consoleHas(panel: TestPanel, admin: Session, name: string, text: string) {
+  return eventually(
+    async () =>
+      (await historyOf(panel, admin, name)).find((line) => line.includes(text)) ?? undefined,
+    `"${text}" in the console of ${name}`,
+  );
+}
+
+describe('docker runtime guarantees', { skip }, () => {
+  let panel: TestPanel;
+  let admin: Session;
+  const image = docker.ok ? docker.image : '';
+
+  before(async () => {
+    panel = await startPanel(docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
+    admin = await register(panel, 'admin');
+    await createServer(panel, admin, 'boxed', {
+      startCommand: imageGameServerCommand(),
+      runtime: 'docker',
+      image,
+      stopCommand: 'stop',
+      limits: { memoryBytes: 128 * MIB, cpuPercent: 50, pids: 32 },
+    });
+    assert.equal((await serverAction(panel, admin, 'boxed', 'start')).statusCode, 200);
+    await consoleHas(panel, admin, 'boxed', 'Done! pid=');
+  });
+  after(() => panel.close());
+
+  it('makes the container locked down, limited, labelled and with only its folder', async () => {
+    if (!docker.ok) return;
+    const id = panelId(panel.dataDir);
+    const info = await docker.docker.getContainer(`game-panel-${id}-boxed`).inspect();
+    assert.deepEqual(info.Config.Labels, {
+      'game-panel.panel': id,
+      'game-panel.server': 'boxed',
+    });
+    const host = info.HostConfig;
+    assert.equal(host.ReadonlyRootfs, true);
+    assert.deepEqual(host.CapDrop, ['ALL']);
+    assert.deepEqual(host.SecurityOpt, ['no-new-privileges']);
+    assert.match(info.Config.User, /^[1-9]\d*:[1-9]\d*$/);
+    assert.equal(host.Memory, 128 * MIB);
+    assert.equal(host.MemorySwap, 128 * MIB);
+    assert.equal(host.NanoCpus, 500_000_000);
+    assert.equal(host.PidsLimit, 32);
+    assert.deepEqual(host.PortBindings ?? {}, {});
+    assert.equal(host.PublishAllPorts, false);
+    assert.equal(info.Config.WorkingDir, '/home/container');
+    assert.deepEqual(
+      info.Mounts.map((mount) => [mount.Type, mount.Source, mount.Destination, mount.RW]),
+      [['bind', path.join(panel.config.serversDir, 'boxed'), '/home/container', true]],
+    );
+    assert.ok(Object.keys(host.Tmpfs ?? {}).includes('/tmp'));
+    // The pid the panel shows is the server's, as the host sees it.
+    assert.equal((await stats(panel, admin, 'boxed')).pid, info.State.Pid);
+  });
+
+  it('lets the server write only its folder and /tmp', async () => {
+    await sendCommand(panel, admin, 'boxed', 'write /etc/x');
+    await consoleHas(panel, admin, 'boxed', 'write failed: EROFS');
+    await sendCommand(panel, admin, 'boxed', 'write /tmp/x');
+    await sendCommand(panel, admin, 'boxed', 'write mine.txt');
+    await eventually(
+      async () =>
+        (await historyOf(panel, admin, 'boxed')).filter((line) => line === 'write ok').length >= 2
+          ? true
+          : undefined,
+      'both writes to succeed',
+    );
+    const file = path.join(panel.config.serversDir, 'boxed', 'mine.txt');
+    assert.equal(readFileSync(file, 'utf8'), 'written');
+  });
+
+  it('gives the server none of the panel secrets in its environment', async () => {
+    await sendCommand(panel, admin, 'boxed', 'env');
+    const line = await consoleHas(panel, admin, 'boxed', '"PATH"');
+    const env = JSON.parse(line) as Record<string, string>;
+    assert.deepEqual(Object.keys(env).sort(), ['HOME', 'HOSTNAME', 'LANG', 'PATH', 'PWD']);
+    assert.equal(env.HOME, '/home/container');
+    assert.ok(!line.includes(TEST_JWT_SECRET));
+  });
+
+  it('refuses to start a server whose image is missing (409), and leaves it stopped', async () => {
+    await createServer(panel, admin, 'imageless', {
+      startCommand: imageGameServerCommand(),
+      runtime: 'docker',
+      image: 'game-panel-test:not-there',
+    });
+    const refused = await serverAction(panel, admin, 'imageless', 'start');
+    assertError(refused, 409, 'START_REFUSED');
+    assert.match(refused.body, /not on the Docker host; build or load it there/);
+    assert.equal((await stats(panel, admin, 'imageless')).status, 'stopped');
+  });
+
+  it('shows a command missing from the image as a crash, with the reason', async () => {
+    await createServer(panel, admin, 'typo', {
+      startCommand: '/usr/bin/nope',
+      runtime: 'docker',
+      image,
+    });
+    const started = await serverAction(panel, admin, 'typo', 'start');
+    assert.equal(started.statusCode, 200, started.body);
+    assert.equal((await stats(panel, admin, 'typo')).status, 'crashed');
+    await consoleHas(panel, admin, 'typo', '/usr/bin/nope');
+  });
+
+  it('handles a container removed behind its back as a crash', async () => {
+    if (!docker.ok) return;
+    await createServer(panel, admin, 'victim', {
+      startCommand: imageGameServerCommand(),
+      runtime: 'docker',
+      image,
+    });
+    assert.equal((await serverAction(panel, admin, 'victim', 'start')).statusCode, 200);
+    await docker.docker
+      .getContainer(`game-panel-${panelId(panel.dataDir)}-victim`)
+      .remove({ force: true });
+    await eventually(async () => {
+      const now = await stats(panel, admin, 'victim');
+      return now.status === 'crashed' ? now : undefined;
+    }, 'the server to be crashed');
+    await consoleHas(panel, admin, 'victim', 'exited unexpectedly');
+    assert.equal((await serverAction(panel, admin, 'victim', 'start')).statusCode, 200);
+    await consoleHas(panel, admin, 'victim', 'Done! pid=');
+    assert.equal((await serverAction(panel, admin, 'victim', 'stop')).statusCode, 200);
+  });
+
+  it('removes the container once the server stopped', async () => {
+    if (!docker.ok) return;
+    assert.equal((await serverAction(panel, admin, 'boxed', 'stop')).statusCode, 200);
+    const left = await docker.docker.listContainers({
+      all: true,
+      filters: { label: [`game-panel.panel=${panelId(panel.dataDir)}`] },
+    });
+    assert.deepEqual(left, []);
+    assert.ok(existsSync(path.join(panel.config.serversDir, 'boxed', 'mine.txt')));
+  });
+});
+
+describe('docker runtime with an engine that cannot be reached', () => {
+  let panel: TestPanel;
+  let admin: Session;
+
+  before(async () => {
+    panel = await startPanel({ DOCKER_HOST: 'unix:///nonexistent.sock' });
+    admin = await register(panel, 'admin');
+  });
+  after(() => panel.close());
+
+  it('answers 503 RUNTIME_UNAVAILABLE with the reason, never 500', async () => {
+    await createServer(panel, admin, 'remote', {
+      startCommand: '/usr/bin/node',
+      runtime: 'docker',
+      image: 'anything:1',
+    });
+    const refused = await serverAction(panel, admin, 'remote', 'start');
+    assertError(refused, 503, 'RUNTIME_UNAVAILABLE');
+    assert.match(refused.body, /nonexistent\.sock cannot be reached \(ENOENT\)/);
+    assert.equal((await stats(panel, admin, 'remote')).status, 'stopped');
+    const deleted = await panel.app.inject({
+      method: 'DELETE',
+      url: '/api/servers/remote',
+      headers: admin.headers,
+    });
+    assert.equal(deleted.statusCode, 200, deleted.body);
+  });
+});
