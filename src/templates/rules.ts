@@ -1,0 +1,558 @@
+/**
+ * The validation rules of egg variables: the subset of Laravel's rules that eggs use, with
+ * Laravel's meaning (docs/templates.md has the table). A rule this module does not know, or knows
+ * but cannot enforce safely (a malformed parameter, a regular expression JavaScript cannot run or
+ * that could run for ever), is reported by `unknownRules` and ignored by `checkValue`; the importer
+ * turns each into a warning.
+ *
+ * A value is what the operator typed. Like Laravel behind Pterodactyl's middleware, which trims
+ * input and turns an empty string into null, a blank value and null are the same: "empty".
+ */
+
+/** Longer patterns are not compiled: eggs' patterns are a few dozen characters. */
+export const MAX_PATTERN_LENGTH = 500;
+
+/**
+ * The rules in `rules`, one string each, trimmed, empty ones dropped. A pipe-separated string is
+ * split on `|`, except inside the pattern of a `regex:`/`not_regex:` rule: Laravel itself would
+ * split there too (and the rule would then never match), but eggs do write
+ * `required|regex:/^(latest|[0-9.]+)$/` and mean the whole pattern.
+ */
+export function parseRules(rules: string | readonly string[]): string[] {
+  if (typeof rules !== 'string') {
+    return rules.map((rule) => rule.trim()).filter((rule) => rule !== '');
+  }
+  const out: string[] = [];
+  let start = 0;
+  while (start <= rules.length) {
+    const end = segmentEnd(rules, start);
+    const rule = rules.slice(start, end).trim();
+    if (rule !== '') out.push(rule);
+    start = end + 1;
+  }
+  return out;
+}
+
+/** Where the rule starting at `start` ends: the index of its closing `|`, or the length. */
+function segmentEnd(text: string, start: number): number {
+  const pipe = text.indexOf('|', start);
+  const naive = pipe === -1 ? text.length : pipe;
+  const head = /^\s*(?:not_?)?regex:/i.exec(text.slice(start, start + 20));
+  if (head === null) return naive;
+  const open = start + head[0].length;
+  const delimiter = text[open];
+  if (delimiter === undefined || !isDelimiter(delimiter)) return naive;
+  // Try each possible closing delimiter in turn: the pattern ends at the first one that is
+  // followed by flags and then a `|` or the end of the text.
+  let from = open;
+  for (;;) {
+    const close = closingDelimiter(text, open, from);
+    if (close === -1) return naive;
+    const flags = /^[imsxuADSUXJn]*/.exec(text.slice(close + 1))?.[0] ?? ''; // PCRE's modifiers
+    const after = close + 1 + flags.length;
+    if (after === text.length || text[after] === '|') return after;
+    from = close;
+  }
+}
+
+const BRACKETS: Readonly<Record<string, string>> = { '(': ')', '[': ']', '{': '}', '<': '>' };
+
+/** PCRE: any character but alphanumerics, backslash, NUL and whitespace delimits a pattern. */
+function isDelimiter(char: string): boolean {
+  return !/[\p{L}\p{N}\\\s\0]/u.test(char);
+}
+
+/**
+ * The index of the delimiter closing the pattern opened at `open`, searching after `from`;
+ * -1 when there is none. Escaped characters are skipped; bracket-style delimiters nest.
+ */
+function closingDelimiter(text: string, open: number, from: number): number {
+  const opening = text[open] ?? '';
+  const closing = BRACKETS[opening] ?? opening;
+  let depth = 0;
+  for (let i = Math.max(from, open) + 1; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\\') {
+      i++;
+    } else if (closing !== opening && char === opening) {
+      depth++;
+    } else if (char === closing) {
+      if (depth === 0) return i;
+      depth--;
+    }
+  }
+  return -1;
+}
+
+/** One rule, read: its normalised name (`alpha_dash`, `alphaDash` → `alphadash`) and parameter. */
+interface Rule {
+  readonly raw: string;
+  readonly name: string;
+  readonly param: string | null;
+}
+
+function readRule(raw: string): Rule {
+  const colon = raw.indexOf(':');
+  const name = (colon === -1 ? raw : raw.slice(0, colon)).trim().replaceAll('_', '').toLowerCase();
+  return { raw, name, param: colon === -1 ? null : raw.slice(colon + 1) };
+}
+
+/** A rule that can be checked: a test of a non-empty value, and what to say when it fails. */
+interface Check {
+  /** Checks a value that is not empty; `numeric` tells that a size is a number, not a length. */
+  readonly test: (value: string, numeric: boolean) => string | null;
+  /** Whether an empty value, in rules without `required` or `nullable`, fails this rule. */
+  readonly failsEmpty: boolean;
+}
+
+/** The rules that change how the others apply and test nothing themselves. */
+const MODIFIERS = new Set(['required', 'nullable', 'sometimes', 'bail']);
+
+/** The compiled form of each rule string, or null for a rule that is not enforced. */
+const compiled = new Map<string, Check | null>();
+const COMPILED_LIMIT = 1000;
+
+function compile(raw: string): Check | null {
+  const cached = compiled.get(raw);
+  if (cached !== undefined || compiled.has(raw)) return cached ?? null;
+  const check = build(readRule(raw));
+  if (compiled.size >= COMPILED_LIMIT) compiled.clear();
+  compiled.set(raw, check);
+  return check;
+}
+
+/** `required` and `nullable` act in checkValue itself; `sometimes` and `bail` change nothing here. */
+const modifier: Check = { test: () => null, failsEmpty: false };
+/** Every value typed is a string; only the empty value (null to Laravel) fails `string`. */
+const string: Check = { test: () => null, failsEmpty: true };
+
+function build(rule: Rule): Check | null {
+  const { name, param } = rule;
+  if (MODIFIERS.has(name)) return param === null ? modifier : null;
+  switch (name) {
+    case 'string':
+      return param === null ? string : null;
+    case 'integer':
+      return param === null ? simple(isInteger, 'must be an integer') : null;
+    case 'numeric':
+      return param === null ? simple(isNumeric, 'must be a number') : null;
+    case 'boolean':
+      return param === null ? simple(isBoolean, 'must be true, false, 1 or 0') : null;
+    case 'alpha':
+      return param === null
+        ? simple(matches(/^[\p{L}\p{M}]+$/u), 'may only contain letters')
+        : null;
+    case 'alphanum':
+      return param === null
+        ? simple(matches(/^[\p{L}\p{M}\p{N}]+$/u), 'may only contain letters and numbers')
+        : null;
+    case 'alphadash':
+      return param === null
+        ? simple(
+            matches(/^[\p{L}\p{M}\p{N}_-]+$/u),
+            'may only contain letters, numbers, dashes and underscores',
+          )
+        : null;
+    case 'url':
+      return param === null ? simple(isUrl, 'must be a valid URL') : null;
+    case 'min':
+    case 'max':
+    case 'size':
+      return sizeRule(name, numbers(param, 1));
+    case 'between':
+      return sizeRule(name, numbers(param, 2));
+    case 'digits':
+      return digitsRule(numbers(param, 1));
+    case 'digitsbetween':
+      return digitsRule(numbers(param, 2));
+    case 'in':
+    case 'notin':
+      return param === null ? null : listRule(name === 'in', csv(param));
+    case 'regex':
+    case 'notregex':
+      return param === null ? null : regexRule(name === 'regex', param);
+    default:
+      return null;
+  }
+}
+
+function simple(ok: (value: string) => boolean, message: string): Check {
+  return { test: (value) => (ok(value) ? null : message), failsEmpty: true };
+}
+
+const matches = (pattern: RegExp) => (value: string) => pattern.test(value);
+
+/** PHP's FILTER_VALIDATE_INT: an optional sign, no leading zeros, within 64 bits. */
+function isInteger(value: string): boolean {
+  const text = value.trim();
+  if (!/^[+-]?(?:0|[1-9]\d*)$/.test(text)) return false;
+  const big = BigInt(text);
+  return big >= -(2n ** 63n) && big < 2n ** 63n;
+}
+
+/** PHP's is_numeric: decimal with an optional fraction and exponent; no hex, no `Infinity`. */
+function isNumeric(value: string): boolean {
+  return /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/.test(value);
+}
+
+function isBoolean(value: string): boolean {
+  return ['1', '0', 'true', 'false'].includes(value.trim());
+}
+
+function isUrl(value: string): boolean {
+  if (/\s/.test(value) || !/^[a-z][a-z0-9+.-]*:/i.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return url.hostname !== '' || ['mailto:', 'tel:', 'urn:', 'data:'].includes(url.protocol);
+}
+
+/** `count` numbers separated by commas, or null when the parameter is not that. */
+function numbers(param: string | null, count: number): number[] | null {
+  if (param === null) return null;
+  const parts = param.split(',');
+  if (parts.length !== count || !parts.every(isNumeric)) return null;
+  return parts.map(Number);
+}
+
+function sizeRule(name: string, bounds: number[] | null): Check | null {
+  const [low, high] = bounds ?? [];
+  if (low === undefined) return null;
+  const unit = (numeric: boolean): string => (numeric ? '' : ' characters');
+  const exactly = (numeric: boolean): string => (numeric ? '' : 'exactly ');
+  // An empty value has size 0 (Laravel measures null as the empty string).
+  const failsEmpty =
+    name === 'min'
+      ? low > 0
+      : name === 'max'
+        ? low < 0
+        : name === 'size'
+          ? low !== 0
+          : !(low <= 0 && 0 <= (high ?? low));
+  return {
+    failsEmpty,
+    test: (value, numeric) => {
+      if (numeric && !isNumeric(value)) return null; // the integer/numeric rule says why
+      const size = numeric ? Number(value) : codePoints(value);
+      switch (name) {
+        case 'min':
+          return size >= low ? null : `must be at least ${low}${unit(numeric)}`;
+        case 'max':
+          return size <= low ? null : `must be at most ${low}${unit(numeric)}`;
+        case 'size':
+          return size === low ? null : `must be ${exactly(numeric)}${low}${unit(numeric)}`;
+        default:
+          return high !== undefined && size >= low && size <= high
+            ? null
+            : `must be between ${low} and ${high ?? low}${unit(numeric)}`;
+      }
+    },
+  };
+}
+
+/** Characters as PHP's mb_strlen counts them: code points, a surrogate pair being one. */
+function codePoints(value: string): number {
+  return value.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, '_').length;
+}
+
+function digitsRule(bounds: number[] | null): Check | null {
+  const low = bounds?.[0];
+  if (low === undefined) return null;
+  const high = bounds?.[1] ?? low;
+  return {
+    failsEmpty: true,
+    test: (value) =>
+      /^\d+$/.test(value) && value.length >= low && value.length <= high
+        ? null
+        : low === high
+          ? `must be ${low} digits`
+          : `must be between ${low} and ${high} digits`,
+  };
+}
+
+/** Laravel reads `in:` parameters as one CSV line: `in:"a,b",c` is two values. */
+function csv(param: string): string[] {
+  const values: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < param.length; i++) {
+    const char = param.charAt(i);
+    if (quoted) {
+      if (char === '"' && param[i + 1] === '"') {
+        current += '"';
+        i++;
+      } else if (char === '"') {
+        quoted = false;
+      } else {
+        current += char;
+      }
+    } else if (char === '"' && current === '') {
+      quoted = true;
+    } else if (char === ',') {
+      values.push(current);
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  values.push(current);
+  return values;
+}
+
+function listRule(allowed: boolean, values: readonly string[]): Check {
+  const shown = values.join(', ');
+  return {
+    failsEmpty: allowed,
+    test: (value) =>
+      values.includes(value) === allowed
+        ? null
+        : allowed
+          ? `must be one of ${shown}`
+          : `must not be one of ${shown}`,
+  };
+}
+
+function regexRule(mustMatch: boolean, param: string): Check | null {
+  const pattern = compilePattern(param);
+  if (pattern === null) return null;
+  return {
+    failsEmpty: mustMatch,
+    test: (value) => {
+      pattern.lastIndex = 0;
+      return pattern.test(value) === mustMatch
+        ? null
+        : mustMatch
+          ? `must match the pattern ${param}`
+          : `must not match the pattern ${param}`;
+    },
+  };
+}
+
+/**
+ * A PCRE pattern with its delimiters and flags (`/^[a-z]+$/i`, `#…#`, `{…}`) as a JavaScript
+ * RegExp; null when it cannot be run faithfully or safely: too long, an unknown flag, a syntax
+ * JavaScript lacks (possessive quantifiers, atomic groups, inline flags), or a quantified group
+ * that itself holds an unbounded quantifier (`(a+)+`), the shape of catastrophic backtracking.
+ */
+export function compilePattern(param: string): RegExp | null {
+  if (param.length > MAX_PATTERN_LENGTH + 20) return null;
+  const delimiter = param[0];
+  if (delimiter === undefined || !isDelimiter(delimiter)) return null;
+  const close = closingDelimiter(param, 0, 0);
+  if (close === -1) return null;
+  let source = param.slice(1, close);
+  const flags = param.slice(close + 1);
+  if (!/^[imsuxDS]*$/.test(flags)) return null;
+  if (flags.includes('x')) source = stripExtended(source);
+  return compileSource(source, flags.replace(/[xDS]/g, ''));
+}
+
+/**
+ * A pattern without delimiters (PCRE or Go syntax, as in Wings' `regex:` done lines) as a
+ * JavaScript RegExp with `flags` (of `imsu`); null when it is too long, uses syntax JavaScript
+ * lacks, could backtrack catastrophically, or does not compile.
+ */
+export function compileSource(source: string, flags = ''): RegExp | null {
+  if (source.length > MAX_PATTERN_LENGTH || !/^[imsu]*$/.test(flags)) return null;
+  const translated = translate(source);
+  if (translated === null || nestedQuantifier(translated)) return null;
+  const base = [...new Set(flags.replace('u', ''))].join('');
+  const unicode = flags.includes('u') || /\\[pP]/.test(translated);
+  for (const jsFlags of unicode ? [base + 'u', base] : [base]) {
+    try {
+      return new RegExp(translated, jsFlags);
+    } catch {
+      // Not valid JavaScript with these flags: try without `u`, or give up below.
+    }
+  }
+  return null;
+}
+
+const POSIX: Readonly<Record<string, string>> = {
+  alpha: 'a-zA-Z',
+  digit: '0-9',
+  alnum: 'a-zA-Z0-9',
+  upper: 'A-Z',
+  lower: 'a-z',
+  space: '\\s',
+  blank: ' \\t',
+  xdigit: '0-9A-Fa-f',
+  word: '\\w',
+  punct: '!-\\/:-@\\[-`{-~',
+};
+
+/**
+ * PCRE syntax JavaScript spells differently: `\A`, `\z`, `\Z`, `\h`, `(?P<name>`, POSIX classes.
+ * Null for syntax JavaScript does not have and would misread rather than reject.
+ */
+function translate(source: string): string | null {
+  let out = '';
+  let inClass = false;
+  let afterQuantifier = false;
+  for (let i = 0; i < source.length; i++) {
+    const char = source.charAt(i);
+    const next = source[i + 1];
+    if (char === '\\' && next !== undefined) {
+      afterQuantifier = false;
+      const escape = `\\${next}`;
+      if (!inClass && next === 'A') out += '(?<![\\s\\S])';
+      else if (!inClass && next === 'z') out += '(?![\\s\\S])';
+      else if (!inClass && next === 'Z') out += '(?=\\n?(?![\\s\\S]))';
+      else if (next === 'h') out += inClass ? ' \\t' : '[ \\t]';
+      else if ('GKQERCX'.includes(next) || (next === 'g' && !inClass)) return null;
+      else out += escape;
+      i++;
+      continue;
+    }
+    if (inClass) {
+      const posix = /^\[:(\^?)([a-z]+):\]/.exec(source.slice(i));
+      if (posix !== null) {
+        const [whole, negated, name = ''] = posix;
+        const range = POSIX[name];
+        if (range === undefined || negated === '^') return null;
+        out += range;
+        i += whole.length - 1;
+        continue;
+      }
+      if (char === ']') inClass = false;
+      out += char;
+      continue;
+    }
+    const wasQuantifier: boolean = afterQuantifier;
+    afterQuantifier = false;
+    if (char === '[') {
+      inClass = true;
+      out += char;
+      if (next === '^') {
+        out += next;
+        i++;
+      }
+      if (source[i + 1] === ']') {
+        out += '\\]';
+        i++;
+      }
+      continue;
+    }
+    if (char === '(' && next === '?') {
+      const rest = source.slice(i + 2);
+      if (!/^(?:[:=!]|<[=!]|<[A-Za-z]|P<)/.test(rest)) return null; // atomic, inline flags…
+      out += rest.startsWith('P<') ? '(?<' : '(?';
+      i += rest.startsWith('P<') ? 3 : 1;
+      continue;
+    }
+    const braces = char === '{' ? /^\{\d+(?:,\d*)?\}/.exec(source.slice(i))?.[0] : undefined;
+    if (braces !== undefined) {
+      out += braces;
+      i += braces.length - 1;
+      afterQuantifier = true;
+      continue;
+    }
+    if (char === '*' || char === '+' || char === '?') {
+      if (char === '+' && wasQuantifier) return null; // possessive: `a++`, `a*+`
+      // `?` after a quantifier makes it lazy; anything else starts a new quantifier.
+      afterQuantifier = !(char === '?' && wasQuantifier);
+    }
+    out += char;
+  }
+  return out;
+}
+
+/** PCRE's `x` flag: unescaped whitespace and `#` comments outside classes are not the pattern. */
+function stripExtended(source: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const char = source.charAt(i);
+    if (char === '\\') {
+      out += source.slice(i, i + 2);
+      i++;
+    } else if (inClass) {
+      if (char === ']') inClass = false;
+      out += char;
+    } else if (char === '[') {
+      inClass = true;
+      out += char;
+    } else if (char === '#') {
+      while (i < source.length && source[i] !== '\n') i++;
+    } else if (!/\s/.test(char)) {
+      out += char;
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a repeated group (`(…)*`, `(…)+`, `(…){2,9}`) holds a repetition itself or an
+ * alternation: `(a+)+`, `(\w*\s?)*`, `(a|ab)*`. Such patterns can backtrack for exponential time
+ * on a near miss; refusing a few harmless ones is the price of never hanging.
+ */
+function nestedQuantifier(source: string): boolean {
+  interface Group {
+    repeats: boolean;
+    alternates: boolean;
+  }
+  const stack: Group[] = [];
+  let group: Group = { repeats: false, alternates: false };
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const char = source.charAt(i);
+    if (char === '\\') {
+      i++;
+    } else if (inClass) {
+      if (char === ']') inClass = false;
+    } else if (char === '[') {
+      inClass = true;
+    } else if (char === '(') {
+      stack.push(group);
+      group = { repeats: false, alternates: false };
+    } else if (char === ')') {
+      const repeated = repeatsAt(source, i + 1);
+      if (repeated && (group.repeats || group.alternates)) return true;
+      const inner = group;
+      group = stack.pop() ?? { repeats: false, alternates: false };
+      group.repeats ||= inner.repeats || repeated;
+      group.alternates ||= inner.alternates;
+    } else if (char === '|') {
+      group.alternates = true;
+    } else if (repeatsAt(source, i)) {
+      group.repeats = true;
+    }
+  }
+  return false;
+}
+
+function repeatsAt(source: string, index: number): boolean {
+  const char = source[index];
+  return char === '*' || char === '+' || /^\{\d*,\d*\}/.test(source.slice(index));
+}
+
+/** The rules in `rules` that `checkValue` does not enforce, as written. */
+export function unknownRules(rules: readonly string[]): string[] {
+  return rules.filter((rule) => compile(rule) === null);
+}
+
+/**
+ * Whether `value` satisfies `rules`: null when it does, else what is wrong, to follow the
+ * variable's name ("must be at most 20 characters"). Rules `unknownRules` reports are ignored.
+ * `min`, `max`, `between` and `size` count characters, or compare the number when `integer` or
+ * `numeric` is among the rules.
+ */
+export function checkValue(rules: readonly string[], value: string | null): string | null {
+  const names = new Set(rules.map((rule) => readRule(rule).name));
+  const empty = value === null || value.trim() === '';
+  if (empty) {
+    if (names.has('required')) return 'is required';
+    if (names.has('nullable')) return null;
+    const fails = rules.some((rule) => compile(rule)?.failsEmpty === true);
+    return fails ? 'must not be empty' : null;
+  }
+  const numeric = names.has('integer') || names.has('numeric');
+  for (const rule of rules) {
+    const problem = compile(rule)?.test(value, numeric) ?? null;
+    if (problem !== null) return problem;
+  }
+  return null;
+}
