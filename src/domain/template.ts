@@ -47,10 +47,13 @@ export interface ConfigFileRule {
   readonly replace: readonly ConfigReplacement[];
 }
 
-/** How the server is stopped: a console line, or a signal (`^C` is SIGINT, `^^C` SIGKILL). */
+/**
+ * How the server is stopped: a console line, or a signal (`^C` is SIGINT, `^^C` SIGKILL,
+ * `^SIGTERM` SIGTERM; docs/templates.md says why).
+ */
 export type StopMethod =
   | { readonly type: 'command'; readonly command: string }
-  | { readonly type: 'signal'; readonly signal: 'SIGINT' | 'SIGKILL' };
+  | { readonly type: 'signal'; readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' };
 
 export interface InstallScript {
   /** The script's text, run by `entrypoint` (`bash`, `ash`, `sh`). */
