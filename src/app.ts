@@ -45,6 +45,9 @@ import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
+import { TemplatesRepository } from './modules/templates/templates.repository.js';
+import { templatesRoutes } from './modules/templates/templates.routes.js';
+import { TemplatesService } from './modules/templates/templates.service.js';
 import { ServersService } from './modules/servers/servers.service.js';
 import { createLocalHost } from './host/local/local-host.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
@@ -216,6 +219,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const events = new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
+  const templates = new TemplatesService({
+    templates: new TemplatesRepository(db.kysely),
+    servers,
+    now,
+    log: app.log,
+  });
   const tickets = new TicketsRepository(db.kysely, db.dialect);
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
@@ -243,6 +252,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     owner: serverUser,
     runtimes: { process: runtime, docker },
     records: servers,
+    templates,
     log: app.log,
     now,
     diskGraceSeconds: config.diskGraceSeconds,
@@ -254,7 +264,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     servers,
     grants: users,
     host,
+    templates,
     events,
+    portRange: config.serverPortRange,
     now,
   });
   const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
@@ -286,6 +298,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   usersRoutes(app, createUsersService({ users, servers, events, now }));
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
+  await templatesRoutes(app, templates);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
   const messageMaxBytes = config.ticketMessageMaxBytes;
   ticketsRoutes(app, new TicketsService({ tickets, now, messageMaxBytes }), { messageMaxBytes });
@@ -308,6 +321,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     oidc.warmUp();
     for (const { level, message } of host.report()) app.log[level](message);
     for (const warning of dataDirWarnings) app.log.warn(warning);
+    await templates.importShipped();
     await host.recover();
   });
   // What an earlier run left (temporary files of uploads and saves a killed panel cut short,

@@ -48,6 +48,8 @@ export interface Config {
   readonly sandboxReadOnlyPaths: readonly string[];
   /** `host`: servers share the host's network (players can reach them); `none`: loopback only. */
   readonly serverNetwork: ServerNetwork;
+  /** `SERVER_PORT_RANGE`: the ports an admin may give servers (`1024-65535`). */
+  readonly serverPortRange: { readonly min: number; readonly max: number };
   /**
    * `DOCKER_HOST`: the Docker engine of the docker runtime (`unix:///path`, `tcp://host:port`,
    * `http://…` or `https://…`); `null`: the local socket, /var/run/docker.sock.
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     serverUser: optionalText(env, 'SERVER_USER'),
     sandboxReadOnlyPaths: readOnlyPaths(env, 'SANDBOX_READ_ONLY_PATHS', dataDir),
     serverNetwork: oneOf(env, 'SERVER_NETWORK', ['host', 'none'], 'host'),
+    serverPortRange: portRange(env, 'SERVER_PORT_RANGE'),
     dockerHost: dockerHost(env),
     dockerCertPath: dockerCertPath(env),
     diskGraceSeconds: integer(env, 'DISK_QUOTA_GRACE_SECONDS', 60, 0, 86_400),
@@ -189,6 +192,18 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   return Object.freeze(config);
+}
+
+function portRange(env: Env, name: string): { min: number; max: number } {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return { min: 1024, max: 65535 };
+  const match = /^(\d{1,5})-(\d{1,5})$/.exec(raw);
+  const min = Number(match?.[1]);
+  const max = Number(match?.[2]);
+  if (!match || min < 1 || max > 65535 || min > max) {
+    throw new ConfigError(name, `must be two ports from 1 to 65535 as low-high, got "${raw}"`);
+  }
+  return { min, max };
 }
 
 function dockerHost(env: Env): string | null {

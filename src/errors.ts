@@ -42,7 +42,10 @@ export type ErrorCode =
   | 'OVER_QUOTA'
   | 'LIMITS_UNAVAILABLE'
   | 'START_REFUSED'
-  | 'RUNTIME_UNAVAILABLE';
+  | 'RUNTIME_UNAVAILABLE'
+  | 'NOT_INSTALLED'
+  | 'PORT_IN_USE'
+  | 'ALLOCATION_TAKEN';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -89,6 +92,12 @@ const STATUS: Record<ErrorCode, number> = {
   START_REFUSED: 409,
   /** The runtime cannot be reached (the Docker daemon is down or unreachable). */
   RUNTIME_UNAVAILABLE: 503,
+  /** The server's template install has not succeeded (yet): it may not start. */
+  NOT_INSTALLED: 409,
+  /** Another program holds one of the server's ports: it is not started. */
+  PORT_IN_USE: 409,
+  /** The address and port is another server's allocation. */
+  ALLOCATION_TAKEN: 409,
 };
 
 export interface ErrorDetail {

@@ -148,6 +148,26 @@ const throwawayServer = async (world: World) => {
   await world.grant([SERVER, name]);
   return name;
 };
+/** A minimal egg named and identified by `name`. */
+const egg = (name: string) => ({
+  meta: { version: 'PTDL_v2' },
+  uuid: name,
+  name,
+  docker_images: { Debian: 'debian:12' },
+  startup: './run',
+  config: { files: '{}', startup: '{}', logs: '{}', stop: 'stop' },
+  variables: [],
+});
+const throwawayTemplate = async (world: World) => {
+  const response = await world.panel.app.inject({
+    method: 'POST',
+    url: '/api/templates/import',
+    headers: world.adminSession().headers,
+    payload: egg(world.unique('template')),
+  });
+  assert.equal(response.statusCode, 200, response.body);
+  return (JSON.parse(response.body) as { data: { id: string } }).data.id;
+};
 const running = async (world: World) => {
   await world.ensureRunning();
   return '';
@@ -184,6 +204,12 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/servers/:server/stop',                  [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
   row('POST',   '/api/servers/:server/restart',               [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
   row('POST',   '/api/servers/:server/kill',                  [401, 401, 403, 403, 200, 200, 403, 200], {}, { setup: running }),
+  // The shared server has no template: it has no variables to change and nothing to install.
+  row('GET',    '/api/servers/:server/variables',             [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('PUT',    '/api/servers/:server/variables',             [401, 401, 403, 403, 409, 409, 403, 409], { payload: { variables: { MOTD: 'x' } } }),
+  row('PUT',    '/api/servers/:server/allocations',           [401, 401, 403, 403, 403, 403, 403, 200], { payload: { allocations: [] } }),
+  row('POST',   '/api/servers/:server/install',               [401, 401, 403, 403, 409, 409, 403, 409], {}, { setup: stopped }),
+  row('PUT',    '/api/servers/:server/install',               [401, 401, 403, 403, 403, 403, 403, 200], { payload: { state: 'installed' } }, { setup: stopped }),
   row('POST',   '/api/servers/:server/command',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: { command: 'say access matrix' } }, { setup: running }),
   row('GET',    '/api/servers/:server/stats',                 [401, 401, 403, 403, 200, 200, 403, 200]),
   row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'header' }),
@@ -199,6 +225,11 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/servers/:server/files/rename',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `old_path=${c.made}&new_name=${c.made}.renamed` }), { setup: freshFile('rename') }),
   row('POST',   '/api/servers/:server/files/move',            [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { source: c.made, destination: `${c.made}.moved` } }), { setup: freshFile('move') }),
   row('DELETE', '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `path=${c.made}` }), { setup: freshFile('delete') }),
+
+  row('GET',    '/api/templates',                             [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('GET',    '/api/templates/:id',                         [401, 401, 403, 200, 200, 200, 200, 200], { params: { id: 'generic-command' } }),
+  row('POST',   '/api/templates/import',                      [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: egg(c.made) }), { setup: fresh('egg') }),
+  row('DELETE', '/api/templates/:id',                         [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ params: { id: c.made } }), { setup: throwawayTemplate }),
 
   row('GET',    '/api/tickets',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/tickets/create',                        [401, 401, 403, 200, 200, 200, 200, 200], { payload: { title: 'Access matrix', description: 'Opened by the access matrix' } }),

@@ -18,6 +18,7 @@ const ON_ANOTHER: Readonly<Record<Action, Row>> = {
   'users.read-stats': { admin: true, support: true, user: false, banned: false },
   'servers.list-all': { admin: true, support: false, user: false, banned: false },
   'servers.create': { admin: true, support: false, user: false, banned: false },
+  'templates.manage': { admin: true, support: false, user: false, banned: false },
   'servers.delete': { admin: true, support: false, user: false, banned: false },
   'server.use': { admin: true, support: false, user: false, banned: false },
   'server.configure-host': { admin: true, support: false, user: false, banned: false },

@@ -96,6 +96,9 @@ describe('server endpoints and permissions', () => {
         limits: { memoryBytes: null, cpuPercent: null, pids: null, diskBytes: null },
         runtime: 'process',
         image: null,
+        template: null,
+        install: { state: 'installed', exitCode: null, finishedAt: null },
+        allocations: [],
         createdAt: 'string',
       },
     );

@@ -51,6 +51,39 @@ export interface ServersTable {
   runtime: ColumnType<string, string | undefined, string>;
   /** The container image of the docker runtime. */
   image: string | null;
+  /** The template the server was made from, if any. */
+  template_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The values of the template's variables: a JSON object, environment name → value. */
+  variables: ColumnType<string, string | undefined, string>;
+  /** `installed` (the default, and every server without an install script), `not-installed`, `installing`, `failed`. */
+  install_state: ColumnType<string, string | undefined, string>;
+  install_exit_code: ColumnType<number | null, number | null | undefined, number | null>;
+  install_finished_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How the server's last process ended. */
+  last_exit_code: ColumnType<number | null, number | null | undefined, number | null>;
+  last_exit_signal: ColumnType<string | null, string | null | undefined, string | null>;
+  last_exit_out_of_memory: ColumnType<number | null, number | null | undefined, number | null>;
+  last_exit_at: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface TemplatesTable {
+  /** A slug made from the name. */
+  id: string;
+  uuid: string | null;
+  name: string;
+  format: string;
+  /** The TemplateDefinition, as JSON. */
+  definition: string;
+  /** The import's warnings, a JSON array of strings. */
+  warnings: string;
+  created_at: string;
+}
+
+export interface ServerAllocationsTable {
+  server_name: string;
+  ip: string;
+  port: number;
+  is_primary: number;
 }
 
 export interface UserServersTable {
@@ -97,6 +130,8 @@ export interface OidcIdentitiesTable {
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
+  templates: TemplatesTable;
+  server_allocations: ServerAllocationsTable;
   user_servers: UserServersTable;
   tickets: TicketsTable;
   ticket_messages: TicketMessagesTable;

@@ -30,7 +30,9 @@ export type Action =
   /** Change what a server runs on the host and with how much: commands, limits, runtime, image. */
   | 'server.configure-host'
   /** See, answer and move on every ticket. */
-  | 'tickets.manage';
+  | 'tickets.manage'
+  /** Import and delete server templates, and see every variable of a template. */
+  | 'templates.manage';
 
 /** What a server-scoped decision needs to know of the server: whether it is in the user's list. */
 export interface ServerGrant {
@@ -54,6 +56,7 @@ export function can(user: Pick<User, 'role'>, action: Action, server?: ServerGra
     case 'servers.create':
     case 'servers.delete':
     case 'server.configure-host':
+    case 'templates.manage':
       return user.role === 'admin';
     case 'server.use':
       return user.role === 'admin' || (server?.assigned ?? false);

@@ -1,6 +1,46 @@
 /** A game server as the panel knows it: its configuration, its limits and where it stands. */
 
-export type ServerStatus = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+/**
+ * `installing`: the template's install script runs; `starting`: the server runs but has not yet
+ * printed the template's startup-done line; `crashed`: it ended without anybody asking.
+ */
+export type ServerStatus =
+  'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+
+export const SERVER_STATUSES: readonly ServerStatus[] = [
+  'stopped',
+  'installing',
+  'starting',
+  'running',
+  'stopping',
+  'crashed',
+];
+
+/**
+ * Whether the server's files are ready to run: `not-installed` until its template's install
+ * script has succeeded (or an admin marked it installed), `failed` after an install that did not.
+ */
+export type InstallState = 'installed' | 'not-installed' | 'installing' | 'failed';
+
+export const INSTALL_STATES: readonly InstallState[] = [
+  'installed',
+  'not-installed',
+  'installing',
+  'failed',
+];
+
+export interface InstallInfo {
+  readonly state: InstallState;
+  /** The exit code of the last install, when one ended. */
+  readonly exitCode: number | null;
+  readonly finishedAt: string | null;
+}
+
+/** An address and port of the host given to a server; the first of a server's is its primary. */
+export interface Allocation {
+  readonly ip: string;
+  readonly port: number;
+}
 
 /** Resource limits of a server; null: none. */
 export interface ServerLimits {
@@ -32,11 +72,27 @@ export interface ServerConfig {
   readonly runtime: RuntimeKind;
   /** The container image (docker runtime); null for the process runtime. */
   readonly image: string | null;
+  /** The template the server was made from; its start is rendered from it and `variables`. */
+  readonly template: string | null;
+  readonly install: InstallInfo;
+  /** Primary first; empty when the server has none. */
+  readonly allocations: readonly Allocation[];
   readonly createdAt: string;
+}
+
+/** How the server's last process ended, as recorded (kept across panel restarts). */
+export interface RecordedExit {
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly outOfMemory: boolean;
+  readonly at: string;
 }
 
 /** The configuration and what the panel recorded of the server's process, to find it again. */
 export interface ServerRecord extends ServerConfig {
+  /** The values of the template's variables, by environment name (every one, viewable or not). */
+  readonly variables: Readonly<Record<string, string>>;
+  readonly lastExit: RecordedExit | null;
   readonly desiredRunning: boolean;
   readonly pid: number | null;
   readonly pidIdentity: string | null;

@@ -9,7 +9,8 @@
  * service, the only module that holds a ServerHost). Another machine, later, is another
  * implementation of this port.
  */
-import type { ServerRecord, ServerStatus } from '../domain/server.js';
+import type { InstallState, ServerRecord, ServerStatus } from '../domain/server.js';
+import type { TemplateDefinition } from '../domain/template.js';
 import type { FeedEvent } from './local/console-feed.js';
 import type { ConsoleLine } from './local/console-log.js';
 import type { ServerStorage } from './local/storage.js';
@@ -80,6 +81,20 @@ export interface ServerRecords {
     process: { pid: number; identity: string; startedAt: Date },
   ): Promise<void>;
   recordStopped(name: string, desiredRunning: boolean): Promise<void>;
+  /** How the server's last process ended (kept across the panel's restarts). */
+  recordExit(
+    name: string,
+    exit: { code: number | null; signal: string | null; outOfMemory: boolean; at: Date },
+  ): Promise<void>;
+  setInstall(
+    name: string,
+    install: { state: InstallState; exitCode?: number | null; finishedAt?: string | null },
+  ): Promise<void>;
+}
+
+/** Where the host finds the template a server was made from. */
+export interface TemplateSource {
+  find(id: string): Promise<TemplateDefinition | undefined>;
 }
 
 /** One line of the start-up log about how servers run here. */
@@ -108,6 +123,11 @@ export interface ServerHost {
   restart(name: string): Promise<ServerStatus>;
   /** Ends every process of the server at once, without the stop command. */
   kill(name: string): Promise<ServerStatus>;
+  /**
+   * Runs the server's template install script (status `installing`); answers once it runs. Its
+   * end sets the install state: `installed` on exit code 0, else `failed`.
+   */
+  install(name: string): Promise<ServerStatus>;
 
   console(name: string): ServerConsole;
   /** Writes one line to the server's input, shown to every reader as typed by `by`. */

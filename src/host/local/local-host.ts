@@ -3,8 +3,16 @@
  * storage of the servers' folders, and the runtimes that run them, put together.
  */
 import type { Logger } from '../../log.js';
-import type { DiscardedServer, HostReport, ServerHost, ServerRecords } from '../host.js';
+import type {
+  DiscardedServer,
+  HostReport,
+  ServerHost,
+  ServerRecords,
+  TemplateSource,
+} from '../host.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { checkPortsFree } from './ports.js';
+import { prepareConfigFiles } from './prepare-files.js';
 import { ServerStorage, type FileOwner } from './storage.js';
 import { Supervisor, type Runtimes } from './supervisor.js';
 
@@ -15,6 +23,7 @@ export interface LocalHostOptions {
   readonly owner: FileOwner | null;
   readonly runtimes: Runtimes;
   readonly records: ServerRecords;
+  readonly templates: TemplateSource;
   readonly log: Logger;
   readonly now: () => Date;
   /** How long a running server may stay over its disk quota before it is stopped. */
@@ -35,6 +44,9 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
   const supervisor = new Supervisor({
     runtimes: options.runtimes,
     servers: options.records,
+    templates: options.templates,
+    prepareFiles: (record, template) => prepareConfigFiles(storage, record, template, options.log),
+    checkPorts: (record) => checkPortsFree(record.allocations),
     storage,
     log: options.log,
     now: options.now,
@@ -63,6 +75,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     stop: (name) => supervisor.stop(name),
     restart: (name) => supervisor.restart(name),
     kill: (name) => supervisor.kill(name),
+    install: (name) => supervisor.install(name),
     console: (name) => ({
       history: () => supervisor.history(name),
       subscribe: (listener) => supervisor.subscribe(name, listener),

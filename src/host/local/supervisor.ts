@@ -4,11 +4,17 @@
  * listeners), and the panel's own life: leftovers of a killed panel are ended and the servers
  * that should run are started again; the panel's shutdown stops every server gracefully.
  */
-import { parseCommand } from '../../domain/command.js';
 import type { RuntimeKind, ServerRecord, ServerStatus } from '../../domain/server.js';
+import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { ConsoleEvent, LastExit, ServerRecords, ServerState } from '../host.js';
+import type {
+  ConsoleEvent,
+  LastExit,
+  ServerRecords,
+  ServerState,
+  TemplateSource,
+} from '../host.js';
 import {
   NO_LIMITS,
   RuntimeUnavailableError,
@@ -21,6 +27,7 @@ import {
   type Usage,
 } from '../runtime/runtime.js';
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
+import { doneMatcher, installLaunch, serverLaunch, stopMethodOf } from './launch.js';
 import type { ConsoleLine } from './console-log.js';
 import type { ServerStorage } from './storage.js';
 
@@ -54,6 +61,14 @@ interface Entry {
   restarts: number[];
   /** A person sent the running process a command: a clean exit afterwards is a stop, not a crash. */
   commandSent: boolean;
+  /** A person typed the stop command (or stop, quit, exit…): any exit afterwards is a stop. */
+  stopTyped: boolean;
+  /** The template's install script, while it runs (then also `process`). */
+  installing: RunningProcess | null;
+  /** Stops watching the console for the startup-done line. */
+  unwatch: (() => void) | null;
+  /** The stop command the running process was started with. */
+  stopCommand: string | null;
   /** How the last process ended, since the panel started. */
   lastExit: LastExit | null;
   /** The disk quota the running process started with; null: none. */
@@ -67,6 +82,12 @@ interface Entry {
 
 /** The runtimes a server may be configured with. */
 export type Runtimes = Readonly<Record<RuntimeKind, Runtime>>;
+
+/** What a person types to stop a game server, whatever its configured stop command. */
+const STOP_WORDS = new Set(['stop', 'quit', 'exit', 'end', 'shutdown', '/stop', '/quit']);
+
+/** Checks, before a start, that no other program holds the server's ports. */
+export type PortCheck = (record: ServerRecord) => Promise<void>;
 
 const LIMIT_LABELS: Record<LimitName, string> = {
   memoryBytes: 'memory',
@@ -86,6 +107,13 @@ export class Supervisor {
     private readonly deps: {
       readonly runtimes: Runtimes;
       readonly servers: ServerRecords;
+      readonly templates: TemplateSource;
+      /** Applies the template's config-file rules before a start; its lines go to the console. */
+      readonly prepareFiles: (
+        record: ServerRecord,
+        template: TemplateDefinition,
+      ) => Promise<string[]>;
+      readonly checkPorts: PortCheck;
       readonly storage: Pick<ServerStorage, 'create' | 'directoryOf' | 'diskUsage'>;
       readonly log: Logger;
       readonly now: () => Date;
@@ -125,6 +153,112 @@ export class Supervisor {
   start(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
     return entry.lock.run(() => this.#start(name, entry, false));
+  }
+
+  /**
+   * Runs the template's install script with the server's folder at /mnt/server, its output in
+   * the console, as the server would run (same runtime, user and limits). Answers once it has
+   * started; its end sets the install state: `installed` on exit code 0, else `failed`.
+   */
+  install(name: string): Promise<ServerStatus> {
+    const entry = this.#entry(name);
+    return entry.lock.run(async () => {
+      if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
+      if (entry.process || entry.status !== 'stopped') {
+        if (entry.status !== 'crashed')
+          throw new AppError(
+            'CONFLICT',
+            `Stop the server before installing it (it is ${entry.status})`,
+          );
+      }
+      this.#cancelRestart(entry);
+      const record = await this.#record(name);
+      const template =
+        record.template === null ? undefined : await this.deps.templates.find(record.template);
+      const script = template?.install;
+      if (!template || !script) {
+        throw new AppError('CONFLICT', "The server's template has no install script");
+      }
+      const runtime = this.deps.runtimes[record.runtime];
+      const launch = installLaunch(record, template);
+      this.#refuseUnenforced(runtime, record);
+      this.#setStatus(entry, 'installing');
+      await this.deps.servers.setInstall(name, { state: 'installing' });
+      let process: RunningProcess;
+      try {
+        await this.deps.storage.create(name);
+        entry.log.append(`[panel] installing with the ${launch.argv[0]} script of the template`);
+        process = await runtime.start({
+          name,
+          argv: launch.argv,
+          cwd: this.deps.storage.directoryOf(name),
+          limits: resourceLimits(record),
+          image: record.runtime === 'docker' ? script.image : null,
+          env: launch.env,
+          ports: [],
+          install: { script: script.script },
+        });
+      } catch (error) {
+        const message =
+          error instanceof AppError
+            ? error.message
+            : error instanceof Error
+              ? error.message
+              : String(error);
+        entry.log.append(`[panel] the install could not start: ${message}`);
+        await this.deps.servers.setInstall(name, {
+          state: 'failed',
+          exitCode: null,
+          finishedAt: this.deps.now().toISOString(),
+        });
+        this.#setStatus(entry, 'stopped');
+        if (error instanceof StartRefusedError) throw new AppError('START_REFUSED', error.message);
+        if (error instanceof RuntimeUnavailableError)
+          throw new AppError('RUNTIME_UNAVAILABLE', error.message);
+        if (error instanceof StartError) return entry.status;
+        throw error;
+      }
+      entry.installing = process;
+      entry.process = process;
+      entry.stopRequested = false;
+      const output = entry.log.output();
+      process.onOutput((chunk, stream) => {
+        output.write(chunk, stream);
+      });
+      void process.exited
+        .then((exit) => {
+          output.end();
+          return entry.lock.run(() => this.#installed(name, entry, process, exit));
+        })
+        .catch((error: unknown) => {
+          this.deps.log.error(
+            { err: error, server: name },
+            'could not record the end of an install',
+          );
+        });
+      return entry.status;
+    });
+  }
+
+  /** The install script ended. Must run under the entry's lock. */
+  async #installed(name: string, entry: Entry, process: RunningProcess, exit: ExitInfo) {
+    // A stop or kill of the install has already ended it as a stop; its state is set here.
+    if (entry.installing !== process) return;
+    if (entry.process === process) entry.process = null;
+    entry.installing = null;
+    const ok = exit.code === 0 && !entry.stopRequested;
+    const how = exit.signal === null ? `code ${exit.code ?? 'unknown'}` : `signal ${exit.signal}`;
+    entry.log.append(
+      ok
+        ? '[panel] installed'
+        : `[panel] the install failed (${how}); the server cannot start until an install succeeds`,
+    );
+    await this.deps.servers.setInstall(name, {
+      state: ok ? 'installed' : 'failed',
+      exitCode: exit.code,
+      finishedAt: this.deps.now().toISOString(),
+    });
+    this.#setStatus(entry, 'stopped');
   }
 
   stop(name: string): Promise<ServerStatus> {
@@ -184,12 +318,16 @@ export class Supervisor {
   command(name: string, command: string, by: string): void {
     const entry = this.#entries.get(name);
     const process = entry?.process;
-    if (entry?.status !== 'running' || !process) {
+    const status = entry?.status;
+    if ((status !== 'running' && status !== 'starting' && status !== 'installing') || !process) {
       throw new AppError('CONFLICT', 'The server is not running');
     }
     entry.log.append(`[panel] ${by}> ${command}`);
     const written = process.writeLine(command);
     entry.commandSent = true;
+    const typed = command.trim().toLowerCase();
+    if (STOP_WORDS.has(typed) || typed === entry.stopCommand?.trim().toLowerCase())
+      entry.stopTyped = true;
     void (written ? process.readsInput() : Promise.resolve(false))
       .then((reads) => {
         if (!reads && entry.process === process) {
@@ -251,6 +389,13 @@ export class Supervisor {
         );
       if (record.pid !== null)
         await this.deps.servers.recordStopped(record.name, record.desiredRunning);
+      // An install the panel's end cut short did not finish.
+      if (record.install.state === 'installing')
+        await this.deps.servers.setInstall(record.name, {
+          state: 'failed',
+          exitCode: null,
+          finishedAt: this.deps.now().toISOString(),
+        });
     }
     for (const record of records.filter((r) => r.desiredRunning && !adopted.has(r.name))) {
       try {
@@ -286,6 +431,10 @@ export class Supervisor {
         restartTimer: null,
         restarts: [],
         commandSent: false,
+        stopTyped: false,
+        installing: null,
+        unwatch: null,
+        stopCommand: null,
         lastExit: null,
         diskLimit: null,
         overQuotaSince: null,
@@ -321,36 +470,45 @@ export class Supervisor {
       entry.restarts = [];
     }
     const record = await this.#record(name);
-    const command = parseCommand(record.startCommand);
-    if (!command.ok) throw new AppError('VALIDATION_FAILED', `startCommand: ${command.reason}`);
-    const runtime = this.deps.runtimes[record.runtime];
-    const limits = {
-      memoryBytes: record.limits.memoryBytes,
-      cpuPercent: record.limits.cpuPercent,
-      pids: record.limits.pids,
-    };
-    const unenforced = (Object.keys(NO_LIMITS) as LimitName[]).filter(
-      (limit) => limits[limit] !== null && !runtime.enforces.has(limit),
-    );
-    if (unenforced.length > 0) {
+    const install = record.install;
+    if (install.state !== 'installed') {
       throw new AppError(
-        'LIMITS_UNAVAILABLE',
-        `This host cannot enforce the server's ${unenforced.map((limit) => LIMIT_LABELS[limit]).join(', ')} limit (${runtime.limitsUnavailableReason ?? 'not supported'}); it is not started without it`,
+        'NOT_INSTALLED',
+        install.state === 'failed'
+          ? `The server's install failed${install.exitCode === null ? '' : ` (exit code ${install.exitCode})`}: install it again, or an admin marks it installed`
+          : install.state === 'installing'
+            ? 'The server is being installed'
+            : 'The server is not installed yet: run its install first',
       );
     }
+    const template =
+      record.template === null ? null : ((await this.deps.templates.find(record.template)) ?? null);
+    const launch = serverLaunch(record, template);
+    const runtime = this.deps.runtimes[record.runtime];
+    const limits = resourceLimits(record);
+    this.#refuseUnenforced(runtime, record);
     await this.#checkDisk(name, record);
     entry.diskLimit = record.limits.diskBytes;
+
+    await this.deps.checkPorts(record);
 
     this.#setStatus(entry, 'starting');
     let process: RunningProcess;
     try {
       await this.deps.storage.create(name);
+      if (template !== null) {
+        for (const line of await this.deps.prepareFiles(record, template)) entry.log.append(line);
+      }
+      if (launch.shown !== null) entry.log.append(`[panel] starting: ${launch.shown}`);
       process = await runtime.start({
         name,
-        argv: command.argv,
+        argv: launch.argv,
         cwd: this.deps.storage.directoryOf(name),
         limits,
         image: record.image,
+        env: launch.env,
+        ports: record.allocations,
+        install: null,
       });
     } catch (error) {
       if (!(error instanceof StartError)) {
@@ -365,7 +523,22 @@ export class Supervisor {
       await this.deps.servers.recordStopped(name, false);
       return entry.status;
     }
-    return this.#attach(name, entry, process, 'started');
+    entry.stopCommand = record.stopCommand;
+    return this.#attach(name, entry, process, 'started', launch.donePatterns);
+  }
+
+  /** Refuses a start when a limit is set that the runtime cannot have the kernel enforce. */
+  #refuseUnenforced(runtime: Runtime, record: ServerRecord): void {
+    const limits = resourceLimits(record);
+    const unenforced = (Object.keys(NO_LIMITS) as LimitName[]).filter(
+      (limit) => limits[limit] !== null && !runtime.enforces.has(limit),
+    );
+    if (unenforced.length > 0) {
+      throw new AppError(
+        'LIMITS_UNAVAILABLE',
+        `This host cannot enforce the server's ${unenforced.map((limit) => LIMIT_LABELS[limit]).join(', ')} limit (${runtime.limitsUnavailableReason ?? 'not supported'}); it is not started without it`,
+      );
+    }
   }
 
   /**
@@ -377,11 +550,15 @@ export class Supervisor {
     entry: Entry,
     process: RunningProcess,
     how: 'started' | 'took over',
+    donePatterns: readonly string[] = [],
   ): Promise<ServerStatus> {
     entry.process = process;
     entry.overQuotaSince = null;
     entry.stopRequested = false;
     entry.commandSent = false;
+    entry.stopTyped = false;
+    entry.unwatch?.();
+    entry.unwatch = null;
     const output = entry.log.output();
     process.onOutput((chunk, stream) => {
       output.write(chunk, stream);
@@ -391,13 +568,17 @@ export class Supervisor {
     void process.exited
       .then((exit) => {
         output.end();
+        entry.unwatch?.();
+        entry.unwatch = null;
         entry.lastExit = {
           code: exit.code,
           signal: exit.signal,
           outOfMemory: exit.outOfMemory,
           at: this.deps.now(),
         };
-        return entry.lock.run(() => this.#exited(name, entry, process, exit));
+        return this.deps.servers
+          .recordExit(name, entry.lastExit)
+          .then(() => entry.lock.run(() => this.#exited(name, entry, process, exit)));
       })
       .catch((error: unknown) => {
         this.deps.log.error({ err: error, server: name }, 'could not record a server exit');
@@ -408,7 +589,22 @@ export class Supervisor {
         ? `[panel] started (pid ${process.pid})`
         : `[panel] took over the server, still running since the panel's last start (pid ${process.pid})`,
     );
-    this.#setStatus(entry, 'running');
+    if (donePatterns.length === 0) {
+      this.#setStatus(entry, 'running');
+      return entry.status;
+    }
+    // Starting until a line of the server's own says it is done (never a line of the panel's,
+    // which may repeat what somebody typed).
+    const done = doneMatcher(donePatterns);
+    const unsubscribe = entry.log.subscribe((event) => {
+      if (event.type !== 'log' || entry.process !== process || entry.status !== 'starting') return;
+      if (event.lines.some((line) => !line.startsWith('[panel] ') && done(line))) {
+        unsubscribe();
+        entry.unwatch = null;
+        this.#setStatus(entry, 'running');
+      }
+    });
+    entry.unwatch = unsubscribe;
     return entry.status;
   }
 
@@ -422,7 +618,19 @@ export class Supervisor {
     entry.stopRequested = true;
     this.#setStatus(entry, 'stopping');
     const exited = process.exited.then(() => true);
-    if (record.stopCommand !== null && process.writeLine(record.stopCommand)) {
+    // An install script is not the server: it gets no stop command, only the signals.
+    const method = entry.installing ? null : stopMethodOf(record.stopCommand);
+    if (method?.type === 'signal') {
+      entry.log.append(
+        method.signal === 'SIGKILL'
+          ? '[panel] the stop is SIGKILL (^^C)'
+          : `[panel] sent ${method.signal}; waiting up to ${record.stopTimeoutSeconds} s`,
+      );
+      if (method.signal === 'SIGKILL') await process.kill();
+      else await process.terminate(method.signal);
+      if (await within(exited, record.stopTimeoutSeconds * 1000))
+        return this.#stopped(entry, record, options);
+    } else if (method !== null && process.writeLine(method.command)) {
       entry.log.append(
         `[panel] sent the stop command; waiting up to ${record.stopTimeoutSeconds} s`,
       );
@@ -456,8 +664,9 @@ export class Supervisor {
     if (entry.process !== process || entry.stopRequested) return;
     entry.process = null;
     const how = exit.signal === null ? `code ${exit.code ?? 'unknown'}` : `signal ${exit.signal}`;
-    // `stop`, `quit` or `exit` typed by a person: the server ended as asked.
-    if (exit.code === 0 && entry.commandSent) {
+    // The stop command (or stop, quit, exit…) typed by a person: the server ended as asked,
+    // whatever its exit code; a clean exit after any command, too.
+    if (entry.stopTyped || (exit.code === 0 && entry.commandSent)) {
       entry.log.append(`[panel] the server exited (${how}) after a command; stopped`);
       this.#setStatus(entry, 'stopped');
       await this.deps.servers.recordStopped(name, false);
@@ -592,5 +801,11 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
     clearTimeout(timer);
   }
 }
+
+const resourceLimits = (record: ServerRecord) => ({
+  memoryBytes: record.limits.memoryBytes,
+  cpuPercent: record.limits.cpuPercent,
+  pids: record.limits.pids,
+});
 
 const mebibytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;

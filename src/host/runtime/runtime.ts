@@ -4,7 +4,7 @@
  * the Docker runtime (a container per server) another.
  */
 
-import type { ServerLimits } from '../../domain/server.js';
+import type { Allocation, ServerLimits } from '../../domain/server.js';
 
 /** The server's limits the kernel enforces (the disk quota is the panel's); null: none. */
 export type ResourceLimits = Omit<ServerLimits, 'diskBytes'>;
@@ -23,7 +23,24 @@ export interface LaunchSpec {
   readonly limits: ResourceLimits;
   /** The container image, for runtimes that run one; ignored by the process runtime. */
   readonly image: string | null;
+  /**
+   * Variables added to the server's minimal environment (a template's); they never replace
+   * PATH, HOME or LANG.
+   */
+  readonly env: Readonly<Record<string, string>>;
+  /** The server's addresses and ports, primary first: a container has them published. */
+  readonly ports: readonly Allocation[];
+  /**
+   * Set for a template's install script rather than the server: `argv` runs
+   * `/mnt/install/install.sh`, with the server's folder at `/mnt/server` (where egg scripts
+   * expect them) as the working directory.
+   */
+  readonly install: { readonly script: string } | null;
 }
+
+/** Where an install script finds the server's folder and itself (the eggs' paths). */
+export const INSTALL_SERVER_DIR = '/mnt/server';
+export const INSTALL_SCRIPT_DIR = '/mnt/install';
 
 export interface ExitInfo {
   readonly code: number | null;
@@ -61,8 +78,11 @@ export interface RunningProcess {
    * what is written there is never read; true when it does or when that cannot be told.
    */
   readsInput(): Promise<boolean>;
-  /** Asks the server's processes to end (SIGTERM), leaving any sandbox wrapper alone. */
-  terminate(): Promise<void>;
+  /**
+   * Asks the server's processes to end (SIGTERM, or SIGINT for a template whose stop is `^C`),
+   * leaving any sandbox wrapper alone.
+   */
+  terminate(signal?: 'SIGTERM' | 'SIGINT'): Promise<void>;
   /** Ends every process of the server at once (SIGKILL). */
   kill(): Promise<void>;
   usage(): Promise<Usage>;

@@ -1,9 +1,16 @@
 /** The only code that queries the servers table. */
-import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { withConstraints } from '../../db/database.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import type { Database, ServersTable } from '../../db/schema.js';
-import type { ServerConfig, ServerLimits, ServerRecord } from '../../domain/server.js';
+import {
+  INSTALL_STATES,
+  type Allocation,
+  type InstallState,
+  type ServerConfig,
+  type ServerLimits,
+  type ServerRecord,
+} from '../../domain/server.js';
 import { byText } from '../../sort.js';
 
 export type ConfigChanges = Partial<
@@ -22,7 +29,24 @@ export type ConfigChanges = Partial<
 const bytes = (value: number | string | null): number | null =>
   value === null ? null : Number(value);
 
-const toRecord = (row: Selectable<ServersTable>): ServerRecord => ({
+const installState = (value: string): InstallState =>
+  INSTALL_STATES.find((state) => state === value) ?? 'not-installed';
+
+/** The stored variables; anything but an object of texts (never written so) counts as none. */
+function variablesOf(text: string): Record<string, string> {
+  const parsed: unknown = JSON.parse(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+  return Object.fromEntries(
+    Object.entries(parsed).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
+}
+
+const toRecord = (
+  row: Selectable<ServersTable>,
+  allocations: readonly Allocation[],
+): ServerRecord => ({
   name: row.name,
   displayName: row.display_name,
   startCommand: row.start_command,
@@ -37,7 +61,24 @@ const toRecord = (row: Selectable<ServersTable>): ServerRecord => ({
   },
   runtime: row.runtime === 'docker' ? 'docker' : 'process',
   image: row.image,
+  template: row.template_id,
+  install: {
+    state: installState(row.install_state),
+    exitCode: row.install_exit_code,
+    finishedAt: row.install_finished_at,
+  },
+  allocations,
   createdAt: row.created_at,
+  variables: variablesOf(row.variables),
+  lastExit:
+    row.last_exit_at === null
+      ? null
+      : {
+          code: row.last_exit_code,
+          signal: row.last_exit_signal,
+          outOfMemory: row.last_exit_out_of_memory === 1,
+          at: row.last_exit_at,
+        },
   desiredRunning: row.desired_running === 1,
   pid: row.pid,
   pidIdentity: row.pid_identity,
@@ -50,6 +91,25 @@ function limitColumns(limits: Partial<ServerLimits>) {
     ...(limits.pids === undefined ? {} : { pids_limit: limits.pids }),
     ...(limits.diskBytes === undefined ? {} : { disk_limit_bytes: limits.diskBytes }),
   };
+}
+
+async function insertAllocations(
+  trx: Transaction<Database>,
+  name: string,
+  allocations: readonly Allocation[],
+): Promise<void> {
+  if (allocations.length === 0) return;
+  await trx
+    .insertInto('server_allocations')
+    .values(
+      allocations.map((allocation, index) => ({
+        server_name: name,
+        ip: allocation.ip,
+        port: allocation.port,
+        is_primary: index === 0 ? 1 : 0,
+      })),
+    )
+    .execute();
 }
 
 /** Between names in `allNames`: a name is a folder name, which can never hold it. */
@@ -76,7 +136,49 @@ export class ServersRepository {
       .selectAll()
       .where('name', '=', name)
       .executeTakeFirst();
-    return row && toRecord(row);
+    return row && toRecord(row, await this.#allocations([name]).then((all) => all.get(name) ?? []));
+  }
+
+  /** The allocations of the servers named, primary first, by server. */
+  async #allocations(names: readonly string[]): Promise<Map<string, Allocation[]>> {
+    const byServer = new Map<string, Allocation[]>();
+    if (names.length === 0) return byServer;
+    const rows = await this.db
+      .selectFrom('server_allocations')
+      .select(['server_name', 'ip', 'port', 'is_primary'])
+      .where('server_name', 'in', [...names])
+      .orderBy('is_primary', 'desc')
+      .orderBy('port')
+      .orderBy('ip')
+      .execute();
+    for (const row of rows) {
+      const list = byServer.get(row.server_name) ?? [];
+      list.push({ ip: row.ip, port: row.port });
+      byServer.set(row.server_name, list);
+    }
+    return byServer;
+  }
+
+  /** Every allocation of the host, with its server. */
+  async allAllocations(): Promise<(Allocation & { server: string })[]> {
+    const rows = await this.db
+      .selectFrom('server_allocations')
+      .select(['server_name', 'ip', 'port'])
+      .execute();
+    return rows.map((row) => ({ server: row.server_name, ip: row.ip, port: row.port }));
+  }
+
+  /**
+   * Replaces the server's allocations (the first one primary) in one transaction. Throws
+   * AlreadyExists when an address and port is another server's.
+   */
+  async setAllocations(name: string, allocations: readonly Allocation[]): Promise<void> {
+    await withConstraints(() =>
+      this.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('server_allocations').where('server_name', '=', name).execute();
+        await insertAllocations(trx, name, allocations);
+      }),
+    );
   }
 
   /** Every server, or those named in `names`, sorted by name. */
@@ -84,7 +186,11 @@ export class ServersRepository {
     if (names?.length === 0) return [];
     let query = this.db.selectFrom('servers').selectAll();
     if (names) query = query.where('name', 'in', [...names]);
-    return (await query.execute()).map(toRecord).sort((a, b) => byText(a.name, b.name));
+    const rows = await query.execute();
+    const allocations = await this.#allocations(rows.map((row) => row.name));
+    return rows
+      .map((row) => toRecord(row, allocations.get(row.name) ?? []))
+      .sort((a, b) => byText(a.name, b.name));
   }
 
   /** The names among `names` that exist. */
@@ -104,10 +210,16 @@ export class ServersRepository {
     return names === null ? [] : names.split(NAME_SEPARATOR).sort(byText);
   }
 
-  /** Throws the database's unique violation when the name is taken. */
-  /** Adds the server; false when one of that name exists. */
-  async insert(config: ServerConfig): Promise<boolean> {
-    const insert = this.db.insertInto('servers').values({
+  /**
+   * Adds the server with its variables and allocations in one transaction; false when one of
+   * that name exists. Throws AlreadyExists when an allocation is another server's, and
+   * NoLongerExists when its template was deleted meanwhile.
+   */
+  async insert(
+    config: ServerConfig,
+    variables: Readonly<Record<string, string>> = {},
+  ): Promise<boolean> {
+    const row = {
       name: config.name,
       display_name: config.displayName,
       start_command: config.startCommand,
@@ -125,14 +237,79 @@ export class ServersRepository {
       pid: null,
       pid_identity: null,
       started_at: null,
-    });
+      template_id: config.template,
+      variables: JSON.stringify(variables),
+      install_state: config.install.state,
+    };
+    const taken = await this.db
+      .selectFrom('servers')
+      .select('name')
+      .where('name', '=', config.name)
+      .executeTakeFirst();
+    if (taken) return false;
     try {
-      await withConstraints(() => insert.execute());
+      await withConstraints(() =>
+        this.db.transaction().execute(async (trx) => {
+          await trx.insertInto('servers').values(row).execute();
+          await insertAllocations(trx, config.name, config.allocations);
+        }),
+      );
       return true;
     } catch (error) {
-      if (error instanceof AlreadyExists) return false;
+      // The name was taken meanwhile: the same answer as above. An allocation taken is the caller's.
+      if (error instanceof AlreadyExists && (await this.find(config.name))) return false;
       throw error;
     }
+  }
+
+  async setVariables(name: string, variables: Readonly<Record<string, string>>): Promise<void> {
+    await this.db
+      .updateTable('servers')
+      .set({ variables: JSON.stringify(variables) })
+      .where('name', '=', name)
+      .execute();
+  }
+
+  async setInstall(
+    name: string,
+    install: { state: InstallState; exitCode?: number | null; finishedAt?: string | null },
+  ): Promise<void> {
+    await this.db
+      .updateTable('servers')
+      .set({
+        install_state: install.state,
+        ...(install.exitCode === undefined ? {} : { install_exit_code: install.exitCode }),
+        ...(install.finishedAt === undefined ? {} : { install_finished_at: install.finishedAt }),
+      })
+      .where('name', '=', name)
+      .execute();
+  }
+
+  /** How the server's last process ended. */
+  async recordExit(
+    name: string,
+    exit: { code: number | null; signal: string | null; outOfMemory: boolean; at: Date },
+  ): Promise<void> {
+    await this.db
+      .updateTable('servers')
+      .set({
+        last_exit_code: exit.code,
+        last_exit_signal: exit.signal,
+        last_exit_out_of_memory: exit.outOfMemory ? 1 : 0,
+        last_exit_at: exit.at.toISOString(),
+      })
+      .where('name', '=', name)
+      .execute();
+  }
+
+  /** Whether any server was made from the template. */
+  async usesTemplate(id: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('servers')
+      .select('name')
+      .where('template_id', '=', id)
+      .execute();
+    return rows.map((row) => row.name).sort(byText);
   }
 
   async update(name: string, changes: ConfigChanges): Promise<void> {

@@ -2,15 +2,19 @@ import { currentUser } from '../../http/access.js';
 import { responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import {
+  AllocationsBody,
   CommandBody,
   ConfigEnvelope,
   CreateBody,
   DeletedEnvelope,
+  InstallStateBody,
   ServerListEnvelope,
   ServerParams,
   StatsEnvelope,
   StatusEnvelope,
   UpdateBody,
+  VariablesEnvelope,
+  VariablesUpdateBody,
 } from './servers.schemas.js';
 import type { ServersService } from './servers.service.js';
 
@@ -33,12 +37,114 @@ export function serversRoutes(app: App, servers: ServersService): void {
       config: { access: { action: 'servers.create' } },
       schema: {
         tags: ['servers'],
-        summary: 'Create a server and its directory (admin)',
+        summary: 'Create a server and its directory (admin), from a template or a start command',
+        description:
+          'With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server has them (409 ALLOCATION_TAKEN).',
         body: CreateBody,
         response: responses(ConfigEnvelope, 400, 401, 403, 409),
       },
     },
     async (request) => ({ message: 'Server created', data: await servers.create(request.body) }),
+  );
+
+  app.get(
+    '/api/servers/:server/variables',
+    {
+      schema: {
+        tags: ['servers'],
+        summary: "The server's template variables (a user sees those marked viewable)",
+        params: ServerParams,
+        response: responses(VariablesEnvelope, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      message: 'Server variables',
+      data: await servers.variables(currentUser(request), request.params.server),
+    }),
+  );
+
+  app.put(
+    '/api/servers/:server/variables',
+    {
+      schema: {
+        tags: ['servers'],
+        summary: 'Change some variables; they take effect at the next start',
+        description:
+          'A user may change only the variables marked editable (403 for another they see, 400 for one they do not). Each value is checked against its rules (400 naming the variable).',
+        params: ServerParams,
+        body: VariablesUpdateBody,
+        response: responses(VariablesEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Server variables saved',
+      data: await servers.setVariables(
+        currentUser(request),
+        request.params.server,
+        request.body.variables,
+      ),
+    }),
+  );
+
+  app.put(
+    '/api/servers/:server/allocations',
+    {
+      config: { access: { action: 'server.configure-host' } },
+      schema: {
+        tags: ['servers'],
+        summary: "Replace the server's addresses and ports (admin); the first is its primary",
+        description:
+          'Taken into account at the next start. 409 ALLOCATION_TAKEN when another server has one (0.0.0.0 counts as every address); a start whose port another program holds is refused with 409 PORT_IN_USE.',
+        params: ServerParams,
+        body: AllocationsBody,
+        response: responses(ConfigEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Server allocations saved',
+      data: await servers.setAllocations(request.params.server, request.body.allocations),
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/install',
+    {
+      schema: {
+        tags: ['servers'],
+        summary:
+          "Run the template's install script (status installing); its output is in the console",
+        description:
+          'Answers once it runs. Exit code 0 makes the server installed; anything else failed, and it cannot start until an install succeeds or an admin marks it installed. 409 while the server runs or when its template has no script.',
+        params: ServerParams,
+        response: responses(StatusEnvelope, 401, 403, 404, 409, 503),
+      },
+    },
+    async (request) => {
+      const { server } = request.params;
+      const status = await servers.install(currentUser(request), server);
+      return {
+        message: status === 'installing' ? 'Install started' : 'Install did not start',
+        data: { name: server, status },
+      };
+    },
+  );
+
+  app.put(
+    '/api/servers/:server/install',
+    {
+      config: { access: { action: 'server.configure-host' } },
+      schema: {
+        tags: ['servers'],
+        summary: 'Mark the server installed, or not, whatever its install did (admin)',
+        params: ServerParams,
+        body: InstallStateBody,
+        response: responses(ConfigEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Install state saved',
+      data: await servers.markInstalled(request.params.server, request.body.state),
+    }),
   );
 
   app.get(
@@ -97,7 +203,9 @@ export function serversRoutes(app: App, servers: ServersService): void {
       schema: {
         tags: ['servers'],
         summary:
-          'Start the server; 409 when it already runs, is over its disk quota, has a limit the host cannot enforce or its image is missing; 503 when its runtime (Docker) cannot be reached',
+          'Start the server; 409 when it already runs, is not installed, is over its disk quota, has a limit the host cannot enforce, its image is missing or its port is held by another program; 503 when its runtime (Docker) cannot be reached',
+        description:
+          "A server made from a template answers `starting` until its console shows the startup-done line, then turns `running`. Before each start the template's config-file rules are applied.",
         params: ServerParams,
         response: responses(StatusEnvelope, 400, 401, 403, 404, 409, 503),
       },
@@ -106,7 +214,12 @@ export function serversRoutes(app: App, servers: ServersService): void {
       const { server } = request.params;
       const status = await servers.start(currentUser(request), server);
       return {
-        message: status === 'running' ? 'Server started' : 'Server did not start',
+        message:
+          status === 'running'
+            ? 'Server started'
+            : status === 'starting'
+              ? 'Server starting'
+              : 'Server did not start',
         data: { name: server, status },
       };
     },
@@ -147,7 +260,10 @@ export function serversRoutes(app: App, servers: ServersService): void {
       const { server } = request.params;
       const status = await servers.restart(currentUser(request), server);
       return {
-        message: status === 'running' ? 'Server restarted' : 'Server did not start',
+        message:
+          status === 'running' || status === 'starting'
+            ? 'Server restarted'
+            : 'Server did not start',
         data: { name: server, status },
       };
     },

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { INSTALL_STATES, SERVER_STATUSES } from '../../domain/server.js';
 import { Envelope } from '../../http/schemas.js';
 
 export const ServerName = Type.String({
@@ -12,8 +13,49 @@ export const ServerName = Type.String({
 export const ServerParams = Type.Object({ server: Type.String({ minLength: 1, maxLength: 256 }) });
 
 const StatusSchema = Type.Union(
-  ['stopped', 'starting', 'running', 'stopping', 'crashed'].map((status) => Type.Literal(status)),
+  SERVER_STATUSES.map((status) => Type.Literal(status)),
+  {
+    description:
+      'installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking',
+  },
 );
+const InstallStateSchema = Type.Union(
+  INSTALL_STATES.map((state) => Type.Literal(state)),
+  {
+    description:
+      'A server cannot start until its install succeeded or an admin marked it installed',
+  },
+);
+
+const AllocationSchema = Type.Object(
+  {
+    ip: Type.String({
+      minLength: 2,
+      maxLength: 45,
+      description: 'An IPv4 or IPv6 address; 0.0.0.0 for all',
+    }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, description: 'Within SERVER_PORT_RANGE' }),
+  },
+  { additionalProperties: false },
+);
+const AllocationsSchema = Type.Array(AllocationSchema, {
+  maxItems: 64,
+  description:
+    'The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the host, counting 0.0.0.0 as every address',
+});
+const VariablesBody = Type.Record(
+  Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
+  Type.String({ maxLength: 4096 }),
+  { description: "Values of the template's variables, by environment name", maxProperties: 100 },
+);
+const ExitSchema = Type.Object({
+  code: Type.Union([Type.Integer(), Type.Null()]),
+  signal: Type.Union([Type.String(), Type.Null()]),
+  outOfMemory: Type.Boolean({
+    description: 'The kernel ended the server at its memory limit',
+  }),
+  at: Type.String({ format: 'date-time' }),
+});
 
 const DisplayName = Type.String({ minLength: 1, maxLength: 100 });
 const StartCommand = Type.String({
@@ -107,6 +149,15 @@ export const ConfigSchema = Type.Object({
   limits: LimitsSchema,
   runtime: RuntimeSchema,
   image: Type.Union([Type.String(), Type.Null()]),
+  template: Type.Union([Type.String(), Type.Null()], {
+    description: 'The template the server was made from',
+  }),
+  install: Type.Object({
+    state: InstallStateSchema,
+    exitCode: Type.Union([Type.Integer(), Type.Null()]),
+    finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  }),
+  allocations: Type.Array(Type.Object({ ip: Type.String(), port: Type.Integer() })),
   createdAt: Type.String({ format: 'date-time' }),
 });
 
@@ -114,7 +165,16 @@ export const CreateBody = Type.Object(
   {
     name: ServerName,
     displayName: Type.Optional(DisplayName),
-    startCommand: StartCommand,
+    template: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'A template id: the start and stop commands and variables come from it',
+      }),
+    ),
+    variables: Type.Optional(VariablesBody),
+    allocations: Type.Optional(AllocationsSchema),
+    startCommand: Type.Optional(StartCommand),
     stopCommand: Type.Optional(StopCommand),
     stopTimeoutSeconds: Type.Optional(StopTimeout),
     autoRestart: Type.Optional(Type.Boolean()),
@@ -165,9 +225,49 @@ export const ServerListEnvelope = Envelope(
       displayName: Type.String(),
       status: StatusSchema,
       autoRestart: Type.Boolean(),
+      template: Type.Union([Type.String(), Type.Null()]),
+      installState: InstallStateSchema,
+      lastExit: Type.Union([ExitSchema, Type.Null()], {
+        description: 'How the last process ended (kept across restarts of the panel)',
+      }),
       createdAt: Type.String({ format: 'date-time' }),
     }),
   ),
+);
+
+export const VariablesEnvelope = Envelope(
+  Type.Array(
+    Type.Object({
+      name: Type.String(),
+      description: Type.String(),
+      envVariable: Type.String(),
+      value: Type.String(),
+      defaultValue: Type.String(),
+      rules: Type.Array(Type.String()),
+      userViewable: Type.Boolean(),
+      userEditable: Type.Boolean(),
+      editable: Type.Boolean({ description: 'Whether the caller may change it' }),
+    }),
+  ),
+);
+
+export const VariablesUpdateBody = Type.Object(
+  { variables: VariablesBody },
+  { additionalProperties: false },
+);
+
+export const AllocationsBody = Type.Object(
+  { allocations: AllocationsSchema },
+  { additionalProperties: false },
+);
+
+export const InstallStateBody = Type.Object(
+  {
+    state: Type.Union([Type.Literal('installed'), Type.Literal('not-installed')], {
+      description: 'installed: the server may start whatever its install did',
+    }),
+  },
+  { additionalProperties: false },
 );
 
 export const StatusEnvelope = Envelope(Type.Object({ name: Type.String(), status: StatusSchema }));
@@ -178,20 +278,9 @@ export const StatsEnvelope = Envelope(
   Type.Object({
     status: StatusSchema,
     pid: Type.Union([Type.Integer(), Type.Null()]),
-    lastExit: Type.Union(
-      [
-        Type.Object({
-          code: Type.Union([Type.Integer(), Type.Null()]),
-          signal: Type.Union([Type.String(), Type.Null()]),
-          outOfMemory: Type.Boolean({
-            description: 'The kernel ended the server at its memory limit',
-          }),
-          at: Type.String({ format: 'date-time' }),
-        }),
-        Type.Null(),
-      ],
-      { description: 'How the last process ended, since the panel started' },
-    ),
+    lastExit: Type.Union([ExitSchema, Type.Null()], {
+      description: 'How the last process ended (kept across restarts of the panel)',
+    }),
     uptimeSeconds: Type.Integer({ minimum: 0 }),
     cpu: Type.Object({
       percent: Type.Number({ minimum: 0, description: 'Whole process tree; 100 = one core' }),

@@ -7,17 +7,26 @@
  */
 import { parseCommand } from '../../domain/command.js';
 import { can } from '../../domain/policy.js';
+import { isIP } from 'node:net';
+import { AlreadyExists, NoLongerExists } from '../../domain/conflicts.js';
 import {
   NO_SERVER_LIMITS,
+  type Allocation,
+  type InstallState,
+  type RecordedExit,
   type RuntimeKind,
   type ServerConfig,
   type ServerLimits,
+  type ServerRecord,
   type ServerStatus,
 } from '../../domain/server.js';
+import type { Template, TemplateVariable } from '../../domain/template.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
+import { stopCommandOf } from '../../host/local/launch.js';
+import { checkValue } from '../../templates/rules.js';
 import type { ConfigChanges, ServersRepository } from './servers.repository.js';
 
 /** Which servers an admin put in a user's list (the users domain keeps them). */
@@ -25,12 +34,34 @@ export interface ServerGrants {
   serverNames(userId: number): Promise<string[]>;
 }
 
+/** Where the servers service finds templates (the templates domain keeps them). */
+export interface TemplateLookup {
+  find(id: string): Promise<Template | undefined>;
+}
+
 export interface ServerSummary {
   readonly name: string;
   readonly displayName: string;
   readonly status: ServerStatus;
   readonly autoRestart: boolean;
+  readonly template: string | null;
+  readonly installState: InstallState;
+  readonly lastExit: RecordedExit | null;
   readonly createdAt: string;
+}
+
+/** A template variable of a server, as its caller may see it. */
+export interface ServerVariable {
+  readonly name: string;
+  readonly description: string;
+  readonly envVariable: string;
+  readonly value: string;
+  readonly defaultValue: string;
+  readonly rules: readonly string[];
+  readonly userViewable: boolean;
+  readonly userEditable: boolean;
+  /** Whether the caller may change it. */
+  readonly editable: boolean;
 }
 
 export interface ServerStats {
@@ -52,7 +83,12 @@ export interface ServerStats {
 export interface NewServer {
   readonly name: string;
   readonly displayName?: string | undefined;
-  readonly startCommand: string;
+  /** Required without a template; with one, the template's first start command by default. */
+  readonly startCommand?: string | undefined;
+  readonly template?: string | undefined;
+  /** Values of the template's variables, by environment name; the others get their default. */
+  readonly variables?: Readonly<Record<string, string>> | undefined;
+  readonly allocations?: readonly Allocation[] | undefined;
   readonly stopCommand?: string | null | undefined;
   readonly stopTimeoutSeconds?: number | undefined;
   readonly autoRestart?: boolean | undefined;
@@ -70,7 +106,10 @@ export class ServersService {
       readonly servers: ServersRepository;
       readonly grants: ServerGrants;
       readonly host: ServerHost;
+      readonly templates: TemplateLookup;
       readonly events: PanelEvents;
+      /** The ports an allocation may have. */
+      readonly portRange: { readonly min: number; readonly max: number };
       readonly now: () => Date;
     },
   ) {}
@@ -102,36 +141,238 @@ export class ServersService {
       displayName: record.displayName,
       status: this.deps.host.state(record.name).status,
       autoRestart: record.autoRestart,
+      template: record.template,
+      installState: record.install.state,
+      lastExit: this.#lastExit(record),
       createdAt: record.createdAt,
     }));
   }
 
+  /** This run's last exit, else the one recorded by an earlier run. */
+  #lastExit(record: ServerRecord): RecordedExit | null {
+    const exit = this.deps.host.state(record.name).lastExit;
+    return exit ? { ...exit, at: exit.at.toISOString() } : record.lastExit;
+  }
+
   async create(server: NewServer): Promise<ServerConfig> {
-    checkCommand('startCommand', server.startCommand);
-    if (server.stopCommand != null) checkCommandText('stopCommand', server.stopCommand);
+    const template = server.template === undefined ? null : await this.#template(server.template);
+    const startCommand = server.startCommand ?? template?.startupCommands[0]?.command;
+    if (startCommand === undefined) {
+      throw new AppError('VALIDATION_FAILED', 'startCommand: required without a template', {
+        details: [{ path: 'body/startCommand', message: 'required without a template' }],
+      });
+    }
+    if (template === null) checkCommand('startCommand', startCommand);
+    const stopCommand =
+      server.stopCommand !== undefined
+        ? server.stopCommand
+        : template === null
+          ? null
+          : stopCommandOf(template.stop);
+    if (stopCommand != null) checkCommandText('stopCommand', stopCommand);
+    if (server.variables !== undefined && template === null) {
+      throw new AppError(
+        'VALIDATION_FAILED',
+        'variables: only a server made from a template has variables',
+        {
+          details: [{ path: 'body/variables', message: 'only with a template' }],
+        },
+      );
+    }
+    const variables = template === null ? {} : templateValues(template, server.variables ?? {});
+    const allocations = this.#checkAllocations(server.allocations ?? []);
+    const runtime = server.runtime ?? 'process';
     const config: ServerConfig = {
       name: server.name,
-      displayName: server.displayName ?? server.name,
-      startCommand: server.startCommand,
-      stopCommand: server.stopCommand ?? null,
+      displayName: server.displayName ?? template?.name ?? server.name,
+      startCommand,
+      stopCommand,
       stopTimeoutSeconds: server.stopTimeoutSeconds ?? 10,
       autoRestart: server.autoRestart ?? false,
       limits: { ...NO_SERVER_LIMITS, ...server.limits },
-      runtime: server.runtime ?? 'process',
-      image: server.image ?? null,
+      runtime,
+      image:
+        server.image ?? (runtime === 'docker' ? (template?.dockerImages[0]?.image ?? null) : null),
+      template: template?.id ?? null,
+      install: {
+        state: template?.install ? 'not-installed' : 'installed',
+        exitCode: null,
+        finishedAt: null,
+      },
+      allocations,
       createdAt: this.deps.now().toISOString(),
     };
     checkImage(config);
-    if (!(await this.deps.servers.insert(config))) {
-      throw new AppError('CONFLICT', 'A server with that name exists');
+    await this.#refuseTakenAllocations(config.name, allocations);
+    let inserted: boolean;
+    try {
+      inserted = await this.deps.servers.insert(config, variables);
+    } catch (error) {
+      if (error instanceof AlreadyExists) throw allocationTaken();
+      if (error instanceof NoLongerExists) throw notFound('Template');
+      throw error;
     }
+    if (!inserted) throw new AppError('CONFLICT', 'A server with that name exists');
     try {
       await this.deps.host.create(config.name);
     } catch (error) {
       await this.deps.servers.delete(config.name);
       throw error;
     }
+    // A template with an install script: the install starts at once, its output in the console.
+    if (template?.install) {
+      await this.deps.host.install(config.name).catch((error: unknown) => {
+        if (!(error instanceof AppError)) throw error;
+      });
+      return (await this.deps.servers.find(config.name)) ?? config;
+    }
     return config;
+  }
+
+  async #template(id: string): Promise<Template> {
+    const template = await this.deps.templates.find(id);
+    if (!template) {
+      throw new AppError('VALIDATION_FAILED', `template: there is no template "${id}"`, {
+        details: [{ path: 'body/template', message: 'no such template' }],
+      });
+    }
+    return template;
+  }
+
+  /** The template variables of a server, those the caller may see. */
+  async variables(user: User, name: string): Promise<ServerVariable[]> {
+    const server = await this.require(user, name);
+    const record = await this.#recordOf(name);
+    if (server.template === null) return [];
+    const template = await this.deps.templates.find(server.template);
+    if (!template) return [];
+    const admin = can(user, 'server.configure-host');
+    return template.variables
+      .filter((variable) => admin || variable.userViewable)
+      .map((variable) => ({
+        name: variable.name,
+        description: variable.description,
+        envVariable: variable.envVariable,
+        value: record.variables[variable.envVariable] ?? variable.defaultValue,
+        defaultValue: variable.defaultValue,
+        rules: variable.rules,
+        userViewable: variable.userViewable,
+        userEditable: variable.userEditable,
+        editable: admin || variable.userEditable,
+      }));
+  }
+
+  /**
+   * Changes the values of some variables; they take effect at the next start. A user may change
+   * only those the template marks editable (403), and sees no other (400 as unknown).
+   */
+  async setVariables(
+    user: User,
+    name: string,
+    values: Readonly<Record<string, string>>,
+  ): Promise<ServerVariable[]> {
+    await this.require(user, name);
+    const record = await this.#recordOf(name);
+    const template =
+      record.template === null ? undefined : await this.deps.templates.find(record.template);
+    if (!template) {
+      throw new AppError(
+        'CONFLICT',
+        'The server was not made from a template: it has no variables',
+      );
+    }
+    const admin = can(user, 'server.configure-host');
+    for (const key of Object.keys(values)) {
+      const variable = template.variables.find((v) => v.envVariable === key);
+      if (!variable || (!admin && !variable.userViewable)) throw unknownVariable(key);
+      if (!admin && !variable.userEditable) {
+        throw new AppError('FORBIDDEN', `${key}: only an admin may change this variable`);
+      }
+    }
+    const merged = templateValues(
+      template,
+      { ...record.variables, ...values },
+      Object.keys(values),
+    );
+    await this.deps.servers.setVariables(name, merged);
+    return this.variables(user, name);
+  }
+
+  /** Replaces the server's allocations (admin); they take effect at the next start. */
+  async setAllocations(name: string, allocations: readonly Allocation[]): Promise<ServerConfig> {
+    const record = await this.#recordOf(name);
+    const checked = this.#checkAllocations(allocations);
+    await this.#refuseTakenAllocations(name, checked);
+    try {
+      await this.deps.servers.setAllocations(name, checked);
+    } catch (error) {
+      if (error instanceof AlreadyExists) throw allocationTaken();
+      throw error;
+    }
+    return { ...record, allocations: checked };
+  }
+
+  /** Runs the template's install script (409 while the server runs or without a script). */
+  async install(user: User, name: string): Promise<ServerStatus> {
+    await this.require(user, name);
+    return this.deps.host.install(name);
+  }
+
+  /** An admin says the server's files are ready (or not), whatever the install did. */
+  async markInstalled(name: string, state: 'installed' | 'not-installed'): Promise<ServerConfig> {
+    const record = await this.#recordOf(name);
+    if (this.deps.host.state(name).status === 'installing') {
+      throw new AppError('CONFLICT', 'The server is being installed: wait for the end, or kill it');
+    }
+    await this.deps.servers.setInstall(name, { state });
+    return { ...record, install: { ...record.install, state } };
+  }
+
+  async #recordOf(name: string): Promise<ServerRecord> {
+    const record = await this.deps.servers.find(name);
+    if (!record) throw notFound('Server');
+    return record;
+  }
+
+  /** Addresses are IPs, ports within the configured range, none twice. */
+  #checkAllocations(allocations: readonly Allocation[]): Allocation[] {
+    const { min, max } = this.deps.portRange;
+    const seen = new Set<string>();
+    return allocations.map((allocation, index) => {
+      const path = `body/allocations/${index}`;
+      const fail = (message: string) =>
+        new AppError('VALIDATION_FAILED', `allocations[${index}]: ${message}`, {
+          details: [{ path, message }],
+        });
+      if (isIP(allocation.ip) === 0) throw fail(`${allocation.ip} is not an IP address`);
+      if (allocation.port < min || allocation.port > max)
+        throw fail(`port must be between ${min} and ${max}`);
+      const key = `${allocation.ip}:${allocation.port}`;
+      if (seen.has(key)) throw fail(`${key} is listed twice`);
+      seen.add(key);
+      return { ip: allocation.ip, port: allocation.port };
+    });
+  }
+
+  /**
+   * Refuses an address and port another server has, counting a wildcard address (0.0.0.0, ::)
+   * as every address of the host.
+   */
+  async #refuseTakenAllocations(name: string, allocations: readonly Allocation[]): Promise<void> {
+    const taken = (await this.deps.servers.allAllocations()).filter((a) => a.server !== name);
+    for (const allocation of allocations) {
+      const clash = taken.find(
+        (other) =>
+          other.port === allocation.port &&
+          (other.ip === allocation.ip || isWildcard(other.ip) || isWildcard(allocation.ip)),
+      );
+      if (clash) {
+        throw new AppError(
+          'ALLOCATION_TAKEN',
+          `${allocation.ip}:${allocation.port} is taken: server ${clash.server} has ${clash.ip}:${clash.port}`,
+        );
+      }
+    }
   }
 
   async updateConfig(user: User, name: string, changes: ConfigChanges): Promise<ServerConfig> {
@@ -145,7 +386,9 @@ export class ServersService {
         'Only an admin may change the commands, limits, runtime and image of a server',
       );
     }
-    if (changes.startCommand !== undefined) checkCommand('startCommand', changes.startCommand);
+    // A template's start command runs through a shell; any other without one.
+    if (changes.startCommand !== undefined && current.template === null)
+      checkCommand('startCommand', changes.startCommand);
     if (changes.stopCommand != null) checkCommandText('stopCommand', changes.stopCommand);
     const updated: ServerConfig = {
       ...current,
@@ -230,13 +473,67 @@ export class ServersService {
     return {
       status: state.status,
       pid: state.pid,
-      lastExit: state.lastExit && { ...state.lastExit, at: state.lastExit.at.toISOString() },
+      lastExit: this.#lastExit(await this.#recordOf(name)),
       uptimeSeconds: Math.max(0, Math.floor(uptimeMs / 1000)),
       cpu: { percent: usage.cpuPercent, limit: config.limits.cpuPercent },
       memory: { bytes: usage.memoryBytes, limit: config.limits.memoryBytes },
       pids: { count: usage.pids, limit: config.limits.pids },
       disk: { bytes: disk, limit: config.limits.diskBytes },
     };
+  }
+}
+
+const isWildcard = (ip: string): boolean => ip === '0.0.0.0' || ip === '::';
+
+const allocationTaken = (): AppError =>
+  new AppError('ALLOCATION_TAKEN', "One of the addresses and ports is another server's");
+
+const unknownVariable = (key: string): AppError =>
+  new AppError('VALIDATION_FAILED', `variables.${key}: not a variable of this server`, {
+    details: [{ path: `body/variables/${key}`, message: 'not a variable of this server' }],
+  });
+
+/**
+ * The values of every template variable: `values` over the defaults, each checked against its
+ * rules (400 naming the first that fails). `checked`: the names to check (all by default; a
+ * change checks what it changes, so a template whose default breaks its own rule stays usable).
+ */
+function templateValues(
+  template: Template,
+  values: Readonly<Record<string, string>>,
+  checked?: readonly string[],
+): Record<string, string> {
+  const known = new Set(template.variables.map((variable) => variable.envVariable));
+  for (const key of Object.keys(values)) {
+    if (!known.has(key)) throw unknownVariable(key);
+  }
+  const result: Record<string, string> = {};
+  for (const variable of template.variables) {
+    const value = Object.hasOwn(values, variable.envVariable)
+      ? (values[variable.envVariable] ?? '')
+      : variable.defaultValue;
+    if (checked === undefined || checked.includes(variable.envVariable))
+      checkVariable(variable, value);
+    result[variable.envVariable] = value;
+  }
+  return result;
+}
+
+function checkVariable(variable: TemplateVariable, value: string): void {
+  const problem = checkValue(variable.rules, value === '' ? null : value);
+  if (problem !== null) {
+    throw new AppError('VALIDATION_FAILED', `variables.${variable.envVariable}: ${problem}`, {
+      details: [{ path: `body/variables/${variable.envVariable}`, message: problem }],
+    });
+  }
+  if (/[\0]/.test(value)) {
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `variables.${variable.envVariable}: must not hold NUL`,
+      {
+        details: [{ path: `body/variables/${variable.envVariable}`, message: 'must not hold NUL' }],
+      },
+    );
   }
 }
 

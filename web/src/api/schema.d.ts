@@ -895,8 +895,21 @@ export interface paths {
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
+                /** @description A server cannot start until its install succeeded or an admin marked it installed */
+                installState: 'installed' | 'not-installed' | 'installing' | 'failed';
+                /** @description How the last process ended (kept across restarts of the panel) */
+                lastExit: {
+                  /** Format: date-time */
+                  at: string;
+                  code: number | null;
+                  /** @description The kernel ended the server at its memory limit */
+                  outOfMemory: boolean;
+                  signal: string | null;
+                } | null;
                 name: string;
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                template: string | null;
               }[];
               message: string;
             };
@@ -1000,6 +1013,142 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/{server}/allocations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Replace the server's addresses and ports (admin); the first is its primary
+     * @description Taken into account at the next start. 409 ALLOCATION_TAKEN when another server has one (0.0.0.0 counts as every address); a start whose port another program holds is refused with 409 PORT_IN_USE.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the host, counting 0.0.0.0 as every address */
+            allocations: {
+              /** @description An IPv4 or IPv6 address; 0.0.0.0 for all */
+              ip: string;
+              /** @description Within SERVER_PORT_RANGE */
+              port: number;
+            }[];
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                allocations: {
+                  ip: string;
+                  port: number;
+                }[];
+                autoRestart: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                displayName: string;
+                image: string | null;
+                install: {
+                  exitCode: number | null;
+                  /** Format: date-time */
+                  finishedAt: string | null;
+                  /** @description A server cannot start until its install succeeded or an admin marked it installed */
+                  state: 'installed' | 'not-installed' | 'installing' | 'failed';
+                };
+                limits: {
+                  /** @description CPU time of the whole server; 100 = one core; null: none */
+                  cpuPercent: number | (never | null);
+                  /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+                  diskBytes: number | (never | null);
+                  /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+                  memoryBytes: number | (never | null);
+                  /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+                  pids: number | (never | null);
+                };
+                name: string;
+                /** @description process: a sandboxed local process; docker: a container of `image` */
+                runtime: 'process' | 'docker';
+                startCommand: string;
+                stopCommand: string | null;
+                stopTimeoutSeconds: number;
+                /** @description The template the server was made from */
+                template: string | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/{server}/command': {
     parameters: {
       query?: never;
@@ -1040,7 +1189,8 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
               };
               message: string;
             };
@@ -1126,11 +1276,22 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                allocations: {
+                  ip: string;
+                  port: number;
+                }[];
                 autoRestart: boolean;
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
                 image: string | null;
+                install: {
+                  exitCode: number | null;
+                  /** Format: date-time */
+                  finishedAt: string | null;
+                  /** @description A server cannot start until its install succeeded or an admin marked it installed */
+                  state: 'installed' | 'not-installed' | 'installing' | 'failed';
+                };
                 limits: {
                   /** @description CPU time of the whole server; 100 = one core; null: none */
                   cpuPercent: number | (never | null);
@@ -1147,6 +1308,8 @@ export interface paths {
                 startCommand: string;
                 stopCommand: string | null;
                 stopTimeoutSeconds: number;
+                /** @description The template the server was made from */
+                template: string | null;
               };
               message: string;
             };
@@ -1229,11 +1392,22 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                allocations: {
+                  ip: string;
+                  port: number;
+                }[];
                 autoRestart: boolean;
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
                 image: string | null;
+                install: {
+                  exitCode: number | null;
+                  /** Format: date-time */
+                  finishedAt: string | null;
+                  /** @description A server cannot start until its install succeeded or an admin marked it installed */
+                  state: 'installed' | 'not-installed' | 'installing' | 'failed';
+                };
                 limits: {
                   /** @description CPU time of the whole server; 100 = one core; null: none */
                   cpuPercent: number | (never | null);
@@ -1250,6 +1424,8 @@ export interface paths {
                 startCommand: string;
                 stopCommand: string | null;
                 stopTimeoutSeconds: number;
+                /** @description The template the server was made from */
+                template: string | null;
               };
               message: string;
             };
@@ -2195,6 +2371,211 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/{server}/install': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Mark the server installed, or not, whatever its install did (admin) */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description installed: the server may start whatever its install did */
+            state: 'installed' | 'not-installed';
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                allocations: {
+                  ip: string;
+                  port: number;
+                }[];
+                autoRestart: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                displayName: string;
+                image: string | null;
+                install: {
+                  exitCode: number | null;
+                  /** Format: date-time */
+                  finishedAt: string | null;
+                  /** @description A server cannot start until its install succeeded or an admin marked it installed */
+                  state: 'installed' | 'not-installed' | 'installing' | 'failed';
+                };
+                limits: {
+                  /** @description CPU time of the whole server; 100 = one core; null: none */
+                  cpuPercent: number | (never | null);
+                  /** @description Size of the server's folder, in bytes; writes past it are refused; null: none */
+                  diskBytes: number | (never | null);
+                  /** @description Memory of the whole server, in bytes (at least 8 MiB); the kernel ends it above; null: none */
+                  memoryBytes: number | (never | null);
+                  /** @description Processes and threads of the whole server (a sandbox counts 2); null: none */
+                  pids: number | (never | null);
+                };
+                name: string;
+                /** @description process: a sandboxed local process; docker: a container of `image` */
+                runtime: 'process' | 'docker';
+                startCommand: string;
+                stopCommand: string | null;
+                stopTimeoutSeconds: number;
+                /** @description The template the server was made from */
+                template: string | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    /**
+     * Run the template's install script (status installing); its output is in the console
+     * @description Answers once it runs. Exit code 0 makes the server installed; anything else failed, and it cannot start until an install succeeds or an admin marks it installed. 409 while the server runs or when its template has no script.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                name: string;
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/{server}/kill': {
     parameters: {
       query?: never;
@@ -2228,7 +2609,8 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
               };
               message: string;
             };
@@ -2311,7 +2693,8 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
               };
               message: string;
             };
@@ -2388,7 +2771,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Start the server; 409 when it already runs, is over its disk quota, has a limit the host cannot enforce or its image is missing; 503 when its runtime (Docker) cannot be reached */
+    /**
+     * Start the server; 409 when it already runs, is not installed, is over its disk quota, has a limit the host cannot enforce, its image is missing or its port is held by another program; 503 when its runtime (Docker) cannot be reached
+     * @description A server made from a template answers `starting` until its console shows the startup-done line, then turns `running`. Before each start the template's config-file rules are applied.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2409,7 +2795,8 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
               };
               message: string;
             };
@@ -2516,7 +2903,7 @@ export interface paths {
                   /** @description diskBytes limit */
                   limit: number | null;
                 };
-                /** @description How the last process ended, since the panel started */
+                /** @description How the last process ended (kept across restarts of the panel) */
                 lastExit: {
                   /** Format: date-time */
                   at: string;
@@ -2537,7 +2924,8 @@ export interface paths {
                   count: number;
                   limit: number | null;
                 };
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
                 uptimeSeconds: number;
               };
               message: string;
@@ -2614,7 +3002,8 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                status: 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
+                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
               };
               message: string;
             };
@@ -2664,6 +3053,178 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/{server}/variables': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's template variables (a user sees those marked viewable) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                defaultValue: string;
+                description: string;
+                /** @description Whether the caller may change it */
+                editable: boolean;
+                envVariable: string;
+                name: string;
+                rules: string[];
+                userEditable: boolean;
+                userViewable: boolean;
+                value: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    /**
+     * Change some variables; they take effect at the next start
+     * @description A user may change only the variables marked editable (403 for another they see, 400 for one they do not). Each value is checked against its rules (400 naming the variable).
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Values of the template's variables, by environment name */
+            variables: {
+              [key: string]: string;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                defaultValue: string;
+                description: string;
+                /** @description Whether the caller may change it */
+                editable: boolean;
+                envVariable: string;
+                name: string;
+                rules: string[];
+                userEditable: boolean;
+                userViewable: boolean;
+                value: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/create': {
     parameters: {
       query?: never;
@@ -2673,7 +3234,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Create a server and its directory (admin) */
+    /**
+     * Create a server and its directory (admin), from a template or a start command
+     * @description With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server has them (409 ALLOCATION_TAKEN).
+     */
     post: {
       parameters: {
         query?: never;
@@ -2684,6 +3248,13 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the host, counting 0.0.0.0 as every address */
+            allocations?: {
+              /** @description An IPv4 or IPv6 address; 0.0.0.0 for all */
+              ip: string;
+              /** @description Within SERVER_PORT_RANGE */
+              port: number;
+            }[];
             autoRestart?: boolean;
             displayName?: string;
             /** @description The image of the docker runtime; required with it */
@@ -2703,11 +3274,17 @@ export interface paths {
             /** @description process: a sandboxed local process; docker: a container of `image` */
             runtime?: 'process' | 'docker';
             /** @description Program and arguments, split with shell-like quoting and run without a shell */
-            startCommand: string;
+            startCommand?: string;
             /** @description A line written to the console to stop the server; null: go straight to SIGTERM */
             stopCommand?: string | null;
             /** @description Seconds to wait after the stop command before SIGTERM */
             stopTimeoutSeconds?: number;
+            /** @description A template id: the start and stop commands and variables come from it */
+            template?: string;
+            /** @description Values of the template's variables, by environment name */
+            variables?: {
+              [key: string]: string;
+            };
           };
         };
       };
@@ -2720,11 +3297,22 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                allocations: {
+                  ip: string;
+                  port: number;
+                }[];
                 autoRestart: boolean;
                 /** Format: date-time */
                 createdAt: string;
                 displayName: string;
                 image: string | null;
+                install: {
+                  exitCode: number | null;
+                  /** Format: date-time */
+                  finishedAt: string | null;
+                  /** @description A server cannot start until its install succeeded or an admin marked it installed */
+                  state: 'installed' | 'not-installed' | 'installing' | 'failed';
+                };
                 limits: {
                   /** @description CPU time of the whole server; 100 = one core; null: none */
                   cpuPercent: number | (never | null);
@@ -2741,6 +3329,8 @@ export interface paths {
                 startCommand: string;
                 stopCommand: string | null;
                 stopTimeoutSeconds: number;
+                /** @description The template the server was made from */
+                template: string | null;
               };
               message: string;
             };
@@ -2775,6 +3365,426 @@ export interface paths {
         };
         /** @description Every error has this shape */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/templates': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Server templates */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                author: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                /** @description The egg format it was imported from */
+                format: 'PTDL_v1' | 'PTDL_v2' | 'PLCN_v1' | 'PLCN_v2' | 'PLCN_v3';
+                hasInstallScript: boolean;
+                /** @description A slug made from the name at import */
+                id: string;
+                name: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/templates/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A template; a user sees only the variables marked viewable */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                author: string | null;
+                configFiles: {
+                  file: string;
+                  parser: 'properties' | 'yaml' | 'json' | 'ini' | 'xml' | 'file';
+                  replace: {
+                    ifValue: string | null;
+                    match: string;
+                    value: string;
+                  }[];
+                }[];
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                dockerImages: {
+                  image: string;
+                  name: string;
+                }[];
+                /** @description A console line containing one marks the server running; `regex:` for a regex */
+                donePatterns: string[];
+                features: string[];
+                /** @description The egg format it was imported from */
+                format: 'PTDL_v1' | 'PTDL_v2' | 'PLCN_v1' | 'PLCN_v2' | 'PLCN_v3';
+                /** @description A slug made from the name at import */
+                id: string;
+                install: {
+                  entrypoint: string;
+                  image: string;
+                  script: string;
+                } | null;
+                name: string;
+                startupCommands: {
+                  command: string;
+                  name: string;
+                }[];
+                stop:
+                  | {
+                      command: string;
+                      /** @enum {string} */
+                      type: 'command';
+                    }
+                  | {
+                      signal: 'SIGINT' | 'SIGKILL';
+                      /** @enum {string} */
+                      type: 'signal';
+                    };
+                uuid: string | null;
+                variables: {
+                  defaultValue: string;
+                  description: string;
+                  /** @description The environment variable and the {{NAME}} placeholder */
+                  envVariable: string;
+                  name: string;
+                  /** @description Validation rules as the egg wrote them (docs/templates.md lists those enforced) */
+                  rules: string[];
+                  userEditable: boolean;
+                  userViewable: boolean;
+                }[];
+                /** @description What the import noticed and does not enforce (unknown rules…) */
+                warnings: string[];
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete a template (admin); 409 while servers use it */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/templates/import': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Import a Pterodactyl (PTDL_v1, PTDL_v2) or Pelican (PLCN_v1 to v3) egg (admin)
+     * @description The body is the egg: its JSON (application/json) or its YAML or JSON text (application/yaml, text/yaml, text/plain). 400 names the field of the egg that is wrong; 409 when the egg (its uuid) is imported already. Unknown variable rules are kept and listed in `warnings`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      /** @description The egg */
+      requestBody: {
+        content: {
+          'application/json': unknown;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                author: string | null;
+                configFiles: {
+                  file: string;
+                  parser: 'properties' | 'yaml' | 'json' | 'ini' | 'xml' | 'file';
+                  replace: {
+                    ifValue: string | null;
+                    match: string;
+                    value: string;
+                  }[];
+                }[];
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                dockerImages: {
+                  image: string;
+                  name: string;
+                }[];
+                /** @description A console line containing one marks the server running; `regex:` for a regex */
+                donePatterns: string[];
+                features: string[];
+                /** @description The egg format it was imported from */
+                format: 'PTDL_v1' | 'PTDL_v2' | 'PLCN_v1' | 'PLCN_v2' | 'PLCN_v3';
+                /** @description A slug made from the name at import */
+                id: string;
+                install: {
+                  entrypoint: string;
+                  image: string;
+                  script: string;
+                } | null;
+                name: string;
+                startupCommands: {
+                  command: string;
+                  name: string;
+                }[];
+                stop:
+                  | {
+                      command: string;
+                      /** @enum {string} */
+                      type: 'command';
+                    }
+                  | {
+                      signal: 'SIGINT' | 'SIGKILL';
+                      /** @enum {string} */
+                      type: 'signal';
+                    };
+                uuid: string | null;
+                variables: {
+                  defaultValue: string;
+                  description: string;
+                  /** @description The environment variable and the {{NAME}} placeholder */
+                  envVariable: string;
+                  name: string;
+                  /** @description Validation rules as the egg wrote them (docs/templates.md lists those enforced) */
+                  rules: string[];
+                  userEditable: boolean;
+                  userViewable: boolean;
+                }[];
+                /** @description What the import noticed and does not enforce (unknown rules…) */
+                warnings: string[];
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        415: {
           headers: {
             [name: string]: unknown;
           };

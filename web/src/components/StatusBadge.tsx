@@ -1,9 +1,11 @@
 import styles from './StatusBadge.module.css';
 
-export type ServerStatus = 'stopped' | 'starting' | 'running' | 'stopping' | 'crashed';
+export type ServerStatus =
+  'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
 
 const LABELS: Readonly<Record<ServerStatus, string>> = {
   stopped: 'Stopped',
+  installing: 'Installing',
   starting: 'Starting',
   running: 'Running',
   stopping: 'Stopping',

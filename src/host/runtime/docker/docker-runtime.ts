@@ -22,8 +22,12 @@ import { Duplex, PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { ConfigError } from '../../../config.js';
+import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import { resolveServerUser, type ServerUser } from '../server-user.js';
+import type { Allocation } from '../../../domain/server.js';
 import {
+  INSTALL_SCRIPT_DIR,
+  INSTALL_SERVER_DIR,
   RuntimeUnavailableError,
   StartError,
   StartRefusedError,
@@ -53,6 +57,8 @@ export interface DockerRuntimeOptions {
 export const CONTAINER_HOME = '/home/container';
 export const PANEL_LABEL = 'game-panel.panel';
 export const SERVER_LABEL = 'game-panel.server';
+/** On the container of a server's install script, instead of SERVER_LABEL: never taken over. */
+export const INSTALL_LABEL = 'game-panel.install';
 
 /** The whole environment a server gets, as with the process runtime. */
 const SERVER_ENV = [
@@ -61,6 +67,29 @@ const SERVER_ENV = [
   `HOME=${CONTAINER_HOME}`,
   `PWD=${CONTAINER_HOME}`,
 ];
+/** What a template may not set: the panel's own part of the environment. */
+const RESERVED_ENV = new Set(['PATH', 'LANG', 'HOME', 'PWD', 'HOSTNAME']);
+
+/**
+ * The server's allocations as Docker publishes them: each port over TCP and UDP (games use
+ * either), on the allocation's address.
+ */
+function publishedPorts(allocations: readonly Allocation[]): {
+  exposed: Record<string, Record<string, never>>;
+  bindings: Record<string, { HostIp: string; HostPort: string }[]>;
+} {
+  const exposed: Record<string, Record<string, never>> = {};
+  const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
+  for (const { ip, port } of allocations) {
+    for (const protocol of ['tcp', 'udp']) {
+      const key = `${port}/${protocol}`;
+      exposed[key] = {};
+      (bindings[key] ??= []).push({ HostIp: ip, HostPort: String(port) });
+    }
+  }
+  return { exposed, bindings };
+}
+
 /** The private /tmp: bounded, no set-uid programs, no device files. */
 const TMP_OPTIONS = 'rw,nosuid,nodev,size=64m';
 /** Short calls to the engine; waits and attach streams have no time limit. */
@@ -224,8 +253,18 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
   };
 
+  /** This panel's install containers of server `name`. */
+  const installsOf = (name: string) =>
+    call(() =>
+      api.listContainers({
+        all: true,
+        filters: { label: [`${PANEL_LABEL}=${options.panelId}`, `${INSTALL_LABEL}=${name}`] },
+      }),
+    );
+
+  /** Removes every container of server `name`, its install's included. */
   const removeAll = async (name: string): Promise<boolean> => {
-    const found = await containersOf(name);
+    const found = [...(await containersOf(name)), ...(await installsOf(name))];
     for (const container of found) await remove(container.Id);
     return found.length > 0;
   };
@@ -295,7 +334,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       io?.destroy();
       return info;
     });
-    const signal = async (name: 'SIGTERM' | 'SIGKILL') => {
+    const signal = async (name: 'SIGTERM' | 'SIGINT' | 'SIGKILL') => {
       try {
         await call(() => container.kill({ signal: name }));
       } catch (error) {
@@ -319,7 +358,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         return true;
       },
       readsInput: () => Promise.resolve(io !== null && !io.destroyed),
-      terminate: () => signal('SIGTERM'),
+      terminate: (name = 'SIGTERM') => signal(name),
       kill: () => signal('SIGKILL'),
       async usage(): Promise<Usage> {
         let stats: Docker.ContainerStats;
@@ -399,18 +438,34 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     await removeAll(spec.name);
     const [program, ...args] = spec.argv;
     const { memoryBytes, cpuPercent, pids } = spec.limits;
+    const install = spec.install;
+    // An install's script is bound read-only from a folder of its own, removed after its exit.
+    const scriptDir = install === null ? null : await writeInstallScript(install.script);
+    // Published on the engine's bridge network; with none, there is nothing to publish to.
+    const ports = network === 'bridge' ? publishedPorts(spec.ports) : null;
     let container: Docker.Container;
     try {
       container = await call(() =>
         api.createContainer({
-          name: containerName(spec.name),
+          // An install container has no name of its own: it must never be taken for the server.
+          ...(install === null ? { name: containerName(spec.name) } : {}),
           Image: image,
           Entrypoint: [program],
           Cmd: args,
-          Env: SERVER_ENV,
-          WorkingDir: CONTAINER_HOME,
+          Env: [
+            ...Object.entries(spec.env)
+              .filter(([key]) => !RESERVED_ENV.has(key))
+              .map(([key, value]) => `${key}=${value}`),
+            ...SERVER_ENV,
+            ...(install === null ? [] : [`PWD=${INSTALL_SERVER_DIR}`]),
+          ],
+          WorkingDir: install === null ? CONTAINER_HOME : INSTALL_SERVER_DIR,
           User: user(),
-          Labels: labels(spec.name),
+          Labels:
+            install === null
+              ? labels(spec.name)
+              : { [PANEL_LABEL]: options.panelId, [INSTALL_LABEL]: spec.name },
+          ...(ports === null ? {} : { ExposedPorts: ports.exposed }),
           Tty: false,
           OpenStdin: true,
           StdinOnce: false,
@@ -419,13 +474,17 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
           AttachStderr: true,
           NetworkDisabled: network === 'none',
           HostConfig: {
-            Binds: [`${spec.cwd}:${CONTAINER_HOME}:rw`],
-            ReadonlyRootfs: true,
+            Binds:
+              scriptDir === null
+                ? [`${spec.cwd}:${CONTAINER_HOME}:rw`]
+                : [`${spec.cwd}:${INSTALL_SERVER_DIR}:rw`, `${scriptDir}:${INSTALL_SCRIPT_DIR}:ro`],
+            // An install script may put its tools in the container (it is removed afterwards).
+            ReadonlyRootfs: install === null,
             Tmpfs: { '/tmp': TMP_OPTIONS },
             CapDrop: ['ALL'],
             SecurityOpt: ['no-new-privileges'],
             NetworkMode: network,
-            PortBindings: {},
+            PortBindings: ports?.bindings ?? {},
             PublishAllPorts: false,
             RestartPolicy: { Name: 'no' },
             ...(memoryBytes === null ? {} : { Memory: memoryBytes, MemorySwap: memoryBytes }),
@@ -435,6 +494,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         }),
       );
     } catch (error) {
+      await removeInstallScript(scriptDir);
       if (error instanceof RuntimeUnavailableError || error instanceof StartRefusedError)
         throw error;
       throw new StartError(`Cannot create the container: ${reasonOf(error)}`, { cause: error });
@@ -454,10 +514,11 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         state.Pid,
         new Date(state.StartedAt),
         io,
-        waitFor(container.id),
+        waitFor(container.id).finally(() => removeInstallScript(scriptDir)),
       );
     } catch (error) {
       await remove(container.id).catch(() => undefined);
+      await removeInstallScript(scriptDir);
       if (error instanceof RuntimeUnavailableError) throw error;
       throw new StartError(`Cannot start ${program}: ${reasonOf(error)}`, { cause: error });
     }

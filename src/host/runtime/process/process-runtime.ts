@@ -28,7 +28,10 @@ import {
   type OutputStream,
   type Runtime,
   type RunningProcess,
+  INSTALL_SCRIPT_DIR,
+  INSTALL_SERVER_DIR,
   StartError,
+  StartRefusedError,
   type Usage,
 } from '../runtime.js';
 import {
@@ -39,6 +42,7 @@ import {
   ticksToSeconds,
   type ProcStat,
 } from './proc.js';
+import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import { resolveServerUser, type ServerUser } from '../server-user.js';
 
 /** The whole environment a server process gets (and HOME, its own folder). */
@@ -210,10 +214,15 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
   const identityOf = options.identityOf ?? processIdentity;
   const view = bwrap !== null ? sandboxView(options.readOnlyPaths) : [];
 
-  const wrap = (spec: LaunchSpec): string[] => {
+  /** `scriptDir`: the folder that holds an install's script, shown at INSTALL_SCRIPT_DIR. */
+  const wrap = (spec: LaunchSpec, scriptDir: string | null): string[] => {
     if (bwrap === null) {
       return setpriv !== null ? [setpriv, '--no-new-privs', '--', ...spec.argv] : [...spec.argv];
     }
+    const install =
+      scriptDir === null
+        ? []
+        : ['--bind', spec.cwd, INSTALL_SERVER_DIR, '--ro-bind', scriptDir, INSTALL_SCRIPT_DIR];
     return [
       bwrap,
       '--unshare-user',
@@ -230,11 +239,12 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
       '--bind',
       spec.cwd,
       spec.cwd,
+      ...install,
       // The sandbox's own root folder, where bubblewrap made the mount points, is read-only too.
       '--remount-ro',
       '/',
       '--chdir',
-      spec.cwd,
+      scriptDir === null ? spec.cwd : INSTALL_SERVER_DIR,
       '--',
       ...spec.argv,
     ];
@@ -263,13 +273,21 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
       // Said at once, as a failed start, rather than as an exit of the wrapper a moment later.
       if (findCommand(spec.argv[0], spec.cwd) === null)
         throw new StartError(`Cannot start ${spec.argv[0]}: no such program`);
+      if (spec.install !== null && bwrap === null) {
+        throw new StartRefusedError(
+          `An install script expects the server's folder at ${INSTALL_SERVER_DIR}: it needs the bubblewrap sandbox (apt-get install bubblewrap)`,
+        );
+      }
+      const scriptDir =
+        spec.install === null ? null : await writeInstallScript(spec.install.script);
+      const removeScript = () => removeInstallScript(scriptDir);
       const group = await cgroups.forServer(spec.name);
       let oomKillsBefore = 0;
       if (group !== null) {
         await group.limit(spec.limits);
         oomKillsBefore = await group.oomKills();
       }
-      const [program, ...args] = wrap(spec);
+      const [program, ...args] = wrap(spec, scriptDir);
       if (program === undefined) throw new StartError('Empty command');
       // In a cgroup, the process waits on fd 3 until the panel has moved it in, so that nothing
       // it forks can start outside. It reads in a subshell: `<&3` in the shell itself would move
@@ -283,7 +301,12 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
             ];
       const child = spawn(argv[0], argv[1], {
         cwd: spec.cwd,
-        env: { ...SERVER_ENV, HOME: spec.cwd, PWD: spec.cwd },
+        env: {
+          ...spec.env,
+          ...SERVER_ENV,
+          HOME: spec.cwd,
+          PWD: scriptDir === null ? spec.cwd : INSTALL_SERVER_DIR,
+        },
         detached: true,
         stdio: group === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
         ...identity(serverUser),
@@ -310,12 +333,15 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         child.kill('SIGKILL');
         await group?.killAll();
         await group?.remove();
+        await removeScript();
         const reason = error instanceof Error ? error.message : String(error);
         throw new StartError(`Cannot start ${spec.argv[0]}: ${reason}`, { cause: error });
       }
       const pid = child.pid;
       if (pid === undefined) throw new StartError(`Cannot start ${spec.argv[0]}`);
-      return running.ready(pid, (await identityOf(pid)) ?? `unknown:${pid}`);
+      const started = running.ready(pid, (await identityOf(pid)) ?? `unknown:${pid}`);
+      if (scriptDir === null) return started;
+      return { ...started, exited: started.exited.finally(removeScript) };
     },
 
     async reap(leftover) {
@@ -463,13 +489,13 @@ function localProcess(
           );
           return inputs.includes(input);
         },
-        async terminate() {
+        async terminate(signal = 'SIGTERM') {
           const processes = await serverProcesses();
-          signalAll(processes, 'SIGTERM');
+          signalAll(processes, signal);
           // Unsandboxed, the group covers what the tree walk may miss. Sandboxed, the wrapper is
           // spared so the server can save, unless the server has not even started inside it yet:
           // then ending the wrapper ends the sandbox, and there is nothing to save.
-          if (wrapperDepth === 0 || processes.length === 0) signalGroup(pid, 'SIGTERM');
+          if (wrapperDepth === 0 || processes.length === 0) signalGroup(pid, signal);
         },
         async kill() {
           if (group !== null) await group.killAll();

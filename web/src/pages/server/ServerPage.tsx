@@ -24,8 +24,8 @@ const TABS = [
 
 const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed'];
 const CAN_STOP: readonly ServerStatus[] = ['starting', 'running'];
-/** Kill ends whatever runs, also while a stop waits for a server that ignores it. */
-const CAN_KILL: readonly ServerStatus[] = ['starting', 'running', 'stopping'];
+/** Kill ends whatever runs (an install too), also while a stop waits for a server that ignores it. */
+const CAN_KILL: readonly ServerStatus[] = ['installing', 'starting', 'running', 'stopping'];
 
 /**
  * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and

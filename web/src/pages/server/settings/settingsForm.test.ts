@@ -22,6 +22,9 @@ const CONFIG: ServerConfig = {
   limits: { memoryBytes: null, cpuPercent: null, pids: null, diskBytes: null },
   runtime: 'process',
   image: null,
+  template: null,
+  install: { state: 'installed', exitCode: null, finishedAt: null },
+  allocations: [],
   createdAt: '2025-01-01T00:00:00.000Z',
 };
 

@@ -1,0 +1,83 @@
+/** The only code that queries the templates table. */
+import type { Kysely, Selectable } from 'kysely';
+import { withConstraints } from '../../db/database.js';
+import type { Database, TemplatesTable } from '../../db/schema.js';
+import {
+  EGG_FORMATS,
+  type EggFormat,
+  type Template,
+  type TemplateDefinition,
+} from '../../domain/template.js';
+import { byText } from '../../sort.js';
+
+const formatOf = (value: string): EggFormat =>
+  EGG_FORMATS.find((format) => format === value) ?? 'PTDL_v2';
+
+const toTemplate = (row: Selectable<TemplatesTable>): Template => ({
+  ...(JSON.parse(row.definition) as TemplateDefinition),
+  id: row.id,
+  uuid: row.uuid,
+  format: formatOf(row.format),
+  warnings: JSON.parse(row.warnings) as string[],
+  createdAt: row.created_at,
+});
+
+export class TemplatesRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async find(id: string): Promise<Template | undefined> {
+    const row = await this.db
+      .selectFrom('templates')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toTemplate(row);
+  }
+
+  async findByUuid(uuid: string): Promise<Template | undefined> {
+    const row = await this.db
+      .selectFrom('templates')
+      .selectAll()
+      .where('uuid', '=', uuid)
+      .executeTakeFirst();
+    return row && toTemplate(row);
+  }
+
+  /** Every template, by name. */
+  async list(): Promise<Template[]> {
+    const rows = await this.db.selectFrom('templates').selectAll().execute();
+    return rows.map(toTemplate).sort((a, b) => byText(a.name, b.name) || byText(a.id, b.id));
+  }
+
+  async ids(): Promise<string[]> {
+    const rows = await this.db.selectFrom('templates').select('id').execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** Throws AlreadyExists when the id or the uuid is taken. */
+  async insert(template: Template): Promise<void> {
+    const { id, uuid, format, warnings, createdAt, ...definition } = template;
+    await withConstraints(() =>
+      this.db
+        .insertInto('templates')
+        .values({
+          id,
+          uuid,
+          name: definition.name,
+          format,
+          definition: JSON.stringify(definition),
+          warnings: JSON.stringify(warnings),
+          created_at: createdAt,
+        })
+        .execute(),
+    );
+  }
+
+  /** False when there was none. Throws NoLongerExists while a server uses it. */
+  async delete(id: string): Promise<boolean> {
+    const result = await withConstraints(() =>
+      this.db.deleteFrom('templates').where('id', '=', id).executeTakeFirst(),
+    );
+    return result.numDeletedRows > 0n;
+  }
+}

@@ -1,0 +1,92 @@
+import { Type } from 'typebox';
+import { CONFIG_PARSERS, EGG_FORMATS } from '../../domain/template.js';
+import { Envelope } from '../../http/schemas.js';
+
+export const TemplateParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+const FormatSchema = Type.Union(
+  EGG_FORMATS.map((format) => Type.Literal(format)),
+  {
+    description: 'The egg format it was imported from',
+  },
+);
+
+export const TemplateSummarySchema = Type.Object({
+  id: Type.String({ description: 'A slug made from the name at import' }),
+  name: Type.String(),
+  author: Nullable(Type.String()),
+  description: Type.String(),
+  format: FormatSchema,
+  hasInstallScript: Type.Boolean(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+export const VariableSchema = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  envVariable: Type.String({
+    description: 'The environment variable and the {{NAME}} placeholder',
+  }),
+  defaultValue: Type.String(),
+  userViewable: Type.Boolean(),
+  userEditable: Type.Boolean(),
+  rules: Type.Array(Type.String(), {
+    description: 'Validation rules as the egg wrote them (docs/templates.md lists those enforced)',
+  }),
+});
+
+/** The summary's fields but `hasInstallScript`: the whole template shows `install` itself. */
+const common = {
+  id: TemplateSummarySchema.properties.id,
+  name: TemplateSummarySchema.properties.name,
+  author: TemplateSummarySchema.properties.author,
+  description: TemplateSummarySchema.properties.description,
+  format: TemplateSummarySchema.properties.format,
+  createdAt: TemplateSummarySchema.properties.createdAt,
+};
+
+export const TemplateSchema = Type.Object({
+  ...common,
+  uuid: Nullable(Type.String()),
+  startupCommands: Type.Array(Type.Object({ name: Type.String(), command: Type.String() })),
+  stop: Type.Union([
+    Type.Object({ type: Type.Literal('command'), command: Type.String() }),
+    Type.Object({
+      type: Type.Literal('signal'),
+      signal: Type.Union([Type.Literal('SIGINT'), Type.Literal('SIGKILL')]),
+    }),
+  ]),
+  donePatterns: Type.Array(Type.String(), {
+    description: 'A console line containing one marks the server running; `regex:` for a regex',
+  }),
+  configFiles: Type.Array(
+    Type.Object({
+      file: Type.String(),
+      parser: Type.Union(CONFIG_PARSERS.map((parser) => Type.Literal(parser))),
+      replace: Type.Array(
+        Type.Object({
+          match: Type.String(),
+          ifValue: Nullable(Type.String()),
+          value: Type.String(),
+        }),
+      ),
+    }),
+  ),
+  install: Type.Union([
+    Type.Object({ script: Type.String(), image: Type.String(), entrypoint: Type.String() }),
+    Type.Null(),
+  ]),
+  variables: Type.Array(VariableSchema),
+  dockerImages: Type.Array(Type.Object({ name: Type.String(), image: Type.String() })),
+  features: Type.Array(Type.String()),
+  warnings: Type.Array(Type.String(), {
+    description: 'What the import noticed and does not enforce (unknown rules…)',
+  }),
+});
+
+export const TemplateListEnvelope = Envelope(Type.Array(TemplateSummarySchema));
+export const TemplateEnvelope = Envelope(TemplateSchema);
+export const TemplateDeletedEnvelope = Envelope(Type.Object({ id: Type.String() }));
