@@ -195,3 +195,96 @@ describe('docker runtime with an engine that cannot be reached', () => {
     assert.equal(deleted.statusCode, 200, deleted.body);
   });
 });
+
+describe('templates on the docker runtime', { skip }, () => {
+  let panel: TestPanel;
+  let admin: Session;
+  const image = docker.ok ? docker.image : '';
+
+  before(async () => {
+    panel = await startPanel(docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
+    admin = await register(panel, 'admin');
+  });
+  after(() => panel.close());
+
+  it("installs in the egg's install image with the folder at /mnt/server, then runs with the variables", async () => {
+    if (!docker.ok) return;
+    const egg = {
+      meta: { version: 'PTDL_v2' },
+      uuid: 'docker-egg',
+      name: 'Docker fixture',
+      docker_images: { Test: image },
+      startup: `${imageGameServerCommand()} --motd {{MOTD}}`,
+      config: { files: '{}', startup: JSON.stringify({ done: 'Done!' }), logs: '{}', stop: 'stop' },
+      scripts: {
+        installation: {
+          container: image,
+          entrypoint: 'sh',
+          script:
+            'echo "installing as $(id -u) in $(pwd)"\necho "$MOTD" > /mnt/server/installed.txt',
+        },
+      },
+      variables: [
+        {
+          name: 'Message',
+          description: '',
+          env_variable: 'MOTD',
+          default_value: 'hello',
+          user_viewable: true,
+          user_editable: true,
+          rules: 'required|string',
+        },
+      ],
+    };
+    const imported = await panel.app.inject({
+      method: 'POST',
+      url: '/api/templates/import',
+      headers: admin.headers,
+      payload: egg,
+    });
+    assert.equal(imported.statusCode, 200, imported.body);
+    const created = await panel.app.inject({
+      method: 'POST',
+      url: '/api/servers/create',
+      headers: admin.headers,
+      payload: {
+        name: 'templated',
+        template: 'docker-fixture',
+        runtime: 'docker',
+        variables: { MOTD: 'from-the-panel' },
+        allocations: [{ ip: '127.0.0.1', port: 30555 }],
+      },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    // The image comes from the template's first Docker image.
+    assert.equal((JSON.parse(created.body) as { data: { image: string } }).data.image, image);
+    await consoleHas(panel, admin, 'templated', '[panel] installed');
+    const installLine = await consoleHas(panel, admin, 'templated', 'installing as');
+    assert.match(installLine, /^installing as [1-9]\d* in \/mnt\/server$/, 'never root');
+    assert.equal(
+      readFileSync(path.join(panel.config.serversDir, 'templated', 'installed.txt'), 'utf8'),
+      'from-the-panel\n',
+    );
+    // The install's container is gone.
+    const left = await docker.docker.listContainers({
+      all: true,
+      filters: { label: [`game-panel.install=templated`] },
+    });
+    assert.deepEqual(left, []);
+
+    assert.equal((await serverAction(panel, admin, 'templated', 'start')).statusCode, 200);
+    await eventually(
+      async () =>
+        (await stats(panel, admin, 'templated')).status === 'running' ? true : undefined,
+      'running after Done!',
+    );
+    assert.equal((await sendCommand(panel, admin, 'templated', 'env')).statusCode, 200);
+    const envLine = await consoleHas(panel, admin, 'templated', '"MOTD"');
+    const env = JSON.parse(envLine) as Record<string, string>;
+    assert.equal(env.MOTD, 'from-the-panel');
+    assert.equal(env.SERVER_PORT, '30555');
+    assert.equal(env.SERVER_IP, '127.0.0.1');
+    assert.equal(env.HOME, '/home/container');
+    assert.equal((await serverAction(panel, admin, 'templated', 'stop')).statusCode, 200);
+  });
+});
