@@ -459,11 +459,11 @@ describe('templates', () => {
   });
 
   describe('installs', () => {
-    const installEgg = (name: string, script: string) =>
+    const installEgg = (name: string, script: string, entrypoint = 'sh') =>
       fixtureEgg({
         name,
         config: { files: '{}', startup: '{}', logs: '{}', stop: 'stop' },
-        scripts: { installation: { script, container: 'debian', entrypoint: 'sh' } },
+        scripts: { installation: { script, container: 'alpine', entrypoint } },
       });
 
     it('runs the script at creation with the folder at /mnt/server; the server then starts', async () => {
@@ -471,6 +471,8 @@ describe('templates', () => {
         installEgg(
           'Installs',
           'set -e\necho "installing $MOTD"\ncd /mnt/server\necho made > installed.txt\npwd',
+          // Alpine's shell, as many eggs name it: the host's sh runs the script.
+          'ash',
         ),
       );
       const created = await create({ name: 'inst-ok', template: id, variables: { MOTD: 'sun' } });

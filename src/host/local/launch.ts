@@ -70,7 +70,10 @@ export function serverLaunch(record: ServerRecord, template: TemplateDefinition 
   };
 }
 
-/** The install script's run: the template's entrypoint on the script, the server's environment. */
+/**
+ * The install script's run: the template's entrypoint on the script, the server's environment.
+ * For the process runtime, `ash` becomes `sh` (the host has no Alpine shell).
+ */
 export function installLaunch(
   record: ServerRecord,
   template: TemplateDefinition,
@@ -80,7 +83,9 @@ export function installLaunch(
     allocations: record.allocations,
     memoryBytes: record.limits.memoryBytes,
   });
-  const entrypoint = template.install?.entrypoint ?? 'bash';
+  let entrypoint = template.install?.entrypoint ?? 'bash';
+  // Alpine's ash, which many eggs name, is not on a Debian host: its POSIX sh runs such scripts.
+  if (record.runtime === 'process' && /^(?:\/bin\/)?ash$/.test(entrypoint)) entrypoint = 'sh';
   return { argv: [entrypoint, `${INSTALL_SCRIPT_DIR}/install.sh`], env };
 }
 
