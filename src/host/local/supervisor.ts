@@ -221,21 +221,9 @@ export class Supervisor {
       entry.installing = process;
       entry.process = process;
       entry.stopRequested = false;
-      const output = entry.log.output();
-      process.onOutput((chunk, stream) => {
-        output.write(chunk, stream);
-      });
-      void process.exited
-        .then((exit) => {
-          output.end();
-          return entry.lock.run(() => this.#installed(name, entry, process, exit));
-        })
-        .catch((error: unknown) => {
-          this.deps.log.error(
-            { err: error, server: name },
-            'could not record the end of an install',
-          );
-        });
+      this.#follow(name, entry, process, 'the end of an install', (exit) =>
+        entry.lock.run(() => this.#installed(name, entry, process, exit)),
+      );
       return entry.status;
     });
   }
@@ -559,30 +547,20 @@ export class Supervisor {
     entry.stopTyped = false;
     entry.unwatch?.();
     entry.unwatch = null;
-    const output = entry.log.output();
-    process.onOutput((chunk, stream) => {
-      output.write(chunk, stream);
-    });
     // Handled under the lock: an exit during this very start is seen once the start is
     // recorded, so the server never stays "running" with no process behind it.
-    void process.exited
-      .then((exit) => {
-        output.end();
-        entry.unwatch?.();
-        entry.unwatch = null;
-        entry.lastExit = {
-          code: exit.code,
-          signal: exit.signal,
-          outOfMemory: exit.outOfMemory,
-          at: this.deps.now(),
-        };
-        return this.deps.servers
-          .recordExit(name, entry.lastExit)
-          .then(() => entry.lock.run(() => this.#exited(name, entry, process, exit)));
-      })
-      .catch((error: unknown) => {
-        this.deps.log.error({ err: error, server: name }, 'could not record a server exit');
-      });
+    this.#follow(name, entry, process, 'a server exit', async (exit) => {
+      entry.unwatch?.();
+      entry.unwatch = null;
+      entry.lastExit = {
+        code: exit.code,
+        signal: exit.signal,
+        outOfMemory: exit.outOfMemory,
+        at: this.deps.now(),
+      };
+      await this.deps.servers.recordExit(name, entry.lastExit);
+      await entry.lock.run(() => this.#exited(name, entry, process, exit));
+    });
     await this.deps.servers.recordStarted(name, process);
     entry.log.append(
       how === 'started'
@@ -606,6 +584,31 @@ export class Supervisor {
     });
     entry.unwatch = unsubscribe;
     return entry.status;
+  }
+
+  /**
+   * Shows the process's output in the console and, once it has ended and its last line is
+   * shown, calls `ended`; a failure there is logged as failing to record `what`.
+   */
+  #follow(
+    name: string,
+    entry: Entry,
+    process: RunningProcess,
+    what: string,
+    ended: (exit: ExitInfo) => Promise<void>,
+  ): void {
+    const output = entry.log.output();
+    process.onOutput((chunk, stream) => {
+      output.write(chunk, stream);
+    });
+    void process.exited
+      .then((exit) => {
+        output.end();
+        return ended(exit);
+      })
+      .catch((error: unknown) => {
+        this.deps.log.error({ err: error, server: name }, `could not record ${what}`);
+      });
   }
 
   /**
