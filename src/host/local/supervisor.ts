@@ -558,7 +558,10 @@ export class Supervisor {
         outOfMemory: exit.outOfMemory,
         at: this.deps.now(),
       };
-      await this.deps.servers.recordExit(name, entry.lastExit);
+      // Kept for the list after a restart of the panel; the exit is handled even if this fails.
+      await this.deps.servers.recordExit(name, entry.lastExit).catch((error: unknown) => {
+        this.deps.log.error({ err: error, server: name }, 'could not record how a server ended');
+      });
       await entry.lock.run(() => this.#exited(name, entry, process, exit));
     });
     await this.deps.servers.recordStarted(name, process);
