@@ -10,6 +10,7 @@ import { useSession } from '../../../hooks/useSession';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { DeleteServer } from './DeleteServer';
+import { Reinstall } from './Reinstall';
 import styles from './Settings.module.css';
 import {
   changesFrom,
@@ -60,6 +61,7 @@ export default function SettingsTab() {
           <ConfigForm server={name} config={config.data} role={role} />
         )}
       </section>
+      {config.data?.template != null && <Reinstall server={name} template={config.data.template} />}
       {role === 'admin' && config.data !== undefined && (
         <DeleteServer server={name} displayName={config.data.displayName} />
       )}
