@@ -19,6 +19,9 @@ const TicketPage = lazy(() => import('./pages/tickets/TicketPage'));
 const UsersPage = lazy(() =>
   import('./pages/users/UsersPage').then((module) => ({ default: module.UsersPage })),
 );
+const TemplatesPage = lazy(() =>
+  import('./pages/templates/TemplatesPage').then((module) => ({ default: module.TemplatesPage })),
+);
 const ProfilePage = lazy(() =>
   import('./pages/profile/ProfilePage').then((module) => ({ default: module.ProfilePage })),
 );
@@ -115,6 +118,14 @@ export function App() {
           element={
             <Suspense fallback={loading}>
               <UsersPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/templates"
+          element={
+            <Suspense fallback={loading}>
+              <TemplatesPage />
             </Suspense>
           }
         />

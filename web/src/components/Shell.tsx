@@ -36,6 +36,11 @@ export function Shell({ session }: { session: Session }) {
                 Users
               </NavLink>
             )}
+            {role === 'admin' && (
+              <NavLink to="/templates" className={styles.navLink}>
+                Templates
+              </NavLink>
+            )}
             <NavLink to="/profile" className={styles.navLink}>
               Profile
             </NavLink>

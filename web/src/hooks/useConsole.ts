@@ -76,6 +76,8 @@ export function useConsole(
     return () => {
       created.dispose();
       if (controller.current === created) controller.current = null;
+      // Its frames no longer come (another tab is shown): the polled stats speak again.
+      statusRef.current(null);
     };
   }, [server, terminal, sessions]);
 

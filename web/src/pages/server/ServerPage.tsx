@@ -1,15 +1,17 @@
-import { Suspense, useState } from 'react';
+import { Suspense, useEffect, useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
 import { Link, NavLink, Outlet, useParams } from 'react-router';
 import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { StatusBadge, type ServerStatus } from '../../components/StatusBadge';
-import { usePower, useServerConfig, useServerStats } from '../../hooks/useServer';
+import { configKey, usePower, useServerConfig, useServerStats } from '../../hooks/useServer';
 import { useMe } from '../../hooks/useMe';
 import { useServers } from '../../hooks/useServers';
 import { useSession } from '../../hooks/useSession';
 import { useTitle } from '../../hooks/useTitle';
 import page from '../Page.module.css';
 import { formatBytes, formatDuration, formatExit } from './format';
+import { InstallState } from './InstallState';
 import type { ServerOutlet } from './outlet';
 import styles from './ServerPage.module.css';
 import { UsageTerm } from './Usage';
@@ -57,6 +59,12 @@ export default function ServerPage() {
       (candidate) => candidate !== undefined && candidate !== '',
     ) ?? name;
   useTitle(displayName);
+  // The install state lives in the config, which is not polled: a status change (an install
+  // begun or ended, here or elsewhere) is when it may have changed.
+  const queries = useQueryClient();
+  useEffect(() => {
+    if (status !== null) void queries.invalidateQueries({ queryKey: configKey(name) });
+  }, [queries, name, status]);
 
   const gone = config.error instanceof ApiError && [403, 404].includes(config.error.status);
   if (gone) {
@@ -146,6 +154,14 @@ export default function ServerPage() {
       {start.isPending && <Alert tone="info">Starting…</Alert>}
       {restart.isPending && <Alert tone="info">Restarting…</Alert>}
       {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
+      {config.data !== undefined && config.data.install.state !== 'installed' && (
+        <InstallState
+          server={name}
+          install={config.data.install}
+          status={status}
+          isAdmin={role === 'admin'}
+        />
+      )}
       {outOfMemory && failed === null && (
         <Alert tone="error">
           <strong>Out of memory:</strong> the kernel ended the server at its memory limit.{' '}

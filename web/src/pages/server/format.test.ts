@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  formatAgo,
+  formatLastExit,
   formatBytes,
   formatCount,
   formatCpu,
@@ -45,5 +47,22 @@ describe('server page formats', () => {
     const exit = { at: '', code: null, signal: 'SIGKILL', outOfMemory: true };
     expect(formatExit(exit)).toBe('out of memory (signal SIGKILL)');
     expect(formatExit({ ...exit, outOfMemory: false })).toBe('signal SIGKILL');
+  });
+});
+
+describe('formatLastExit', () => {
+  const now = new Date('2025-01-01T12:00:00Z');
+  it('says how and how long ago', () => {
+    const at = '2025-01-01T11:55:00Z';
+    expect(formatLastExit({ at, code: 3, signal: null }, now)).toBe('exited 3, 5 min ago');
+    expect(formatLastExit({ at, code: null, signal: 'SIGKILL' }, now)).toBe('SIGKILL, 5 min ago');
+    expect(formatLastExit({ at, code: null, signal: 'SIGKILL', outOfMemory: true }, now)).toBe(
+      'out of memory, 5 min ago',
+    );
+  });
+  it('rounds down to the coarsest unit', () => {
+    expect(formatAgo('2025-01-01T11:59:30Z', now)).toBe('just now');
+    expect(formatAgo('2025-01-01T09:00:00Z', now)).toBe('3 h ago');
+    expect(formatAgo('2024-12-30T12:00:00Z', now)).toBe('2 d ago');
   });
 });

@@ -64,3 +64,21 @@ export function formatExit(exit: LastExit): string {
         : `exit code ${exit.code}`;
   return exit.outOfMemory === true ? `out of memory (${how})` : how;
 }
+
+/** "just now", "5 min ago", "3 h ago", "2 d ago": how long ago, to the coarsest unit. */
+export function formatAgo(at: string, now: Date = new Date()): string {
+  const seconds = Math.max(0, (now.getTime() - Date.parse(at)) / 1000);
+  if (seconds < 60) return 'just now';
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}
+
+/** The servers list's short word on a last exit: "exited 3, 5 min ago", "SIGKILL, just now". */
+export function formatLastExit(exit: LastExit, now: Date = new Date()): string {
+  const how =
+    exit.outOfMemory === true
+      ? 'out of memory'
+      : (exit.signal ?? (exit.code === null ? 'ended' : `exited ${exit.code}`));
+  return `${how}, ${formatAgo(exit.at, now)}`;
+}

@@ -1,30 +1,57 @@
 import { useState, type SyntheticEvent } from 'react';
 import { errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
-import { Field } from '../../components/Field';
+import { Field, SelectField } from '../../components/Field';
 import { useCreateServer } from '../../hooks/useServers';
+import { useTemplate, useTemplates, type TemplateVariable } from '../../hooks/useTemplates';
 import page from '../Page.module.css';
 import { EMPTY_FORM, newServerFrom, type NewServerForm } from './newServer';
 import styles from './ServersPage.module.css';
 
-/** Admins only: a new server from its name and start command (display name, stop command optional). */
+/** Each variable's default, by environment name: what a new server from the template starts with. */
+const defaults = (variables: readonly TemplateVariable[]) =>
+  Object.fromEntries(variables.map((variable) => [variable.envVariable, variable.defaultValue]));
+
+/**
+ * Admins only: a new server, from a template (its commands and variables) or from a start
+ * command (display name, stop command and port optional).
+ */
 export function CreateServerForm() {
   const create = useCreateServer();
+  const templates = useTemplates();
   const [form, setForm] = useState(EMPTY_FORM);
   const [created, setCreated] = useState<string | null>(null);
-  const set = (key: keyof NewServerForm) => (event: { target: { value: string } }) => {
-    setForm((current) => ({ ...current, [key]: event.target.value }));
+  const template = useTemplate(form.template === '' ? null : form.template);
+  // The variables shown are those of the template chosen, once its details are in.
+  const variables = form.template === '' ? [] : (template.data?.variables ?? []);
+  const set =
+    (key: 'name' | 'displayName' | 'startCommand' | 'stopCommand' | 'port') =>
+    (event: { target: { value: string } }) => {
+      setForm((current) => ({ ...current, [key]: event.target.value }));
+    };
+  const choose = (id: string) => {
+    setForm((current) => ({ ...current, template: id, variables: {} }));
   };
+  const valueOf = (variable: TemplateVariable) =>
+    form.variables[variable.envVariable] ?? variable.defaultValue;
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
     setCreated(null);
-    create.mutate(newServerFrom(form), {
+    const filled: NewServerForm = {
+      ...form,
+      variables: { ...defaults(variables), ...form.variables },
+    };
+    create.mutate(newServerFrom(filled), {
       onSuccess: (server) => {
         setCreated(server.name);
         setForm(EMPTY_FORM);
       },
     });
   };
+  const templateOptions = [
+    { value: '', label: 'None: a start command' },
+    ...(templates.data ?? []).map((option) => ({ value: option.id, label: option.name })),
+  ];
 
   return (
     <section className={page.card} aria-labelledby="create-server-title">
@@ -47,23 +74,85 @@ export function CreateServerForm() {
           value={form.displayName}
           onChange={set('displayName')}
         />
-        <Field
-          label="Start command"
-          name="startCommand"
-          required
-          spellCheck={false}
-          hint="Run without a shell in the server's folder, e.g. java -Xmx2G -jar server.jar nogui"
-          value={form.startCommand}
-          onChange={set('startCommand')}
+        <SelectField
+          label="Template"
+          name="template"
+          options={templateOptions}
+          value={form.template}
+          error={templates.isError ? errorMessage(templates.error) : undefined}
+          hint={
+            templates.isPending
+              ? 'Loading the templates…'
+              : 'Optional: a template gives the commands, the variables and an install'
+          }
+          onChange={(event) => {
+            choose(event.target.value);
+          }}
         />
         <Field
-          label="Stop command"
-          name="stopCommand"
-          spellCheck={false}
-          hint="Optional: a console line that stops the server, e.g. stop"
-          value={form.stopCommand}
-          onChange={set('stopCommand')}
+          label="Port"
+          name="port"
+          inputMode="numeric"
+          autoComplete="off"
+          hint="Optional: the primary port, on every address (0.0.0.0)"
+          value={form.port}
+          onChange={set('port')}
         />
+        {form.template === '' ? (
+          <>
+            <Field
+              label="Start command"
+              name="startCommand"
+              required
+              spellCheck={false}
+              hint="Run without a shell in the server's folder, e.g. java -Xmx2G -jar server.jar nogui"
+              value={form.startCommand}
+              onChange={set('startCommand')}
+            />
+            <Field
+              label="Stop command"
+              name="stopCommand"
+              spellCheck={false}
+              hint="Optional: a console line that stops the server, e.g. stop"
+              value={form.stopCommand}
+              onChange={set('stopCommand')}
+            />
+          </>
+        ) : (
+          <fieldset className={styles.variables} aria-busy={template.isPending}>
+            <legend>Variables</legend>
+            {template.isError ? (
+              <Alert tone="error">{errorMessage(template.error)}</Alert>
+            ) : template.isPending ? (
+              <p className={page.muted} role="status">
+                Loading the template…
+              </p>
+            ) : variables.length === 0 ? (
+              <p className={page.muted}>This template has no variables.</p>
+            ) : (
+              variables.map((variable) => (
+                <Field
+                  key={variable.envVariable}
+                  label={variable.name}
+                  name={variable.envVariable}
+                  spellCheck={false}
+                  autoCapitalize="none"
+                  hint={[variable.description, variable.envVariable]
+                    .filter((part) => part !== '')
+                    .join(' · ')}
+                  value={valueOf(variable)}
+                  onChange={(event) => {
+                    const value = event.target.value;
+                    setForm((current) => ({
+                      ...current,
+                      variables: { ...current.variables, [variable.envVariable]: value },
+                    }));
+                  }}
+                />
+              ))
+            )}
+          </fieldset>
+        )}
         <div className={styles.actions}>
           {create.isError && <Alert tone="error">{errorMessage(create.error)}</Alert>}
           {created !== null && <Alert tone="success">Created {created}</Alert>}

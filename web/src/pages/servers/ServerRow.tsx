@@ -5,14 +5,18 @@ import { Alert } from '../../components/Alert';
 import { StatusBadge, type ServerStatus } from '../../components/StatusBadge';
 import { useServerStats } from '../../hooks/useServer';
 import { useDeleteServer } from '../../hooks/useServerSettings';
-import { formatBytes, formatCpu } from '../server/format';
+import { formatBytes, formatCpu, formatLastExit, type LastExit } from '../server/format';
 import styles from './ServersPage.module.css';
 
 interface Listed {
   readonly name: string;
   readonly displayName: string;
   readonly status: ServerStatus;
+  readonly installState?: 'installed' | 'not-installed' | 'installing' | 'failed';
+  readonly lastExit?: LastExit | null;
 }
+
+const INSTALL_NOTES = { 'not-installed': 'Not installed', failed: 'Install failed' } as const;
 
 /** CPU and memory of a server that runs, asked for while its row is shown. */
 function Usage({ name }: { name: string }) {
@@ -51,6 +55,21 @@ export function ServerRow({ server, canDelete }: { server: Listed; canDelete: bo
           <span className={styles.name}>{server.name}</span>
         </div>
         {running && <Usage name={server.name} />}
+        {(server.installState === 'not-installed' || server.installState === 'failed') &&
+          server.status !== 'installing' && (
+            <span className={styles.note}>{INSTALL_NOTES[server.installState]}</span>
+          )}
+        {(server.status === 'stopped' || server.status === 'crashed') &&
+          server.lastExit != null && (
+            <span className={styles.note}>
+              <time
+                dateTime={server.lastExit.at}
+                title={new Date(server.lastExit.at).toLocaleString()}
+              >
+                {formatLastExit(server.lastExit)}
+              </time>
+            </span>
+          )}
         <StatusBadge status={server.status} />
         {canDelete && !confirming && (
           <button

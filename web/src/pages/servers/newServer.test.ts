@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { providerLoginHref } from '../sign-in/providerLoginHref';
-import { newServerFrom } from './newServer';
+import { EMPTY_FORM, newServerFrom } from './newServer';
 
 describe('newServerFrom', () => {
   it('sends optional fields only when filled in, trimmed', () => {
     expect(
       newServerFrom({
+        ...EMPTY_FORM,
         name: ' mc ',
         displayName: '  ',
         startCommand: ' java -jar s.jar ',
@@ -14,12 +15,32 @@ describe('newServerFrom', () => {
     ).toEqual({ name: 'mc', startCommand: 'java -jar s.jar' });
     expect(
       newServerFrom({
+        ...EMPTY_FORM,
         name: 'mc',
         displayName: 'Survival',
         startCommand: 'x',
         stopCommand: 'stop',
       }),
     ).toEqual({ name: 'mc', displayName: 'Survival', startCommand: 'x', stopCommand: 'stop' });
+  });
+
+  it('sends a template with its variables and no commands', () => {
+    expect(
+      newServerFrom({
+        ...EMPTY_FORM,
+        name: 'mc',
+        template: 'paper',
+        variables: { MOTD: 'Hello', VERSION: '' },
+        startCommand: 'ignored',
+        stopCommand: 'ignored',
+      }),
+    ).toEqual({ name: 'mc', template: 'paper', variables: { MOTD: 'Hello', VERSION: '' } });
+  });
+
+  it('sends a port as the primary allocation on every address', () => {
+    expect(
+      newServerFrom({ ...EMPTY_FORM, name: 'mc', startCommand: 'x', port: ' 25565 ' }),
+    ).toEqual({ name: 'mc', startCommand: 'x', allocations: [{ ip: '0.0.0.0', port: 25565 }] });
   });
 });
 

@@ -10,6 +10,9 @@ import { useSession } from '../../../hooks/useSession';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { DeleteServer } from './DeleteServer';
+import { AllocationsForm } from './AllocationsForm';
+import { Reinstall } from './Reinstall';
+import { VariablesForm } from './VariablesForm';
 import styles from './Settings.module.css';
 import {
   changesFrom,
@@ -60,6 +63,11 @@ export default function SettingsTab() {
           <ConfigForm server={name} config={config.data} role={role} />
         )}
       </section>
+      {config.data?.template != null && <VariablesForm server={name} />}
+      {role === 'admin' && config.data !== undefined && (
+        <AllocationsForm server={name} allocations={config.data.allocations} />
+      )}
+      {config.data?.template != null && <Reinstall server={name} template={config.data.template} />}
       {role === 'admin' && config.data !== undefined && (
         <DeleteServer server={name} displayName={config.data.displayName} />
       )}

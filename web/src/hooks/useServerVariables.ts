@@ -1,0 +1,66 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+import { configKey } from './useServer';
+
+type VariablesAnswer =
+  paths['/api/servers/{server}/variables']['get']['responses'][200]['content']['application/json'];
+export type ServerVariable = VariablesAnswer['data'][number];
+export interface Allocation {
+  readonly ip: string;
+  readonly port: number;
+}
+
+const variablesKey = (server: string) => ['server', server, 'variables'] as const;
+
+/** The server's template variables (a user sees the viewable ones), with whether each may change. */
+export function useServerVariables(server: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: variablesKey(server),
+    queryFn: async () =>
+      (await unwrap(api.GET('/api/servers/{server}/variables', { params: { path: { server } } })))
+        .data,
+  });
+}
+
+/** Changes some variables (by environment name); the answer replaces the cached list. */
+export function useUpdateVariables(server: string) {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (variables: Record<string, string>) =>
+      (
+        await unwrap(
+          api.PUT('/api/servers/{server}/variables', {
+            params: { path: { server } },
+            body: { variables },
+          }),
+        )
+      ).data,
+    onSuccess: (saved) => {
+      queries.setQueryData(variablesKey(server), saved);
+    },
+  });
+}
+
+/** Replaces the server's addresses and ports (admin); the first is the primary. */
+export function useUpdateAllocations(server: string) {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (allocations: Allocation[]) =>
+      (
+        await unwrap(
+          api.PUT('/api/servers/{server}/allocations', {
+            params: { path: { server } },
+            body: { allocations },
+          }),
+        )
+      ).data,
+    onSuccess: (saved) => {
+      queries.setQueryData(configKey(server), saved);
+    },
+  });
+}
