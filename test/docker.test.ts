@@ -7,11 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { panelId } from '../src/data-dir.js';
 import { startPanel, TEST_JWT_SECRET, type TestPanel } from './helpers/app.js';
-import { dockerForTests, imageGameServerCommand } from './helpers/docker.js';
+import { bridgeDockerForTests, dockerForTests, imageGameServerCommand } from './helpers/docker.js';
 import {
   assertError,
   createServer,
@@ -27,6 +28,7 @@ import {
 const MIB = 1024 * 1024;
 const docker = await dockerForTests();
 const skip = docker.ok ? false : docker.why;
+const bridge = await bridgeDockerForTests();
 
 async function consoleHas(panel: TestPanel, admin: Session, name: string, text: string) {
   return eventually(
@@ -287,4 +289,66 @@ describe('templates on the docker runtime', { skip }, () => {
     assert.equal(env.HOME, '/home/container');
     assert.equal((await serverAction(panel, admin, 'templated', 'stop')).statusCode, 200);
   });
+});
+
+describe('published ports, on an engine with a bridge network', () => {
+  let panel: TestPanel;
+  let admin: Session;
+
+  before(async () => {
+    if (!bridge.ok) return;
+    panel = await startPanel({ DOCKER_HOST: bridge.dockerHost });
+    admin = await register(panel, 'admin');
+  });
+  after(() => (bridge.ok ? panel.close() : undefined));
+
+  it(
+    "publishes the server's allocation, TCP and UDP, on its address",
+    { skip: bridge.ok ? false : bridge.why },
+    async () => {
+      if (!bridge.ok) return;
+      const port = 30_700 + Math.floor(Math.random() * 200);
+      const created = await panel.app.inject({
+        method: 'POST',
+        url: '/api/servers/create',
+        headers: admin.headers,
+        payload: {
+          name: 'published',
+          template: 'generic-command',
+          runtime: 'docker',
+          image: bridge.image,
+          variables: { COMMAND: `/bin/busybox nc -l -p ${port} -e /bin/busybox echo published` },
+          allocations: [{ ip: '127.0.0.1', port }],
+        },
+      });
+      assert.equal(created.statusCode, 200, created.body);
+      assert.equal((await serverAction(panel, admin, 'published', 'start')).statusCode, 200);
+      const info = await bridge.docker
+        .getContainer(`game-panel-${panelId(panel.dataDir)}-published`)
+        .inspect();
+      assert.equal(info.HostConfig.NetworkMode, 'bridge');
+      assert.deepEqual(info.HostConfig.PortBindings, {
+        [`${port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }],
+        [`${port}/udp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }],
+      });
+      // A player connecting to the host's address reaches the game in the container.
+      const answer = await eventually(
+        () =>
+          new Promise<string | undefined>((resolve) => {
+            const socket = connect({ host: '127.0.0.1', port });
+            let data = '';
+            socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
+            socket.on('close', () => {
+              resolve(data.includes('published') ? data : undefined);
+            });
+            socket.on('error', () => {
+              resolve(undefined);
+            });
+          }),
+        'the published port to answer',
+      );
+      assert.match(answer, /published/);
+      await serverAction(panel, admin, 'published', 'kill');
+    },
+  );
 });

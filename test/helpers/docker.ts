@@ -6,6 +6,10 @@
  * bridge), detached, so that it outlives this test file and later files use it too; a lock file
  * keeps test files running at once from starting two. Its log is /var/tmp/game-panel-dockerd.log.
  *
+ * A second engine, with a `bridge` network, is started the same way for the few cases that need
+ * one (published ports): `bridgeDockerForTests`. Its own sockets, folders and subnet keep it
+ * apart from the first; the test image is copied over from the first.
+ *
  * The test image is made here, from this machine's files: busybox-static (sh, sleep, cat…), Node
  * with the libraries it loads, and the stand-in game server (copied at build time, so the image
  * follows the fixture), imported through the Engine API. Its tag names a hash of its content,
@@ -49,6 +53,80 @@ const BUSYBOX = '/bin/busybox';
 const BUSYBOX_TOOLS = ['sh', 'sleep', 'yes', 'cat', 'ls', 'echo', 'true', 'false', 'id', 'env'];
 
 let found: Promise<DockerForTests> | undefined;
+let bridged: Promise<DockerForTests> | undefined;
+
+const BRIDGE_SOCKET = 'unix:///var/run/game-panel-test-bridge.sock';
+const BRIDGE_LOG = '/var/tmp/game-panel-dockerd-bridge.log';
+
+/**
+ * A second engine, with the engine's default `bridge` network (on 172.31.251.0/24), and the test
+ * image on it; or why there cannot be one here (in CI, a failure instead).
+ */
+export function bridgeDockerForTests(): Promise<DockerForTests> {
+  bridged ??= dockerForTests().then(async (main) => {
+    if (!main.ok) return main;
+    const result = await findBridge(main);
+    if (!result.ok && process.env.CI) {
+      throw new Error(`CI must run the published-port tests, but: ${result.why}`);
+    }
+    return result;
+  });
+  return bridged;
+}
+
+async function findBridge(main: DockerForTests & { ok: true }): Promise<DockerForTests> {
+  const docker = new Docker(engineOptions(BRIDGE_SOCKET, null));
+  const release = await lock();
+  try {
+    if (!(await answers(docker))) {
+      if (process.getuid?.() !== 0)
+        return { ok: false, why: 'only root can start a second engine' };
+      const dockerd = ['/usr/sbin/dockerd', '/usr/bin/dockerd'].find((file) => existsSync(file));
+      if (dockerd === undefined) return { ok: false, why: 'dockerd is not installed' };
+      const log = openSync(BRIDGE_LOG, 'a');
+      const child = spawn(
+        dockerd,
+        [
+          '--storage-driver=vfs',
+          '--iptables=false',
+          '--ip6tables=false',
+          '--bip',
+          '172.31.251.1/24',
+          '--data-root',
+          '/var/lib/game-panel-test-bridge',
+          '--exec-root',
+          '/run/game-panel-test-bridge',
+          '--pidfile',
+          '/run/game-panel-test-bridge.pid',
+          '--host',
+          BRIDGE_SOCKET,
+        ],
+        { detached: true, stdio: ['ignore', log, log], cwd: '/' },
+      );
+      child.unref();
+      closeSync(log);
+      if (!(await answers(docker, 30_000)))
+        return { ok: false, why: `the bridge engine did not answer (see ${BRIDGE_LOG})` };
+    }
+    try {
+      await docker.getImage(main.image).inspect();
+    } catch {
+      const saved = await main.docker.getImage(main.image).get();
+      const loading = await docker.loadImage(saved);
+      await new Promise<void>((resolve, reject) => {
+        docker.modem.followProgress(loading, (error) => {
+          if (error) reject(error);
+          else resolve();
+        });
+      });
+    }
+    return { ok: true, dockerHost: BRIDGE_SOCKET, image: main.image, docker };
+  } catch (error) {
+    return { ok: false, why: `the bridge engine could not be set up: ${String(error)}` };
+  } finally {
+    release();
+  }
+}
 
 /**
  * The engine and the test image, or why the Docker tests cannot run here. In CI (`CI` set) there
