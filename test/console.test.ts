@@ -1081,12 +1081,23 @@ describe('console socket: a reader that falls behind', () => {
     await printer.moreThan(heldForAStalledReader() + MAX_QUEUED_BYTES);
     assert.ok(slow.isOpen);
     slow.ws.resume();
-    await printer.burst();
-    await slow.waitFor(
-      (m) => m.type === 'log' && m.lines.includes(printer.lastLine),
-      'the last burst',
-      { timeoutMs: 60_000 },
-    );
+    // A burst sent while it still drains what was queued for it may be dropped for it too (and
+    // counted as skipped): on a loaded machine that takes a few bursts. Once caught up, it gets
+    // the lines that follow.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      await printer.burst();
+      const caughtUp = await slow
+        .waitFor((m) => m.type === 'log' && m.lines.includes(printer.lastLine), 'the last burst', {
+          timeoutMs: 5_000,
+        })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (caughtUp) break;
+      assert.ok(Date.now() < deadline, 'the reader that reads again gets the lines after');
+    }
 
     const shown = reader.logLines();
     assert.equal(reader.messages.filter((m) => m.type === 'skipped').length, 0);
