@@ -49,6 +49,10 @@ import { TemplatesRepository } from './modules/templates/templates.repository.js
 import { templatesRoutes } from './modules/templates/templates.routes.js';
 import { TemplatesService } from './modules/templates/templates.service.js';
 import { ServersService } from './modules/servers/servers.service.js';
+import { Scheduler, systemClock, type ScheduleClock } from './modules/schedules/scheduler.js';
+import { SchedulesRepository } from './modules/schedules/schedules.repository.js';
+import { schedulesRoutes } from './modules/schedules/schedules.routes.js';
+import { SchedulesService } from './modules/schedules/schedules.service.js';
 import { createLocalHost } from './host/local/local-host.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
@@ -97,6 +101,11 @@ export interface AppOverrides {
   readonly removeLeftovers?: (removeLeftovers: () => Promise<void>) => void;
   /** The built web UI to serve at `/` instead of `dist/web` (tests hand in a fixture). */
   readonly webRoot?: string;
+  /**
+   * The clock and timers schedules run by, and their tasks wait with (tests hand in a fake clock
+   * they advance). By default `now` and the real timers.
+   */
+  readonly scheduleClock?: ScheduleClock;
 }
 
 export const VERSION = (
@@ -259,7 +268,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     diskCheckMs: overrides.diskCheckMs,
     diskUsageTtlMs: overrides.diskUsageTtlMs,
   });
-  stopServers = () => host.shutdown();
   const serversService = new ServersService({
     servers,
     grants: users,
@@ -269,6 +277,22 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     portRange: config.serverPortRange,
     now,
   });
+  const scheduleRecords = new SchedulesRepository(db.kysely);
+  const scheduleClock = overrides.scheduleClock ?? systemClock(now);
+  const scheduler = new Scheduler({
+    schedules: scheduleRecords,
+    actor: (by) => serversService.actingAs(by),
+    clock: scheduleClock,
+    log: app.log,
+  });
+  events.on('server-deleted', (name) => {
+    scheduler.serverRemoved(name);
+  });
+  // No schedule acts while servers are being stopped for the close.
+  stopServers = () => {
+    scheduler.stop();
+    return host.shutdown();
+  };
   const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
   const hub = new ConsoleHub({
     servers: serversService,
@@ -298,6 +322,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   usersRoutes(app, createUsersService({ users, servers, events, now }));
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
+  schedulesRoutes(
+    app,
+    new SchedulesService({
+      schedules: scheduleRecords,
+      servers: serversService,
+      scheduler,
+      now: () => scheduleClock.now(),
+    }),
+  );
   await templatesRoutes(app, templates);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
   const messageMaxBytes = config.ticketMessageMaxBytes;
@@ -323,6 +356,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     for (const warning of dataDirWarnings) app.log.warn(warning);
     await templates.importShipped();
     await host.recover();
+    // After the servers are back: a missed run that starts at once finds them as they are.
+    await scheduler.start();
   });
   // What an earlier run left (temporary files of uploads and saves a killed panel cut short,
   // folders of deleted servers) is removed once the panel serves, in the background, so that
@@ -343,6 +378,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
   app.addHook('onClose', async () => {
     schemas.clear();
+    scheduler.stop();
+    await scheduler.idle();
     await host.close();
     await db.close();
   });

@@ -168,6 +168,19 @@ const throwawayTemplate = async (world: World) => {
   assert.equal(response.statusCode, 200, response.body);
   return (JSON.parse(response.body) as { data: { id: string } }).data.id;
 };
+/** A schedule of SERVER that runs only when asked (its id). */
+const SCHEDULE = {
+  name: 'matrix',
+  cron: '0 0 1 1 *',
+  tasks: [{ action: 'command', payload: 'say access matrix' }],
+};
+const throwawaySchedule = async (world: World) => {
+  const data = (await world.asAdmin('POST', `/api/servers/${SERVER}/schedules`, SCHEDULE)) as {
+    id: number;
+  };
+  return String(data.id);
+};
+const scheduleOf = (c: Cell): Req => ({ params: { id: c.made } });
 const running = async (world: World) => {
   await world.ensureRunning();
   return '';
@@ -212,6 +225,12 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/servers/:server/install',               [401, 401, 403, 403, 403, 403, 403, 200], { payload: { state: 'installed' } }, { setup: stopped }),
   row('POST',   '/api/servers/:server/command',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: { command: 'say access matrix' } }, { setup: running }),
   row('GET',    '/api/servers/:server/stats',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('GET',    '/api/servers/:server/schedules',             [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('POST',   '/api/servers/:server/schedules',             [401, 401, 403, 403, 200, 200, 403, 200], { payload: SCHEDULE }),
+  row('GET',    '/api/servers/:server/schedules/:id',         [401, 401, 403, 403, 200, 200, 403, 200], scheduleOf, { setup: throwawaySchedule }),
+  row('PUT',    '/api/servers/:server/schedules/:id',         [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ ...scheduleOf(c), payload: { name: 'renamed', enabled: false } }), { setup: throwawaySchedule }),
+  row('DELETE', '/api/servers/:server/schedules/:id',         [401, 401, 403, 403, 200, 200, 403, 200], scheduleOf, { setup: throwawaySchedule }),
+  row('POST',   '/api/servers/:server/schedules/:id/run',     [401, 401, 403, 403, 200, 200, 403, 200], scheduleOf, { setup: throwawaySchedule }),
   row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'header' }),
   row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'query', variant: 'token in the query' }),
 

@@ -21,6 +21,7 @@ import * as ticketHistory from './migrations/0003_ticket_history.js';
 import * as oidcIdentities from './migrations/0004_oidc_identities.js';
 import * as serverLimits from './migrations/0005_server_limits.js';
 import * as templates from './migrations/0006_templates.js';
+import * as schedules from './migrations/0007_schedules.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_oidc_identities': oidcIdentities,
   '0005_server_limits': serverLimits,
   '0006_templates': templates,
+  '0007_schedules': schedules,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -127,6 +127,23 @@ export interface OidcIdentitiesTable {
   created_at: string;
 }
 
+export interface SchedulesTable {
+  id: Id;
+  server_name: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  enabled: number;
+  only_when_running: number;
+  /** The tasks, a JSON array of `{ action, payload?, delaySeconds }`. */
+  tasks: string;
+  last_run_at: string | null;
+  /** `{ status, message, at }` as JSON, or NULL before the first run. */
+  last_outcome: string | null;
+  handled_until: string;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -137,4 +154,5 @@ export interface Database {
   ticket_messages: TicketMessagesTable;
   ticket_status_changes: TicketStatusChangesTable;
   oidc_identities: OidcIdentitiesTable;
+  schedules: SchedulesTable;
 }

@@ -80,6 +80,15 @@ export interface ServerStats {
   readonly disk: { readonly bytes: number; readonly limit: number | null };
 }
 
+/** What the panel itself may do to a server (see `ServersService.actingAs`). */
+export interface ServerActor {
+  status(name: string): ServerStatus;
+  start(name: string): Promise<ServerStatus>;
+  stop(name: string): Promise<ServerStatus>;
+  restart(name: string): Promise<ServerStatus>;
+  command(name: string, line: string): Promise<void>;
+}
+
 export interface NewServer {
   readonly name: string;
   readonly displayName?: string | undefined;
@@ -448,6 +457,36 @@ export class ServersService {
   async command(user: User, name: string, command: string): Promise<void> {
     await this.require(user, name);
     this.deps.host.command(name, command, user.username);
+  }
+
+  /**
+   * The server's lifecycle and console for the panel acting on its own behalf, not a user's (a
+   * schedule's tasks): no user is checked, the server must exist (404). The console shows
+   * commands as typed by `by`.
+   */
+  actingAs(by: string): ServerActor {
+    const existing = async (name: string) => {
+      await this.#recordOf(name);
+    };
+    return {
+      status: (name) => this.deps.host.state(name).status,
+      start: async (name) => {
+        await existing(name);
+        return this.deps.host.start(name);
+      },
+      stop: async (name) => {
+        await existing(name);
+        return this.deps.host.stop(name);
+      },
+      restart: async (name) => {
+        await existing(name);
+        return this.deps.host.restart(name);
+      },
+      command: async (name, line) => {
+        await existing(name);
+        this.deps.host.command(name, line, by);
+      },
+    };
   }
 
   /** The server's console, for a caller who may use the server. */

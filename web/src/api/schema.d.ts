@@ -2762,6 +2762,648 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/{server}/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's schedules */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                cron: string;
+                enabled: boolean;
+                id: number;
+                lastOutcome: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'ok' | 'failed' | 'skipped';
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description When a run last began
+                 */
+                lastRunAt: string | null;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description null when disabled, or when the expression matches no later date
+                 */
+                nextRunAt: string | null;
+                onlyWhenRunning: boolean;
+                /** @description A run is in progress */
+                running: boolean;
+                server: string;
+                tasks: {
+                  /** @description `backup` is refused for now (400): backups come later */
+                  action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+                  delaySeconds: number;
+                  payload?: string;
+                }[];
+                timezone: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Make a schedule: a cron expression in a timezone, and tasks run in order
+     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line, a `backup` task (backups come later).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Five fields: minute hour day-of-month month day-of-week (croner syntax) */
+            cron: string;
+            /** @description true by default */
+            enabled?: boolean;
+            name: string;
+            /** @description Skip a run that finds the server neither running nor starting; false by default */
+            onlyWhenRunning?: boolean;
+            /** @description Run in order; the first that fails ends the run */
+            tasks: {
+              /** @description `backup` is refused for now (400): backups come later */
+              action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+              /** @description Seconds to wait before this task; 0 by default */
+              delaySeconds?: number;
+              /** @description The console line of a `command` task (required there, one line); no other task takes one */
+              payload?: string;
+            }[];
+            /** @description The IANA timezone the expression is read in; UTC by default */
+            timezone?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                cron: string;
+                enabled: boolean;
+                id: number;
+                lastOutcome: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'ok' | 'failed' | 'skipped';
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description When a run last began
+                 */
+                lastRunAt: string | null;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description null when disabled, or when the expression matches no later date
+                 */
+                nextRunAt: string | null;
+                onlyWhenRunning: boolean;
+                /** @description A run is in progress */
+                running: boolean;
+                server: string;
+                tasks: {
+                  /** @description `backup` is refused for now (400): backups come later */
+                  action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+                  delaySeconds: number;
+                  payload?: string;
+                }[];
+                timezone: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/schedules/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A schedule, its next run and how its last run went */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                cron: string;
+                enabled: boolean;
+                id: number;
+                lastOutcome: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'ok' | 'failed' | 'skipped';
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description When a run last began
+                 */
+                lastRunAt: string | null;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description null when disabled, or when the expression matches no later date
+                 */
+                nextRunAt: string | null;
+                onlyWhenRunning: boolean;
+                /** @description A run is in progress */
+                running: boolean;
+                server: string;
+                tasks: {
+                  /** @description `backup` is refused for now (400): backups come later */
+                  action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+                  delaySeconds: number;
+                  payload?: string;
+                }[];
+                timezone: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    /** Change the fields sent; the next run is counted afresh from now */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Five fields: minute hour day-of-month month day-of-week (croner syntax) */
+            cron?: string;
+            /** @description true by default */
+            enabled?: boolean;
+            name?: string;
+            /** @description Skip a run that finds the server neither running nor starting; false by default */
+            onlyWhenRunning?: boolean;
+            /** @description Run in order; the first that fails ends the run */
+            tasks?: {
+              /** @description `backup` is refused for now (400): backups come later */
+              action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+              /** @description Seconds to wait before this task; 0 by default */
+              delaySeconds?: number;
+              /** @description The console line of a `command` task (required there, one line); no other task takes one */
+              payload?: string;
+            }[];
+            /** @description The IANA timezone the expression is read in; UTC by default */
+            timezone?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                cron: string;
+                enabled: boolean;
+                id: number;
+                lastOutcome: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'ok' | 'failed' | 'skipped';
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description When a run last began
+                 */
+                lastRunAt: string | null;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description null when disabled, or when the expression matches no later date
+                 */
+                nextRunAt: string | null;
+                onlyWhenRunning: boolean;
+                /** @description A run is in progress */
+                running: boolean;
+                server: string;
+                tasks: {
+                  /** @description `backup` is refused for now (400): backups come later */
+                  action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+                  delaySeconds: number;
+                  payload?: string;
+                }[];
+                timezone: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    /** Delete a schedule; a run in progress ends before its next task */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: number;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/schedules/{id}/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run the schedule now, enabled or not; answers once the run has begun
+     * @description The run goes on in the background: its outcome appears in `lastOutcome`. 409 while a run of this schedule is in progress.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                cron: string;
+                enabled: boolean;
+                id: number;
+                lastOutcome: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'ok' | 'failed' | 'skipped';
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description When a run last began
+                 */
+                lastRunAt: string | null;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description null when disabled, or when the expression matches no later date
+                 */
+                nextRunAt: string | null;
+                onlyWhenRunning: boolean;
+                /** @description A run is in progress */
+                running: boolean;
+                server: string;
+                tasks: {
+                  /** @description `backup` is refused for now (400): backups come later */
+                  action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
+                  delaySeconds: number;
+                  payload?: string;
+                }[];
+                timezone: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/{server}/start': {
     parameters: {
       query?: never;

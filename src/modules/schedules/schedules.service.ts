@@ -1,0 +1,212 @@
+/**
+ * A server's schedules. They belong to the server: whoever may use the server (`server.use`, so
+ * admins every server) sees and manages them, and a user who loses the server loses them too,
+ * while they go on acting for the server (docs/api.md, "Schedules").
+ */
+import { NoLongerExists } from '../../domain/conflicts.js';
+import {
+  MAX_DELAY_SECONDS,
+  timingOf,
+  type Schedule,
+  type ScheduleAction,
+  type ScheduleOutcome,
+  type ScheduleTask,
+} from '../../domain/schedule.js';
+import type { User } from '../../domain/user.js';
+import { AppError, notFound } from '../../errors.js';
+import type { ServersService } from '../servers/servers.service.js';
+import type { Scheduler } from './scheduler.js';
+import type { ScheduleFields, SchedulesRepository } from './schedules.repository.js';
+
+export interface TaskInput {
+  readonly action: ScheduleAction;
+  readonly payload?: string | undefined;
+  readonly delaySeconds?: number | undefined;
+}
+
+export interface ScheduleInput {
+  readonly name?: string | undefined;
+  readonly cron?: string | undefined;
+  readonly timezone?: string | undefined;
+  readonly enabled?: boolean | undefined;
+  readonly onlyWhenRunning?: boolean | undefined;
+  readonly tasks?: readonly TaskInput[] | undefined;
+}
+
+/** A schedule as its caller sees it. */
+export interface ScheduleView {
+  readonly id: number;
+  readonly server: string;
+  readonly name: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly enabled: boolean;
+  readonly onlyWhenRunning: boolean;
+  readonly tasks: readonly ScheduleTask[];
+  readonly nextRunAt: string | null;
+  readonly lastRunAt: string | null;
+  readonly lastOutcome: ScheduleOutcome | null;
+  readonly running: boolean;
+  readonly createdAt: string;
+}
+
+export class SchedulesService {
+  constructor(
+    private readonly deps: {
+      readonly schedules: SchedulesRepository;
+      readonly servers: Pick<ServersService, 'require'>;
+      readonly scheduler: Scheduler;
+      readonly now: () => Date;
+    },
+  ) {}
+
+  async list(user: User, server: string): Promise<ScheduleView[]> {
+    await this.deps.servers.require(user, server);
+    return (await this.deps.schedules.list(server)).map((schedule) => this.#view(schedule));
+  }
+
+  async get(user: User, server: string, id: number): Promise<ScheduleView> {
+    return this.#view(await this.#find(user, server, id));
+  }
+
+  async create(user: User, server: string, input: ScheduleInput): Promise<ScheduleView> {
+    await this.deps.servers.require(user, server);
+    const fields = checkFields(
+      {
+        name: input.name ?? '',
+        cron: input.cron ?? '',
+        timezone: input.timezone ?? 'UTC',
+        enabled: input.enabled ?? true,
+        onlyWhenRunning: input.onlyWhenRunning ?? false,
+        tasks: input.tasks ?? [],
+      },
+      this.deps.now(),
+    );
+    const schedule = await this.deps.schedules
+      .insert(server, fields, this.deps.now().toISOString())
+      .catch((error: unknown) => {
+        if (error instanceof NoLongerExists) throw notFound('Server');
+        throw error;
+      });
+    this.deps.scheduler.changed(schedule);
+    return this.#view(schedule);
+  }
+
+  /** Changes the fields sent; the schedule's next run is counted afresh from now. */
+  async update(
+    user: User,
+    server: string,
+    id: number,
+    input: ScheduleInput,
+  ): Promise<ScheduleView> {
+    const current = await this.#find(user, server, id);
+    const fields = checkFields(
+      {
+        name: input.name ?? current.name,
+        cron: input.cron ?? current.cron,
+        timezone: input.timezone ?? current.timezone,
+        enabled: input.enabled ?? current.enabled,
+        onlyWhenRunning: input.onlyWhenRunning ?? current.onlyWhenRunning,
+        tasks: input.tasks ?? current.tasks,
+      },
+      this.deps.now(),
+    );
+    const updated = await this.deps.schedules.update(
+      server,
+      id,
+      fields,
+      this.deps.now().toISOString(),
+    );
+    if (!updated) throw notFound('Schedule');
+    this.deps.scheduler.changed(updated);
+    return this.#view(updated);
+  }
+
+  /** Deletes the schedule; a run in progress ends before its next task. */
+  async remove(user: User, server: string, id: number): Promise<void> {
+    await this.#find(user, server, id);
+    if (!(await this.deps.schedules.delete(server, id))) throw notFound('Schedule');
+    this.deps.scheduler.removed(id);
+  }
+
+  /** Starts a run now (disabled or not); 409 while one is in progress. */
+  async run(user: User, server: string, id: number): Promise<ScheduleView> {
+    const schedule = await this.#find(user, server, id);
+    this.deps.scheduler.runNow(schedule);
+    return this.#view(schedule);
+  }
+
+  async #find(user: User, server: string, id: number): Promise<Schedule> {
+    await this.deps.servers.require(user, server);
+    const schedule = await this.deps.schedules.find(server, id);
+    if (!schedule) throw notFound('Schedule');
+    return schedule;
+  }
+
+  #view(schedule: Schedule): ScheduleView {
+    const next = this.deps.scheduler.nextRunAt(schedule);
+    return {
+      id: schedule.id,
+      server: schedule.server,
+      name: schedule.name,
+      cron: schedule.cron,
+      timezone: schedule.timezone,
+      enabled: schedule.enabled,
+      onlyWhenRunning: schedule.onlyWhenRunning,
+      tasks: schedule.tasks,
+      nextRunAt: next === null ? null : next.toISOString(),
+      lastRunAt: schedule.lastRunAt,
+      lastOutcome: schedule.lastOutcome,
+      running: this.deps.scheduler.isRunning(schedule.id),
+      createdAt: schedule.createdAt,
+    };
+  }
+}
+
+const invalid = (path: string, message: string): AppError =>
+  new AppError('VALIDATION_FAILED', `${path.replace(/\//g, '.')}: ${message}`, {
+    details: [{ path: `body/${path}`, message }],
+  });
+
+/** The rules the body schema cannot say: the expression, the timezone and each task. */
+function checkFields(
+  fields: Omit<ScheduleFields, 'tasks'> & { tasks: readonly TaskInput[] },
+  now: Date,
+): ScheduleFields {
+  if (fields.name.trim() === '') throw invalid('name', 'required');
+  const timing = timingOf(fields.cron, fields.timezone);
+  if (!timing.ok) throw invalid(timing.field, timing.reason);
+  if (timing.cron.nextRun(now) === null) throw invalid('cron', 'never matches a date');
+  if (fields.tasks.length === 0) throw invalid('tasks', 'at least one task is required');
+  const tasks = fields.tasks.map((task, index): ScheduleTask => {
+    const at = (field: string) => `tasks/${index}/${field}`;
+    const delaySeconds = task.delaySeconds ?? 0;
+    if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > MAX_DELAY_SECONDS) {
+      throw invalid(at('delaySeconds'), `must be a whole number from 0 to ${MAX_DELAY_SECONDS}`);
+    }
+    switch (task.action) {
+      case 'command': {
+        const payload = task.payload ?? '';
+        if (payload.trim() === '') throw invalid(at('payload'), 'a command task needs the command');
+        if (/[\r\n\0]/.test(payload)) throw invalid(at('payload'), 'must be a single line');
+        return { action: 'command', payload, delaySeconds };
+      }
+      case 'backup':
+        throw invalid(at('action'), 'backups come later: a schedule cannot take a backup task yet');
+      case 'start':
+      case 'stop':
+      case 'restart':
+        if (task.payload !== undefined) {
+          throw invalid(at('payload'), 'only a command task takes a payload');
+        }
+        return { action: task.action, delaySeconds };
+      default:
+        return unreachable(task.action);
+    }
+  });
+  return { ...fields, tasks };
+}
+
+function unreachable(action: never): never {
+  throw new Error(`unknown schedule action ${String(action)}`);
+}
