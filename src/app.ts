@@ -67,6 +67,7 @@ import {
 } from './host/runtime/process/process-runtime.js';
 import { panelId, secureDataDir } from './data-dir.js';
 import type { Runtime } from './host/runtime/runtime.js';
+import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archive-formats.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -343,6 +344,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       links: new DownloadLinks({ now }),
       maxUploadBytes: config.maxUploadBytes,
       maxEditBytes: config.maxEditBytes,
+      archive: {
+        maxBytes: config.archiveMaxBytes,
+        maxEntries: config.archiveMaxEntries,
+        maxRatio: ARCHIVE_MAX_RATIO,
+        ratioFloorBytes: ARCHIVE_RATIO_FLOOR_BYTES,
+      },
     }),
     { maxEditBytes: config.maxEditBytes },
   );

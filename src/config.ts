@@ -74,6 +74,12 @@ export interface Config {
   readonly maxUploadBytes: number | null;
   readonly maxEditBytes: number;
   /**
+   * What one extraction may unpack: `ARCHIVE_MAX_BYTES` (default MAX_UPLOAD_BYTES, else 1 GiB)
+   * and `ARCHIVE_MAX_ENTRIES` (default 100,000).
+   */
+  readonly archiveMaxBytes: number;
+  readonly archiveMaxEntries: number;
+  /**
    * Largest ticket description or message, in UTF-8 bytes (413 above). Bounded so that no ticket
    * can grow into something the panel cannot read back (see docs/api.md, Tickets).
    */
@@ -166,6 +172,14 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
     maxUploadBytes: optionalInteger(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
     maxEditBytes: integer(env, 'MAX_EDIT_BYTES', 5 * 1024 * 1024, 1, 1024 ** 3),
+    archiveMaxBytes: integer(
+      env,
+      'ARCHIVE_MAX_BYTES',
+      optionalInteger(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER) ?? 1024 ** 3,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    archiveMaxEntries: integer(env, 'ARCHIVE_MAX_ENTRIES', 100_000, 1, 10_000_000),
     ticketMessageMaxBytes: integer(env, 'TICKET_MESSAGE_MAX_BYTES', 64 * 1024, 1, 1024 ** 2),
     logLevel: oneOf(
       env,

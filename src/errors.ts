@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'UNKNOWN_SERVER'
   | 'INVALID_PATH'
   | 'INVALID_UPLOAD'
+  | 'INVALID_ARCHIVE'
   | 'INVALID_REDIRECT'
   | 'NOT_A_FOLDER'
   | 'NOT_A_FILE'
@@ -53,6 +54,8 @@ const STATUS: Record<ErrorCode, number> = {
   UNKNOWN_SERVER: 400,
   INVALID_PATH: 400,
   INVALID_UPLOAD: 400,
+  /** An archive that is damaged, of an unsupported format, or holds a refused entry. */
+  INVALID_ARCHIVE: 400,
   INVALID_REDIRECT: 400,
   NOT_A_FOLDER: 400,
   NOT_A_FILE: 400,

@@ -136,6 +136,30 @@ const freshFile = (prefix: string) => async (world: World) => {
   await world.writeFile(name);
   return name;
 };
+/** A fresh zip in SERVER's folder holding one file, whose own copy is gone (nothing clashes). */
+const freshArchive = async (world: World) => {
+  const name = world.unique('archive');
+  await world.writeFile(name);
+  const files = `/api/servers/${SERVER}/files`;
+  await world.asAdmin('POST', `${files}/compress`, {
+    paths: [name],
+    destination: `${name}.zip`,
+    format: 'zip',
+  });
+  await world.asAdmin('POST', `${files}/delete`, { paths: [name] });
+  return `${name}.zip`;
+};
+/** A fresh file, and a fresh folder named after it with `.dir` to move it into. */
+const freshFileAndFolder = async (world: World) => {
+  const name = world.unique('bulkmove');
+  await world.writeFile(name);
+  await world.asAdmin('POST', `/api/servers/${SERVER}/files/create`, {
+    type: 'folder',
+    name: `${name}.dir`,
+    path: '',
+  });
+  return name;
+};
 const throwawayUser = async (world: World) => {
   const name = world.unique('gone');
   await register(world.panel, name);
@@ -244,6 +268,10 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/servers/:server/files/rename',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `old_path=${c.made}&new_name=${c.made}.renamed` }), { setup: freshFile('rename') }),
   row('POST',   '/api/servers/:server/files/move',            [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { source: c.made, destination: `${c.made}.moved` } }), { setup: freshFile('move') }),
   row('DELETE', '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ query: `path=${c.made}` }), { setup: freshFile('delete') }),
+  row('POST',   '/api/servers/:server/files/delete',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { paths: [c.made] } }), { setup: freshFile('bulkdelete') }),
+  row('POST',   '/api/servers/:server/files/move-many',       [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { paths: [c.made], destination: `${c.made}.dir` } }), { setup: freshFileAndFolder }),
+  row('POST',   '/api/servers/:server/files/compress',        [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { paths: [FILE], destination: `${c.made}.tar.gz`, format: 'tar.gz' } }), { setup: fresh('compressed') }),
+  row('POST',   '/api/servers/:server/files/decompress',      [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { path: c.made, destination: '' } }), { setup: freshArchive }),
 
   row('GET',    '/api/templates',                             [401, 401, 403, 200, 200, 200, 200, 200]),
   row('GET',    '/api/templates/:id',                         [401, 401, 403, 200, 200, 200, 200, 200], { params: { id: 'generic-command' } }),

@@ -60,6 +60,10 @@ export type ServerFiles = Pick<
   | 'renameEntry'
   | 'move'
   | 'deleteEntry'
+  | 'deleteMany'
+  | 'moveMany'
+  | 'compress'
+  | 'decompress'
   | 'diskUsage'
 >;
 

@@ -26,11 +26,12 @@ import {
   realpath,
   rename,
   rmdir,
+  symlink,
   unlink,
   type FileHandle,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable, type Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   isReserved,
@@ -40,6 +41,17 @@ import {
   reserved,
 } from '../../domain/paths.js';
 import { AppError, notFound } from '../../errors.js';
+import {
+  archiveWriter,
+  detectFormat,
+  entrySegments,
+  invalidArchive,
+  MAX_LINK_TARGET_BYTES,
+  readArchive,
+  type ArchiveFormat,
+  type ArchiveLimits,
+  type ArchiveWriter,
+} from './archive-formats.js';
 import { DiskUsage } from './usage.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -298,14 +310,17 @@ export class ServerStorage {
   }
 
   /**
-   * Removes the temporary files an earlier run left anywhere in the server's directory (uploads
-   * and saves a killed panel cut short); answers how many. This run's own are never touched, so
+   * Removes the temporary files an earlier run left anywhere in the server's directory (uploads,
+   * saves and archives a killed panel cut short) and its temporary folders (extractions); answers
+   * how many. This run's own are never touched, so
    * it may run while uploads and saves are under way.
    */
   async cleanTemporaryFiles(server: string): Promise<number> {
     let removed = 0;
     await walkTree(this.directoryOf(server), async (dir, name, stat) => {
-      if (name.startsWith(TEMP_PREFIX) && !name.startsWith(this.#tempPrefix) && stat.isFile()) {
+      if (!name.startsWith(TEMP_PREFIX)) return true;
+      if (name.startsWith(this.#tempPrefix)) return false;
+      if (stat.isFile()) {
         const gone = await unlink(at(dir.fd, name)).then(
           () => true,
           () => false,
@@ -314,7 +329,17 @@ export class ServerStorage {
           removed += 1;
           this.#usage.apply(server, -stat.size);
         }
+      } else if (stat.isDirectory()) {
+        // An extraction cut short: its folder and what it had unpacked.
+        const freed = { bytes: 0 };
+        const gone = await removeEntry(dir, name, [], freed).then(
+          () => true,
+          () => false,
+        );
+        this.#usage.apply(server, -freed.bytes);
+        if (gone) removed += 1;
       }
+      return false;
     });
     return removed;
   }
@@ -633,6 +658,421 @@ export class ServerStorage {
     });
   }
 
+  /**
+   * Deletes several entries: every path is checked first (it exists and is not the server
+   * directory: else 404 or 400 and nothing is deleted), then they are deleted in order. A path
+   * inside another one of the list goes with it. A failure part-way is thrown with what was
+   * deleted before it in its message; what was deleted stays deleted.
+   */
+  async deleteMany(server: string, paths: readonly (readonly string[])[]): Promise<string[]> {
+    const list = withoutNested(paths);
+    for (const segments of list) {
+      await this.#withPlace(server, segments, false, (place) => {
+        existingName(place);
+        return Promise.resolve();
+      });
+    }
+    const done: string[] = [];
+    for (const segments of list) {
+      try {
+        await this.deleteEntry(server, segments);
+      } catch (error) {
+        throw partly(error, 'deleted', done);
+      }
+      done.push(joinSegments(segments));
+    }
+    return done;
+  }
+
+  /**
+   * Moves several entries into the existing folder `destination`. Checked first: each exists,
+   * none is the server directory, two never share a name, none would land on an existing entry
+   * (409) and the destination is not inside one of them (400); then moved in order. A failure
+   * part-way is thrown with what was moved before it in its message; what was moved stays.
+   */
+  async moveMany(
+    server: string,
+    sources: readonly (readonly string[])[],
+    destination: readonly string[],
+  ): Promise<Entry[]> {
+    const folder = await this.#withFolder(server, destination, async (dir, real) => {
+      const names = new Set<string>();
+      for (const source of sources) {
+        await this.#withPlace(server, source, false, async (place) => {
+          const name = existingName(place);
+          const inside = place.segments.every((segment, i) => real[i] === segment);
+          if (inside) {
+            throw new AppError(
+              'VALIDATION_FAILED',
+              `${shown(place.segments)} cannot be moved into itself`,
+            );
+          }
+          if (names.has(name)) {
+            throw new AppError('VALIDATION_FAILED', `Two of the paths are named "${name}"`);
+          }
+          names.add(name);
+          if (await lstat(at(dir.fd, name)).catch(() => null)) throw alreadyExists([...real, name]);
+        });
+      }
+      return real;
+    });
+    const moved: Entry[] = [];
+    for (const source of sources) {
+      try {
+        moved.push(await this.move(server, source, folder));
+      } catch (error) {
+        throw partly(
+          error,
+          'moved',
+          moved.map((entry) => entry.path),
+        );
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * Packs `sources` (files, folders with everything in them, symlinks as symlinks, never
+   * followed; FIFOs, sockets and devices skipped) into a new archive at `destination`, each
+   * under its own name (the server directory itself: its content). Streamed into a temporary
+   * file beside the destination, held to `quota` as it grows (413 QUOTA_EXCEEDED), and linked
+   * into place only if nothing is there by then (409 ALREADY_EXISTS); nothing is left on failure.
+   */
+  async compress(
+    server: string,
+    sources: readonly (readonly string[])[],
+    destination: readonly string[],
+    format: 'zip' | 'tar.gz',
+    quota: number | null = null,
+  ): Promise<Entry> {
+    const names = new Set<string>();
+    for (const source of sources) {
+      await this.#withPlace(server, source, false, (place) => {
+        if (place.name !== null) existingName(place);
+        const name = place.name ?? '';
+        if (names.has(name)) {
+          throw new AppError('VALIDATION_FAILED', `Two of the paths are named "${name}"`);
+        }
+        names.add(name);
+        return Promise.resolve();
+      });
+    }
+    return this.#withPlace(server, destination, false, async (to) => {
+      if (to.name === null || to.stat) throw alreadyExists(to.segments);
+      const name = to.name;
+      const reservation = await this.#usage.reserve(server, quota);
+      let written = 0;
+      try {
+        await writeAtomically(
+          to.dir,
+          name,
+          to.segments,
+          this.#temp(0o644),
+          async (handle) => {
+            const writer = archiveWriter(format);
+            const done = pipeline(
+              writer.output,
+              fileSink(handle, WRITE_BUFFER_BYTES, (bytes) => {
+                written += bytes;
+                reservation.growTo(written, true);
+              }),
+            );
+            // Adding entries waits for the writing; a failed write must end the adding too.
+            const failed = done.then(() => new Promise<never>(() => undefined));
+            const add = async (work: Promise<void>): Promise<void> => {
+              await Promise.race([work, failed]);
+            };
+            try {
+              for (const source of sources) {
+                await this.#withPlace(server, source, false, (place) =>
+                  this.#pack(place, writer, add),
+                );
+              }
+              writer.end();
+            } catch (error) {
+              writer.output.destroy();
+              await done.catch(() => undefined);
+              throw error;
+            }
+            await done;
+          },
+          false,
+        );
+      } catch (error) {
+        reservation.release();
+        throw error;
+      }
+      reservation.commit(written);
+      return entryOf(to.segments, await statOf(to.dir, name, to.segments));
+    });
+  }
+
+  /** Adds one resolved source to an archive being written (see `compress`). */
+  async #pack(
+    place: Place,
+    writer: ArchiveWriter,
+    add: (work: Promise<void>) => Promise<void>,
+  ): Promise<void> {
+    const visit = async (dir: FileHandle, name: string, inArchive: string[]): Promise<void> => {
+      if (isReserved(name)) return; // the panel's temporary files, this archive's own among them
+      const stat = await lstat(at(dir.fd, name)).catch(() => null);
+      if (!stat) return; // gone meanwhile
+      const archived = joinSegments(inArchive);
+      if (stat.isSymbolicLink()) {
+        const target = await readlink(at(dir.fd, name)).catch(() => null);
+        if (target !== null) await add(writer.symlink(archived, target, stat.mtime));
+      } else if (stat.isFile()) {
+        const handle = await openRegular(dir, name, inArchive).catch(() => null);
+        if (!handle) return;
+        try {
+          const size = (await handle.stat()).size;
+          const body =
+            size === 0
+              ? Readable.from([])
+              : handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
+          await add(writer.file(archived, stat.mode & 0o777, stat.mtime, size, body));
+        } finally {
+          await handle.close();
+        }
+      } else if (stat.isDirectory()) {
+        await add(writer.folder(archived, stat.mtime));
+        const folder = await openFolder(dir, name);
+        if (!folder) return;
+        try {
+          for (const child of await readdir(at(folder.fd))) {
+            await visit(folder, child, [...inArchive, child]);
+          }
+        } finally {
+          await folder.close();
+        }
+      }
+    };
+    if (place.name !== null) {
+      await visit(place.dir, place.name, [place.name]);
+      return;
+    }
+    for (const child of await readdir(at(place.dir.fd))) {
+      await visit(place.dir, child, [child]);
+    }
+  }
+
+  /**
+   * Unpacks the archive at `archive` (zip, tar or tar.gz, told by its content) into the existing
+   * folder `destination`. Safe by construction: every entry is written below a temporary folder
+   * made there, through descriptors, never through a symlink (O_NOFOLLOW at every step, O_EXCL
+   * for files); absolute names, `..`, hard links, devices and FIFOs, and symlinks whose target
+   * is absolute or leaves the server directory are refused (400 naming the entry), and so is an
+   * archive past `limits` (413, or 400 for the compression ratio) or the quota (413). Only when
+   * all is unpacked are its top-level entries moved into `destination`, if none of their names
+   * is taken there (409, nothing moved). On any failure nothing is left: the temporary folder
+   * is removed (a crash leaves it to `cleanTemporaryFiles`). Answers the entries moved in.
+   */
+  async decompress(
+    server: string,
+    archive: readonly string[],
+    destination: readonly string[],
+    limits: ArchiveLimits,
+    quota: number | null = null,
+  ): Promise<Entry[]> {
+    return this.#withPlace(server, archive, true, async (place) => {
+      if (place.name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
+      const source = await openRegular(place.dir, place.name, place.segments);
+      try {
+        const size = (await source.stat()).size;
+        const head = Buffer.alloc(512);
+        await source.read(head, 0, 512, 0);
+        const format = detectFormat(head);
+        return await this.#withFolder(server, destination, (dir, folder) =>
+          this.#extract(server, source, format, size, dir, folder, limits, quota),
+        );
+      } finally {
+        await source.close().catch(() => undefined);
+      }
+    });
+  }
+
+  async #extract(
+    server: string,
+    source: FileHandle,
+    format: ArchiveFormat,
+    archiveSize: number,
+    dir: FileHandle,
+    folder: readonly string[],
+    limits: ArchiveLimits,
+    quota: number | null,
+  ): Promise<Entry[]> {
+    const tempName = `${this.#tempPrefix}${randomBytes(8).toString('hex')}`;
+    try {
+      await mkdir(at(dir.fd, tempName), { mode: 0o700 });
+    } catch (error) {
+      throw fsError(error, folder);
+    }
+    const reservation = await this.#usage.reserve(server, quota);
+    let written = 0;
+    let entries = 0;
+    const owner = this.#owner;
+    const tooMany = (): AppError =>
+      new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The archive has more than ${limits.maxEntries} entries; nothing was extracted`,
+      );
+    try {
+      const temp = await open(at(dir.fd, tempName), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      try {
+        await readArchive(
+          source,
+          format,
+          archiveSize,
+          async (entry, consumed) => {
+            const segments = entrySegments(entry.name);
+            if (segments.length === 0) return;
+            entries += 1;
+            if (entries > limits.maxEntries) throw tooMany();
+            const label = JSON.stringify(entry.name);
+            const refuse = (why: string): AppError =>
+              invalidArchive(`Entry ${label} ${why}; nothing was extracted`);
+            const tooBig = (): AppError =>
+              new AppError(
+                'PAYLOAD_TOO_LARGE',
+                `The archive unpacks to more than ${limits.maxBytes} bytes (at ${label}); nothing was extracted`,
+              );
+            const claim = (bytes: number): void => {
+              written += bytes;
+              // A bomb is hostile (400) before it is merely too big (413).
+              if (
+                written > limits.ratioFloorBytes &&
+                written / Math.max(1, consumed()) > limits.maxRatio
+              ) {
+                throw refuse(`unpacks to over ${limits.maxRatio} times the archive's size`);
+              }
+              if (written > limits.maxBytes) throw tooBig();
+              reservation.growTo(written, true);
+            };
+            switch (entry.type) {
+              case 'hardlink':
+                throw refuse('is a hard link, which is never extracted');
+              case 'special':
+                throw refuse('is a device, FIFO or other special file, which is never extracted');
+              case 'folder': {
+                const made = await makeFolders(temp, segments, refuse, owner);
+                await made.close();
+                return;
+              }
+              case 'symlink': {
+                const target = await entry.target();
+                if (target === '' || target.includes('\0') || path.posix.isAbsolute(target)) {
+                  throw refuse('is a symlink with an empty or absolute target');
+                }
+                if (Buffer.byteLength(target) > MAX_LINK_TARGET_BYTES) {
+                  throw refuse('is a symlink with a target too long');
+                }
+                try {
+                  linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
+                } catch {
+                  throw refuse('is a symlink that points outside the server directory');
+                }
+                const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
+                const name = segments.at(-1) ?? '';
+                try {
+                  await symlink(target, at(parent.fd, name));
+                  if (owner) await lchown(at(parent.fd, name), owner.uid, owner.gid);
+                } catch (error) {
+                  if (errnoOf(error) === 'EEXIST') throw refuse('appears twice');
+                  throw fsError(error, folder);
+                } finally {
+                  await parent.close();
+                }
+                claim(Buffer.byteLength(target));
+                return;
+              }
+              case 'file': {
+                if (
+                  entry.compressedSize !== null &&
+                  entry.size > limits.ratioFloorBytes &&
+                  entry.size / Math.max(1, entry.compressedSize) > limits.maxRatio
+                ) {
+                  throw refuse(`unpacks to over ${limits.maxRatio} times its packed size`);
+                }
+                if (written + entry.size > limits.maxBytes) throw tooBig();
+                const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
+                const name = segments.at(-1) ?? '';
+                const mode = (entry.mode ?? 0o644) | 0o600;
+                let handle: FileHandle;
+                try {
+                  handle = await open(
+                    at(parent.fd, name),
+                    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW,
+                    mode,
+                  );
+                } catch (error) {
+                  const code = errnoOf(error);
+                  if (code === 'EEXIST' || code === 'EISDIR') throw refuse('appears twice');
+                  throw fsError(error, folder);
+                } finally {
+                  await parent.close();
+                }
+                try {
+                  if (owner) await handle.chown(owner.uid, owner.gid);
+                  await handle.chmod(mode);
+                  await pipeline(
+                    Readable.from(await entry.body()),
+                    fileSink(handle, WRITE_BUFFER_BYTES, claim),
+                  );
+                } finally {
+                  await handle.close();
+                }
+                return;
+              }
+            }
+          },
+          (declared) => {
+            if (declared > limits.maxEntries) throw tooMany();
+          },
+        );
+        // Nothing of it is moved in if one of its names is taken.
+        const names = await readdir(at(temp.fd));
+        for (const name of names) {
+          if (await lstat(at(dir.fd, name)).catch(() => null)) {
+            throw alreadyExists([...folder, name]);
+          }
+        }
+        const moved: string[] = [];
+        try {
+          for (const name of names) {
+            await moveWithoutReplacing(temp, name, dir, name, [...folder, name], [...folder, name]);
+            moved.push(name);
+          }
+        } catch (error) {
+          // Another write took a name meanwhile: what was moved in goes back, to be removed.
+          for (const name of moved) {
+            await moveWithoutReplacing(dir, name, temp, name, [], []).catch(() => undefined);
+          }
+          throw error;
+        }
+        await dir.sync().catch(() => undefined);
+        reservation.commit(written);
+        const result: Entry[] = [];
+        for (const name of names) {
+          const stat = await lstat(at(dir.fd, name)).catch(() => null);
+          if (stat) result.push(entryOf([...folder, name], stat));
+        }
+        return result;
+      } finally {
+        await temp.close();
+      }
+    } catch (error) {
+      reservation.release();
+      throw error;
+    } finally {
+      await removeEntry(dir, tempName, folder).catch((error: unknown) => {
+        this.#log.warn(
+          { err: error, server },
+          'could not remove the temporary folder of an extraction; removed at the next start',
+        );
+      });
+    }
+  }
+
   /** Resolves `segments` to a folder and runs `work` with its open descriptor. */
   async #withFolder<T>(
     server: string,
@@ -758,6 +1198,72 @@ async function resolve(
   }
 }
 
+/** The paths of a list, without those inside another one of it (they go with it). */
+function withoutNested(paths: readonly (readonly string[])[]): (readonly string[])[] {
+  const within = (inner: readonly string[], outer: readonly string[]): boolean =>
+    inner.length >= outer.length && outer.every((segment, i) => inner[i] === segment);
+  const kept: (readonly string[])[] = [];
+  for (const candidate of paths) {
+    if (
+      paths.some(
+        (other) =>
+          other !== candidate && other.length < candidate.length && within(candidate, other),
+      )
+    )
+      continue;
+    if (kept.some((other) => within(candidate, other) && within(other, candidate))) continue;
+    kept.push(candidate);
+  }
+  return kept;
+}
+
+/** A bulk operation that failed part-way: the error, saying what was done before it. */
+function partly(error: unknown, verb: string, done: readonly string[]): unknown {
+  if (!(error instanceof AppError) || done.length === 0) return error;
+  const list = done.map((item) => `"/${item}"`).join(', ');
+  return new AppError(error.code, `${error.message} (already ${verb}: ${list})`);
+}
+
+/**
+ * Opens, from the extraction folder `top`, the folder `segments`, making what is missing (mode
+ * 0755, given to `owner`); never through a symlink or a file (400 from `refuse`). The caller
+ * closes the answer.
+ */
+async function makeFolders(
+  top: FileHandle,
+  segments: readonly string[],
+  refuse: (why: string) => AppError,
+  owner: FileOwner | null,
+): Promise<FileHandle> {
+  let dir = await open(at(top.fd), O_RDONLY | O_DIRECTORY);
+  try {
+    for (const name of segments) {
+      let next: FileHandle | null = null;
+      for (let attempt = 0; next === null; attempt += 1) {
+        try {
+          next = await open(at(dir.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        } catch (error) {
+          const code = errnoOf(error);
+          if (code === 'ELOOP' || code === 'ENOTDIR') {
+            throw refuse('would be written through a symlink or into a file');
+          }
+          if (code !== 'ENOENT' || attempt > 0) throw error;
+          await mkdir(at(dir.fd, name), { mode: 0o755 }).catch((made: unknown) => {
+            if (errnoOf(made) !== 'EEXIST') throw made;
+          });
+          if (owner) await lchown(at(dir.fd, name), owner.uid, owner.gid);
+        }
+      }
+      await dir.close();
+      dir = next;
+    }
+    return dir;
+  } catch (error) {
+    await dir.close();
+    throw error;
+  }
+}
+
 function existingName(place: Place): string {
   if (place.name === null) {
     throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be changed');
@@ -847,13 +1353,17 @@ interface TempFile {
   readonly owner: FileOwner | null;
 }
 
-/** Writes through a temporary file in `dir`, renamed over `name` once `write` succeeded. */
+/**
+ * Writes through a temporary file in `dir`, renamed over `name` once `write` succeeded; with
+ * `replace` false, an existing `name` is never replaced (409).
+ */
 async function writeAtomically(
   dir: FileHandle,
   name: string,
   segments: readonly string[],
   { prefix, mode, owner }: TempFile,
   write: (handle: FileHandle) => Promise<void>,
+  replace = true,
 ): Promise<void> {
   const temp = `${prefix}${randomBytes(8).toString('hex')}`;
   let handle: FileHandle;
@@ -872,7 +1382,12 @@ async function writeAtomically(
     } finally {
       await handle.close();
     }
-    await rename(at(dir.fd, temp), at(dir.fd, name));
+    if (replace) await rename(at(dir.fd, temp), at(dir.fd, name));
+    else {
+      // Never over an entry that appeared meanwhile: link(2) fails with EEXIST.
+      await link(at(dir.fd, temp), at(dir.fd, name));
+      await unlink(at(dir.fd, temp));
+    }
     // The rename itself is only durable once the folder is flushed (a power cut, not a crash).
     await dir.sync();
   } catch (error) {
@@ -1096,12 +1611,14 @@ async function chownTree(directory: string, owner: FileOwner): Promise<void> {
 /**
  * Bytes of the files and symlinks under `directory`; folders' own entries are not counted (their
  * size depends on the file system and moves with every name added), nor this run's temporary
- * files, whose bytes the writes under way have claimed already (usage.ts).
+ * files and folders (extractions), whose bytes the writes under way have claimed already (usage.ts).
  */
 async function sizeOf(directory: string, ownTemporary: string): Promise<number> {
   let total = 0;
   await walkTree(directory, (_dir, name, stat) => {
-    if (!stat.isDirectory() && !name.startsWith(ownTemporary)) total += stat.size;
+    // An extraction under way (a temporary folder): its bytes are claimed already.
+    if (name.startsWith(ownTemporary)) return Promise.resolve(false);
+    if (!stat.isDirectory()) total += stat.size;
     return Promise.resolve();
   });
   return total;
@@ -1115,7 +1632,8 @@ async function sizeOf(directory: string, ownTemporary: string): Promise<number> 
  */
 async function walkTree(
   directory: string,
-  visit: (dir: FileHandle, name: string, stat: Stats) => Promise<void>,
+  /** Answers `false` for a folder not to be walked into. */
+  visit: (dir: FileHandle, name: string, stat: Stats) => Promise<unknown>,
 ): Promise<void> {
   let root: FileHandle;
   try {
@@ -1128,8 +1646,8 @@ async function walkTree(
     async enter(dir, name) {
       const stat = await lstat(at(dir.fd, name)).catch(() => null);
       if (!stat) return false;
-      await visit(dir, name, stat);
-      return stat.isDirectory();
+      const into = await visit(dir, name, stat);
+      return into !== false && stat.isDirectory();
     },
   };
   await walkBelow(root, visitor, []).catch((error: unknown) => {

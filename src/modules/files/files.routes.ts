@@ -12,14 +12,19 @@ import { ServerParams } from '../servers/servers.schemas.js';
 import {
   ContentBody,
   ContentEnvelope,
+  CompressBody,
   CreateBody,
+  DecompressBody,
   DeletedEnvelope,
+  DeletedManyEnvelope,
+  DeleteManyBody,
   DownloadIdParams,
   DownloadLinkBody,
   DownloadLinkEnvelope,
   EntryEnvelope,
   EntryListEnvelope,
   MoveBody,
+  MoveManyBody,
   PathQuery,
   RenameQuery,
   RequiredPathQuery,
@@ -357,6 +362,98 @@ export function filesRoutes(app: App, files: FilesService, limits: { maxEditByte
       data: {
         path: await files.delete(currentUser(request), request.params.server, request.query.path),
       },
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/move-many',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Move several files or folders into the folder `destination`',
+        description:
+          'All paths are checked first (each exists, no two share a name, none lands on an existing entry, the destination is not inside one of them): else 400, 404 or 409 and nothing is moved. Then they are moved in order; a failure part-way (something changed meanwhile) says in its message what was moved before it, which stays moved.',
+        params: ServerParams,
+        body: MoveManyBody,
+        response: responses(EntryListEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Moved',
+      data: await files.moveMany(
+        currentUser(request),
+        request.params.server,
+        request.body.paths,
+        request.body.destination,
+      ),
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/delete',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Delete several files, symlinks (not their targets) or folders with their content',
+        description:
+          'All paths are checked first (each exists and is not the server directory): else 400 or 404 and nothing is deleted. Then they are deleted in order; a failure part-way says in its message what was deleted before it, which stays deleted.',
+        params: ServerParams,
+        body: DeleteManyBody,
+        response: responses(DeletedManyEnvelope, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Deleted',
+      data: {
+        paths: await files.deleteMany(
+          currentUser(request),
+          request.params.server,
+          request.body.paths,
+        ),
+      },
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/compress',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Pack files and folders into a new zip or tar.gz archive at `destination`',
+        description:
+          'Folders are packed with everything in them, each path under its own name; symlinks are stored as symlinks and never followed; FIFOs, sockets and devices are skipped. Streamed into a temporary file, counted against the disk quota (413 QUOTA_EXCEEDED) and put in place only when complete: 409 ALREADY_EXISTS if `destination` exists; nothing is left on failure.',
+        params: ServerParams,
+        body: CompressBody,
+        response: responses(EntryEnvelope, 400, 401, 403, 404, 409, 413),
+      },
+    },
+    async (request) => ({
+      message: 'Compressed',
+      data: await files.compress(currentUser(request), request.params.server, request.body),
+    }),
+  );
+
+  app.post(
+    '/api/servers/:server/files/decompress',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Unpack a zip, tar or tar.gz archive into the folder `destination`',
+        description:
+          'The format is told by the content, not the name. Unpacked into a temporary folder first, then its entries are moved in (409 ALREADY_EXISTS, nothing moved, if a name is taken). Refused with 400 INVALID_ARCHIVE naming the entry: absolute paths, `..`, hard links, devices and FIFOs, symlinks leaving the server directory, entries written through a symlink, a compression ratio over 200:1; 413 past ARCHIVE_MAX_BYTES, ARCHIVE_MAX_ENTRIES or the disk quota. Nothing is left on failure.',
+        params: ServerParams,
+        body: DecompressBody,
+        response: responses(EntryListEnvelope, 400, 401, 403, 404, 409, 413),
+      },
+    },
+    async (request) => ({
+      message: 'Extracted',
+      data: await files.decompress(
+        currentUser(request),
+        request.params.server,
+        request.body.path,
+        request.body.destination,
+      ),
     }),
   );
 }

@@ -71,3 +71,41 @@ export const DownloadLinkEnvelope = Envelope(
 );
 
 export const DownloadIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+const PathList = Type.Array(UserPath, { minItems: 1, maxItems: 1000 });
+
+export const DeleteManyBody = Type.Object({ paths: PathList }, { additionalProperties: false });
+export const DeletedManyEnvelope = Envelope(
+  Type.Object({ paths: Type.Array(Type.String(), { description: 'What was deleted, in order' }) }),
+);
+
+export const MoveManyBody = Type.Object(
+  {
+    paths: PathList,
+    destination: Type.String({ maxLength: 16_384, description: 'An existing folder to move into' }),
+  },
+  { additionalProperties: false },
+);
+
+export const CompressBody = Type.Object(
+  {
+    paths: PathList,
+    destination: Type.String({
+      maxLength: 16_384,
+      description: 'The new archive; its folder must exist, and nothing may be there yet',
+    }),
+    format: Type.Union([Type.Literal('zip'), Type.Literal('tar.gz')]),
+  },
+  { additionalProperties: false },
+);
+
+export const DecompressBody = Type.Object(
+  {
+    path: UserPath,
+    destination: Type.String({
+      maxLength: 16_384,
+      description: 'An existing folder to unpack into',
+    }),
+  },
+  { additionalProperties: false },
+);

@@ -13,6 +13,7 @@ import { entryName, uploadName, userPath } from '../../domain/paths.js';
 import { can } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
+import type { ArchiveLimits } from '../../host/local/archive-formats.js';
 import type { Entry, OpenedFile } from '../../host/local/storage.js';
 import type { ServersService } from '../servers/servers.service.js';
 import type { DownloadLinks } from './download-links.js';
@@ -37,6 +38,7 @@ export class FilesService {
       readonly links: DownloadLinks;
       readonly maxUploadBytes: number | null;
       readonly maxEditBytes: number;
+      readonly archive: ArchiveLimits;
     },
   ) {}
 
@@ -161,6 +163,60 @@ export class FilesService {
   async move(user: User, server: string, source: string, destination: string): Promise<Entry> {
     const { files } = await this.deps.servers.files(user, server);
     return files.move(server, userPath(source), userPath(destination));
+  }
+
+  /** Moves several entries into one folder: all checked first (see ServerStorage.moveMany). */
+  async moveMany(
+    user: User,
+    server: string,
+    paths: readonly string[],
+    destination: string,
+  ): Promise<Entry[]> {
+    const { files } = await this.deps.servers.files(user, server);
+    return files.moveMany(server, paths.map(userPath), userPath(destination));
+  }
+
+  /** Deletes several entries: all checked first (see ServerStorage.deleteMany). */
+  async deleteMany(user: User, server: string, paths: readonly string[]): Promise<string[]> {
+    const { files } = await this.deps.servers.files(user, server);
+    const list = paths.map(userPath);
+    if (list.some((segments) => segments.length === 0)) {
+      throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
+    }
+    return files.deleteMany(server, list);
+  }
+
+  /** Packs files and folders into a new archive, held to the server's disk quota. */
+  async compress(
+    user: User,
+    server: string,
+    request: { paths: readonly string[]; destination: string; format: 'zip' | 'tar.gz' },
+  ): Promise<Entry> {
+    const { server: config, files } = await this.deps.servers.files(user, server);
+    return files.compress(
+      server,
+      request.paths.map(userPath),
+      userPath(request.destination),
+      request.format,
+      config.limits.diskBytes,
+    );
+  }
+
+  /** Unpacks an archive into a folder, within the archive limits and the disk quota. */
+  async decompress(
+    user: User,
+    server: string,
+    path: string,
+    destination: string,
+  ): Promise<Entry[]> {
+    const { server: config, files } = await this.deps.servers.files(user, server);
+    return files.decompress(
+      server,
+      userPath(path),
+      userPath(destination),
+      this.deps.archive,
+      config.limits.diskBytes,
+    );
   }
 
   async delete(user: User, server: string, path: string): Promise<string> {
