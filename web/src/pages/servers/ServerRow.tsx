@@ -1,7 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { errorMessage } from '../../api/errors';
-import { Alert } from '../../components/Alert';
+import { Confirm } from '../../components/Confirm';
 import { StatusBadge, type ServerStatus } from '../../components/StatusBadge';
 import { useServerStats } from '../../hooks/useServer';
 import { useDeleteServer } from '../../hooks/useServerSettings';
@@ -86,35 +85,22 @@ export function ServerRow({ server, canDelete }: { server: Listed; canDelete: bo
         )}
       </div>
       {confirming && (
-        <div className={styles.confirm} role="group" aria-label={`Delete ${server.name}?`}>
-          <p>
-            Delete <strong>{title}</strong>? It is stopped if it runs, and its folder with every
-            file in it is removed.
-          </p>
-          {remove.isError && <Alert tone="error">{errorMessage(remove.error)}</Alert>}
-          <div className={styles.confirmActions}>
-            <button
-              type="button"
-              className={`button ${styles.danger}`}
-              disabled={remove.isPending}
-              onClick={() => {
-                remove.mutate();
-              }}
-            >
-              {remove.isPending ? 'Deleting…' : 'Delete server'}
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              disabled={remove.isPending}
-              onClick={() => {
-                setConfirming(false);
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
+        <Confirm
+          label={`Delete ${server.name}?`}
+          action="Delete server"
+          pendingAction="Deleting…"
+          pending={remove.isPending}
+          error={remove.isError ? remove.error : null}
+          onConfirm={() => {
+            remove.mutate();
+          }}
+          onCancel={() => {
+            setConfirming(false);
+          }}
+        >
+          Delete <strong>{title}</strong>? It is stopped if it runs, and its folder with every file
+          in it is removed.
+        </Confirm>
       )}
     </li>
   );

@@ -1,6 +1,5 @@
 import { useState } from 'react';
-import { errorMessage } from '../../api/errors';
-import { Alert } from '../../components/Alert';
+import { Confirm } from '../../components/Confirm';
 import { useDeleteTemplate, type TemplateSummary } from '../../hooks/useTemplates';
 import styles from './Templates.module.css';
 
@@ -47,35 +46,22 @@ export function TemplateRow({
       </div>
       {template.description !== '' && <p className={styles.description}>{template.description}</p>}
       {confirming && (
-        <div className={styles.confirm} role="group" aria-label={`Delete ${template.name}?`}>
-          <p>
-            Delete the template <strong>{template.name}</strong>? Servers cannot be made from it
-            afterwards; a template that servers were made from cannot be deleted.
-          </p>
-          {remove.isError && <Alert tone="error">{errorMessage(remove.error)}</Alert>}
-          <div className={styles.buttons}>
-            <button
-              type="button"
-              className={`button ${styles.danger}`}
-              disabled={remove.isPending}
-              onClick={() => {
-                remove.mutate();
-              }}
-            >
-              {remove.isPending ? 'Deleting…' : 'Delete template'}
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              disabled={remove.isPending}
-              onClick={() => {
-                setConfirming(false);
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
+        <Confirm
+          label={`Delete ${template.name}?`}
+          action="Delete template"
+          pendingAction="Deleting…"
+          pending={remove.isPending}
+          error={remove.isError ? remove.error : null}
+          onConfirm={() => {
+            remove.mutate();
+          }}
+          onCancel={() => {
+            setConfirming(false);
+          }}
+        >
+          Delete the template <strong>{template.name}</strong>? Servers cannot be made from it
+          afterwards; a template that servers were made from cannot be deleted.
+        </Confirm>
       )}
     </li>
   );

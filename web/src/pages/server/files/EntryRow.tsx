@@ -12,6 +12,7 @@ import {
 } from '../../../hooks/useFiles';
 import { formatBytes } from '../format';
 import { filesUrl, formatModified, nameProblem, normalise, parent } from './paths';
+import { Confirm } from '../../../components/Confirm';
 import styles from './Files.module.css';
 
 type Mode = 'idle' | 'rename' | 'move' | 'delete';
@@ -170,34 +171,21 @@ export function EntryRow({ server, entry }: { server: string; entry: FileEntry }
         </form>
       )}
       {mode === 'delete' && (
-        <div className={styles.confirm} role="group" aria-label={`Delete ${entry.name}?`}>
-          <p>
-            Delete <strong>{entry.name}</strong>
-            {isFolder ? ' and everything in it' : ''}? This cannot be undone.
-          </p>
-          <div className={styles.buttons}>
-            <button
-              type="button"
-              className={`button ${styles.danger}`}
-              autoFocus
-              disabled={remove.isPending}
-              onClick={() => {
-                remove.mutate(entry.path);
-              }}
-            >
-              Delete
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              onClick={() => {
-                open('idle');
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
+        <Confirm
+          label={`Delete ${entry.name}?`}
+          action="Delete"
+          pending={remove.isPending}
+          autoFocus
+          onConfirm={() => {
+            remove.mutate(entry.path);
+          }}
+          onCancel={() => {
+            open('idle');
+          }}
+        >
+          Delete <strong>{entry.name}</strong>
+          {isFolder ? ' and everything in it' : ''}? This cannot be undone.
+        </Confirm>
       )}
       {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
     </li>

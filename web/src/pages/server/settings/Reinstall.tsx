@@ -4,7 +4,7 @@ import { Alert } from '../../../components/Alert';
 import { useInstall } from '../../../hooks/useInstall';
 import { useTemplate } from '../../../hooks/useTemplates';
 import page from '../../Page.module.css';
-import styles from './Settings.module.css';
+import { Confirm } from '../../../components/Confirm';
 
 /**
  * For a server whose template has an install script: runs it again, after a confirmation (it
@@ -27,37 +27,26 @@ export function Reinstall({ server, template }: { server: string; template: stri
       {started && <Alert tone="success">Installing: the output is in the console</Alert>}
       {install.isError && <Alert tone="error">{errorMessage(install.error)}</Alert>}
       {confirming ? (
-        <div className={styles.confirm} role="group" aria-label="Reinstall the server?">
-          <p>Run the install script again now?</p>
-          <div className={styles.buttons}>
-            <button
-              type="button"
-              className={`button ${styles.danger}`}
-              disabled={install.isPending}
-              onClick={() => {
-                install.mutate(undefined, {
-                  onSuccess: () => {
-                    setConfirming(false);
-                    setStarted(true);
-                  },
-                });
-              }}
-            >
-              {install.isPending ? 'Starting the install…' : 'Reinstall now'}
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              disabled={install.isPending}
-              onClick={() => {
+        <Confirm
+          label="Reinstall the server?"
+          action="Reinstall now"
+          pendingAction="Starting the install…"
+          pending={install.isPending}
+          onConfirm={() => {
+            install.mutate(undefined, {
+              onSuccess: () => {
                 setConfirming(false);
-                install.reset();
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
+                setStarted(true);
+              },
+            });
+          }}
+          onCancel={() => {
+            setConfirming(false);
+            install.reset();
+          }}
+        >
+          Run the install script again now?
+        </Confirm>
       ) : (
         <div>
           <button
