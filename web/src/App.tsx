@@ -13,6 +13,7 @@ const ConsoleTab = lazy(() => import('./pages/server/ConsoleTab'));
 const StatsTab = lazy(() => import('./pages/server/stats/StatsTab'));
 const FilesTab = lazy(() => import('./pages/server/files/FilesTab'));
 const SettingsTab = lazy(() => import('./pages/server/settings/SettingsTab'));
+const SchedulesTab = lazy(() => import('./pages/server/schedules/SchedulesTab'));
 const TicketsPage = lazy(() => import('./pages/tickets/TicketsPage'));
 const NewTicketPage = lazy(() => import('./pages/tickets/NewTicketPage'));
 const TicketPage = lazy(() => import('./pages/tickets/TicketPage'));
@@ -87,6 +88,7 @@ export function App() {
           <Route index element={<ConsoleTab />} />
           <Route path="stats" element={<StatsTab />} />
           <Route path="files/*" element={<FilesTab />} />
+          <Route path="schedules" element={<SchedulesTab />} />
           <Route path="settings" element={<SettingsTab />} />
         </Route>
         <Route

@@ -21,6 +21,7 @@ const TABS = [
   { to: '', label: 'Console' },
   { to: 'stats', label: 'Stats' },
   { to: 'files', label: 'Files' },
+  { to: 'schedules', label: 'Schedules' },
   { to: 'settings', label: 'Settings' },
 ] as const;
 
@@ -31,7 +32,7 @@ const CAN_KILL: readonly ServerStatus[] = ['installing', 'starting', 'running', 
 
 /**
  * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and
- * its tabs: Console, Stats, Files, Settings.
+ * its tabs: Console, Stats, Files, Schedules, Settings.
  */
 export default function ServerPage() {
   const name = useParams().name ?? '';

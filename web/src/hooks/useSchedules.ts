@@ -1,0 +1,90 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+type ListAnswer =
+  paths['/api/servers/{server}/schedules']['get']['responses'][200]['content']['application/json'];
+/** A schedule as the API answers it: when, what, its next run and how its last run went. */
+export type Schedule = ListAnswer['data'][number];
+/** What the create and edit form sends. */
+export type ScheduleInput =
+  paths['/api/servers/{server}/schedules']['post']['requestBody']['content']['application/json'];
+
+const schedulesKey = (server: string) => ['server', server, 'schedules'] as const;
+
+/** How often the list is asked for again: a next run passes, a run ends, elsewhere too. */
+export const SCHEDULES_INTERVAL_MS = 10_000;
+
+/** The server's schedules, by id. */
+export function useSchedules(server: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: schedulesKey(server),
+    queryFn: async () =>
+      (await unwrap(api.GET('/api/servers/{server}/schedules', { params: { path: { server } } })))
+        .data,
+    refetchInterval: SCHEDULES_INTERVAL_MS,
+  });
+}
+
+function useSchedulesChanged(server: string) {
+  const queries = useQueryClient();
+  return () => queries.invalidateQueries({ queryKey: schedulesKey(server) });
+}
+
+export function useCreateSchedule(server: string) {
+  const { api } = useServices();
+  const changed = useSchedulesChanged(server);
+  return useMutation({
+    mutationFn: async (body: ScheduleInput) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/schedules', { params: { path: { server } }, body }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+export function useUpdateSchedule(server: string) {
+  const { api } = useServices();
+  const changed = useSchedulesChanged(server);
+  return useMutation({
+    mutationFn: async ({ id, body }: { id: number; body: ScheduleInput }) =>
+      (
+        await unwrap(
+          api.PUT('/api/servers/{server}/schedules/{id}', {
+            params: { path: { server, id } },
+            body,
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+export function useDeleteSchedule(server: string) {
+  const { api } = useServices();
+  const changed = useSchedulesChanged(server);
+  return useMutation({
+    mutationFn: async (id: number) =>
+      unwrap(
+        api.DELETE('/api/servers/{server}/schedules/{id}', { params: { path: { server, id } } }),
+      ),
+    onSuccess: changed,
+  });
+}
+
+/** Runs a schedule now; the answer comes once the run began (409 while one is in progress). */
+export function useRunSchedule(server: string) {
+  const { api } = useServices();
+  const changed = useSchedulesChanged(server);
+  return useMutation({
+    mutationFn: async (id: number) =>
+      unwrap(
+        api.POST('/api/servers/{server}/schedules/{id}/run', { params: { path: { server, id } } }),
+      ),
+    onSuccess: changed,
+  });
+}
