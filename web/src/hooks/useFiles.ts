@@ -109,6 +109,39 @@ export function useDeleteEntry(server: string) {
   });
 }
 
+/** Packs entries into a new archive (never over an existing file: 409). */
+export function useCompress(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async (body: { paths: string[]; destination: string; format: 'zip' | 'tar.gz' }) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/compress', { params: { path: { server } }, body }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+/** Unpacks an archive (zip, tar, tar.gz, told by its content) into an existing folder. */
+export function useDecompress(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async (body: { path: string; destination: string }) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/decompress', {
+            params: { path: { server } },
+            body,
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
 /**
  * Downloads a file by a single-use link: the browser navigates to it (an `<a download>`), so the
  * bytes stream to disk and are never held by the page.

@@ -4,6 +4,8 @@ import { errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { Field } from '../../../components/Field';
 import {
+  useCompress,
+  useDecompress,
   useDeleteEntry,
   useDownload,
   useMoveEntry,
@@ -11,11 +13,14 @@ import {
   type FileEntry,
 } from '../../../hooks/useFiles';
 import { formatBytes } from '../format';
-import { filesUrl, formatModified, nameProblem, normalise, parent } from './paths';
+import { filesUrl, formatModified, join, nameProblem, normalise, parent } from './paths';
 import { Confirm } from '../../../components/Confirm';
 import styles from './Files.module.css';
 
 type Mode = 'idle' | 'rename' | 'move' | 'delete';
+
+/** The names the file manager offers to extract; the API tells the format by the content. */
+const ARCHIVE = /\.(zip|tar|tar\.gz|tgz)$/i;
 
 /** One file or folder: its name (a link), size and date, and what can be done with it. */
 export function EntryRow({ server, entry }: { server: string; entry: FileEntry }) {
@@ -24,13 +29,17 @@ export function EntryRow({ server, entry }: { server: string; entry: FileEntry }
   const move = useMoveEntry(server);
   const remove = useDeleteEntry(server);
   const download = useDownload(server);
+  const compress = useCompress(server);
+  const decompress = useDecompress(server);
+  const [done, setDone] = useState<string | null>(null);
   const [name, setName] = useState(entry.name);
   const [destination, setDestination] = useState(parent(entry.path));
   const [problem, setProblem] = useState<string | null>(null);
   const isFolder = entry.type === 'folder';
 
   const open = (next: Mode) => {
-    for (const mutation of [rename, move, remove]) mutation.reset();
+    for (const mutation of [rename, move, remove, compress, decompress]) mutation.reset();
+    setDone(null);
     setProblem(null);
     setName(entry.name);
     setDestination(parent(entry.path));
@@ -47,7 +56,40 @@ export function EntryRow({ server, entry }: { server: string; entry: FileEntry }
     // The root is "/", which the API reads as the server directory.
     move.mutate({ source: entry.path, destination: `/${normalise(destination)}` });
   };
-  const failed = rename.error ?? move.error ?? remove.error ?? download.error;
+  const folder = parent(entry.path);
+  const archiveName = `${entry.name}.zip`;
+  const runCompress = () => {
+    open('idle');
+    compress.mutate(
+      { paths: [entry.path], destination: join(folder, archiveName), format: 'zip' },
+      {
+        onSuccess: () => {
+          setDone(`Compressed into ${archiveName}`);
+        },
+      },
+    );
+  };
+  const runExtract = () => {
+    open('idle');
+    // The root is "/", which the API reads as the server directory.
+    decompress.mutate(
+      { path: entry.path, destination: `/${folder}` },
+      {
+        onSuccess: (entries) => {
+          setDone(
+            `Extracted ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'} from ${entry.name}`,
+          );
+        },
+      },
+    );
+  };
+  const failed =
+    rename.error ??
+    move.error ??
+    remove.error ??
+    download.error ??
+    compress.error ??
+    decompress.error;
 
   return (
     <li className={styles.row}>
@@ -79,6 +121,26 @@ export function EntryRow({ server, entry }: { server: string; entry: FileEntry }
                 Download
               </button>
             )}
+            {!isFolder && ARCHIVE.test(entry.name) && (
+              <button
+                type="button"
+                className={styles.action}
+                aria-label={`Extract ${entry.name}`}
+                disabled={decompress.isPending}
+                onClick={runExtract}
+              >
+                {decompress.isPending ? 'Extracting…' : 'Extract'}
+              </button>
+            )}
+            <button
+              type="button"
+              className={styles.action}
+              aria-label={`Compress ${entry.name}`}
+              disabled={compress.isPending}
+              onClick={runCompress}
+            >
+              {compress.isPending ? 'Compressing…' : 'Compress'}
+            </button>
             <button
               type="button"
               className={styles.action}
@@ -188,6 +250,7 @@ export function EntryRow({ server, entry }: { server: string; entry: FileEntry }
         </Confirm>
       )}
       {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
+      {done !== null && <Alert tone="success">{done}</Alert>}
     </li>
   );
 }
