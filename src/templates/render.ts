@@ -15,9 +15,6 @@ import { totalmem } from 'node:os';
 import type { Allocation } from '../domain/server.js';
 import type { TemplateDefinition } from '../domain/template.js';
 
-/** What the panel sets itself; a template variable of the same name does not override it. */
-export const PANEL_VARIABLES = ['SERVER_MEMORY', 'SERVER_IP', 'SERVER_PORT', 'STARTUP'] as const;
-
 /** Placeholders of the server's build that stand for a panel variable. */
 const BUILD_PLACEHOLDERS: Readonly<Record<string, string>> = {
   'server.build.default.port': 'SERVER_PORT',

@@ -47,17 +47,22 @@ export function stopCommandOf(stop: StopMethod): string {
   return { SIGINT: '^C', SIGTERM: '^SIGTERM', SIGKILL: '^^C' }[stop.signal];
 }
 
+/** The template server's environment, from its variables, primary allocation and memory limit. */
+function environmentOf(record: ServerRecord, template: TemplateDefinition): Record<string, string> {
+  return templateEnvironment(template, record.startCommand, {
+    variables: record.variables,
+    allocations: record.allocations,
+    memoryBytes: record.limits.memoryBytes,
+  });
+}
+
 export function serverLaunch(record: ServerRecord, template: TemplateDefinition | null): Launch {
   if (template === null) {
     const command = parseCommand(record.startCommand);
     if (!command.ok) throw new AppError('VALIDATION_FAILED', `startCommand: ${command.reason}`);
     return { argv: command.argv, env: {}, shown: null, donePatterns: [] };
   }
-  const env = templateEnvironment(template, record.startCommand, {
-    variables: record.variables,
-    allocations: record.allocations,
-    memoryBytes: record.limits.memoryBytes,
-  });
+  const env = environmentOf(record, template);
   refuseMissing(record.startCommand, env, 'start command');
   const hidden = new Set(
     template.variables.filter((v) => !v.userViewable).map((v) => v.envVariable),
@@ -78,11 +83,7 @@ export function installLaunch(
   record: ServerRecord,
   template: TemplateDefinition,
 ): { argv: readonly [string, ...string[]]; env: Record<string, string> } {
-  const env = templateEnvironment(template, record.startCommand, {
-    variables: record.variables,
-    allocations: record.allocations,
-    memoryBytes: record.limits.memoryBytes,
-  });
+  const env = environmentOf(record, template);
   let entrypoint = template.install?.entrypoint ?? 'bash';
   // Alpine's ash, which many eggs name, is not on a Debian host: its POSIX sh runs such scripts.
   if (record.runtime === 'process' && /^(?:\/bin\/)?ash$/.test(entrypoint)) entrypoint = 'sh';

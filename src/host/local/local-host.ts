@@ -45,7 +45,8 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     runtimes: options.runtimes,
     servers: options.records,
     templates: options.templates,
-    prepareFiles: (record, template) => prepareConfigFiles(storage, record, template, options.log),
+    prepareFiles: (record, template, env) =>
+      prepareConfigFiles(storage, record, template, env, options.log),
     checkPorts: (record) => checkPortsFree(record.allocations),
     storage,
     log: options.log,

@@ -1,13 +1,13 @@
 /**
  * Before a template server starts: its template's config-file rules, with the values rendered
- * from the server's variables, allocation and limits, applied to its folder. What happened is
+ * from the environment the start renders (`env`), applied to its folder. What happened is
  * said in the console, one line per file that changed or could not be changed; a file that could
  * not be changed does not stop the start (the game reads what is there).
  */
 import type { ServerRecord } from '../../domain/server.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import type { Logger } from '../../log.js';
-import { renderText, templateEnvironment } from '../../templates/render.js';
+import { renderText } from '../../templates/render.js';
 import { applyConfigFiles, serverConfigFiles } from './config-files.js';
 import type { ServerStorage } from './storage.js';
 
@@ -15,14 +15,10 @@ export async function prepareConfigFiles(
   storage: ServerStorage,
   record: ServerRecord,
   template: TemplateDefinition,
+  env: Readonly<Record<string, string>>,
   log: Logger,
 ): Promise<string[]> {
   if (template.configFiles.length === 0) return [];
-  const env = templateEnvironment(template, record.startCommand, {
-    variables: record.variables,
-    allocations: record.allocations,
-    memoryBytes: record.limits.memoryBytes,
-  });
   const report = await applyConfigFiles(
     template.configFiles,
     serverConfigFiles(storage, record.name, { quota: record.limits.diskBytes }),

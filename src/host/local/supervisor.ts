@@ -108,10 +108,14 @@ export class Supervisor {
       readonly runtimes: Runtimes;
       readonly servers: ServerRecords;
       readonly templates: TemplateSource;
-      /** Applies the template's config-file rules before a start; its lines go to the console. */
+      /**
+       * Applies the template's config-file rules before a start, with the start's environment;
+       * its lines go to the console.
+       */
       readonly prepareFiles: (
         record: ServerRecord,
         template: TemplateDefinition,
+        env: Readonly<Record<string, string>>,
       ) => Promise<string[]>;
       readonly checkPorts: PortCheck;
       readonly storage: Pick<ServerStorage, 'create' | 'directoryOf' | 'diskUsage'>;
@@ -164,12 +168,11 @@ export class Supervisor {
     const entry = this.#entry(name);
     return entry.lock.run(async () => {
       if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
-      if (entry.process || entry.status !== 'stopped') {
-        if (entry.status !== 'crashed')
-          throw new AppError(
-            'CONFLICT',
-            `Stop the server before installing it (it is ${entry.status})`,
-          );
+      if (entry.process !== null || (entry.status !== 'stopped' && entry.status !== 'crashed')) {
+        throw new AppError(
+          'CONFLICT',
+          `Stop the server before installing it (it is ${entry.status})`,
+        );
       }
       this.#cancelRestart(entry);
       const record = await this.#record(name);
@@ -199,12 +202,7 @@ export class Supervisor {
           install: { script: script.script },
         });
       } catch (error) {
-        const message =
-          error instanceof AppError
-            ? error.message
-            : error instanceof Error
-              ? error.message
-              : String(error);
+        const message = error instanceof Error ? error.message : String(error);
         entry.log.append(`[panel] the install could not start: ${message}`);
         await this.deps.servers.setInstall(name, {
           state: 'failed',
@@ -212,11 +210,8 @@ export class Supervisor {
           finishedAt: this.deps.now().toISOString(),
         });
         this.#setStatus(entry, 'stopped');
-        if (error instanceof StartRefusedError) throw new AppError('START_REFUSED', error.message);
-        if (error instanceof RuntimeUnavailableError)
-          throw new AppError('RUNTIME_UNAVAILABLE', error.message);
         if (error instanceof StartError) return entry.status;
-        throw error;
+        throw refusal(error);
       }
       entry.installing = process;
       entry.process = process;
@@ -485,7 +480,8 @@ export class Supervisor {
     try {
       await this.deps.storage.create(name);
       if (template !== null) {
-        for (const line of await this.deps.prepareFiles(record, template)) entry.log.append(line);
+        for (const line of await this.deps.prepareFiles(record, template, launch.env))
+          entry.log.append(line);
       }
       if (launch.shown !== null) entry.log.append(`[panel] starting: ${launch.shown}`);
       process = await runtime.start({
@@ -501,10 +497,7 @@ export class Supervisor {
     } catch (error) {
       if (!(error instanceof StartError)) {
         this.#setStatus(entry, 'stopped');
-        if (error instanceof StartRefusedError) throw new AppError('START_REFUSED', error.message);
-        if (error instanceof RuntimeUnavailableError)
-          throw new AppError('RUNTIME_UNAVAILABLE', error.message);
-        throw error;
+        throw refusal(error);
       }
       entry.log.append(`[panel] ${error.message}`);
       this.#setStatus(entry, 'crashed');
@@ -806,6 +799,14 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A runtime's refusal to start, as the answer to the request: 409 or 503, else as it is. */
+function refusal(error: unknown): unknown {
+  if (error instanceof StartRefusedError) return new AppError('START_REFUSED', error.message);
+  if (error instanceof RuntimeUnavailableError)
+    return new AppError('RUNTIME_UNAVAILABLE', error.message);
+  return error;
 }
 
 const resourceLimits = (record: ServerRecord) => ({

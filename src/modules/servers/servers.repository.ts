@@ -241,12 +241,6 @@ export class ServersRepository {
       variables: JSON.stringify(variables),
       install_state: config.install.state,
     };
-    const taken = await this.db
-      .selectFrom('servers')
-      .select('name')
-      .where('name', '=', config.name)
-      .executeTakeFirst();
-    if (taken) return false;
     try {
       await withConstraints(() =>
         this.db.transaction().execute(async (trx) => {
@@ -256,7 +250,7 @@ export class ServersRepository {
       );
       return true;
     } catch (error) {
-      // The name was taken meanwhile: the same answer as above. An allocation taken is the caller's.
+      // The name is taken: false. An allocation taken (AlreadyExists too) is the caller's.
       if (error instanceof AlreadyExists && (await this.find(config.name))) return false;
       throw error;
     }
@@ -302,7 +296,7 @@ export class ServersRepository {
       .execute();
   }
 
-  /** Whether any server was made from the template. */
+  /** The servers made from the template, by name. */
   async usesTemplate(id: string): Promise<string[]> {
     const rows = await this.db
       .selectFrom('servers')

@@ -131,8 +131,11 @@ export class ServersService {
     return can(user, 'server.use', { assigned });
   }
 
-  /** The server's configuration, or 404 when it does not exist and 403 when `user` may not see it. */
-  async require(user: User, name: string): Promise<ServerConfig> {
+  /**
+   * The server as recorded (its configuration, variables and last exit), or 404 when it does not
+   * exist and 403 when `user` may not see it.
+   */
+  async require(user: User, name: string): Promise<ServerRecord> {
     const record = await this.deps.servers.find(name);
     if (!record) throw notFound('Server');
     if (!(await this.canAccess(user, name))) {
@@ -250,10 +253,9 @@ export class ServersService {
 
   /** The template variables of a server, those the caller may see. */
   async variables(user: User, name: string): Promise<ServerVariable[]> {
-    const server = await this.require(user, name);
-    const record = await this.#recordOf(name);
-    if (server.template === null) return [];
-    const template = await this.deps.templates.find(server.template);
+    const record = await this.require(user, name);
+    if (record.template === null) return [];
+    const template = await this.deps.templates.find(record.template);
     if (!template) return [];
     const admin = can(user, 'server.configure-host');
     return template.variables
@@ -280,8 +282,7 @@ export class ServersService {
     name: string,
     values: Readonly<Record<string, string>>,
   ): Promise<ServerVariable[]> {
-    await this.require(user, name);
-    const record = await this.#recordOf(name);
+    const record = await this.require(user, name);
     const template =
       record.template === null ? undefined : await this.deps.templates.find(record.template);
     if (!template) {
@@ -502,7 +503,7 @@ export class ServersService {
   }
 
   async stats(user: User, name: string): Promise<ServerStats> {
-    const config = await this.require(user, name);
+    const record = await this.require(user, name);
     const state = this.deps.host.state(name);
     const [usage, disk] = await Promise.all([
       this.deps.host.usage(name),
@@ -512,12 +513,12 @@ export class ServersService {
     return {
       status: state.status,
       pid: state.pid,
-      lastExit: this.#lastExit(await this.#recordOf(name)),
+      lastExit: this.#lastExit(record),
       uptimeSeconds: Math.max(0, Math.floor(uptimeMs / 1000)),
-      cpu: { percent: usage.cpuPercent, limit: config.limits.cpuPercent },
-      memory: { bytes: usage.memoryBytes, limit: config.limits.memoryBytes },
-      pids: { count: usage.pids, limit: config.limits.pids },
-      disk: { bytes: disk, limit: config.limits.diskBytes },
+      cpu: { percent: usage.cpuPercent, limit: record.limits.cpuPercent },
+      memory: { bytes: usage.memoryBytes, limit: record.limits.memoryBytes },
+      pids: { count: usage.pids, limit: record.limits.pids },
+      disk: { bytes: disk, limit: record.limits.diskBytes },
     };
   }
 }
