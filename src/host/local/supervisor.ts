@@ -540,6 +540,22 @@ export class Supervisor {
     entry.stopTyped = false;
     entry.unwatch?.();
     entry.unwatch = null;
+    if (donePatterns.length > 0) {
+      // Starting until a line of the server's own says it is done (never a line of the panel's,
+      // which may repeat what somebody typed). Watched before the output is connected, so that a
+      // done line printed while the start is being recorded is not missed.
+      const done = doneMatcher(donePatterns);
+      const unsubscribe = entry.log.subscribe((event) => {
+        if (event.type !== 'log' || entry.process !== process || entry.status !== 'starting')
+          return;
+        if (event.lines.some((line) => !line.startsWith('[panel] ') && done(line))) {
+          unsubscribe();
+          entry.unwatch = null;
+          this.#setStatus(entry, 'running');
+        }
+      });
+      entry.unwatch = unsubscribe;
+    }
     // Handled under the lock: an exit during this very start is seen once the start is
     // recorded, so the server never stays "running" with no process behind it.
     this.#follow(name, entry, process, 'a server exit', async (exit) => {
@@ -563,22 +579,8 @@ export class Supervisor {
         ? `[panel] started (pid ${process.pid})`
         : `[panel] took over the server, still running since the panel's last start (pid ${process.pid})`,
     );
-    if (donePatterns.length === 0) {
-      this.#setStatus(entry, 'running');
-      return entry.status;
-    }
-    // Starting until a line of the server's own says it is done (never a line of the panel's,
-    // which may repeat what somebody typed).
-    const done = doneMatcher(donePatterns);
-    const unsubscribe = entry.log.subscribe((event) => {
-      if (event.type !== 'log' || entry.process !== process || entry.status !== 'starting') return;
-      if (event.lines.some((line) => !line.startsWith('[panel] ') && done(line))) {
-        unsubscribe();
-        entry.unwatch = null;
-        this.#setStatus(entry, 'running');
-      }
-    });
-    entry.unwatch = unsubscribe;
+    // With done patterns it stays starting until the watcher above sees the line (it may have).
+    if (donePatterns.length === 0) this.#setStatus(entry, 'running');
     return entry.status;
   }
 
