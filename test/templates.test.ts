@@ -447,6 +447,15 @@ describe('templates', () => {
       await create({ name: 'fixture-int', template: id });
       const started = await serverAction(panel, admin, 'fixture-int', 'start');
       assert.equal(json<{ data: { status: string } }>(started).data.status, 'running');
+      // Stopped once the game itself runs: a signal sent while the shell has not started it yet
+      // reaches only the shell (see the closing note of issue 15).
+      await eventually(
+        async () =>
+          (await historyOf(panel, admin, 'fixture-int')).some((line) => line.startsWith('Done!'))
+            ? true
+            : undefined,
+        'the game server to print Done!',
+      );
       const stopped = await serverAction(panel, admin, 'fixture-int', 'stop');
       assert.equal(stopped.statusCode, 200, stopped.body);
       const lines = await historyOf(panel, admin, 'fixture-int');
