@@ -54,6 +54,10 @@ import { SchedulesRepository } from './modules/schedules/schedules.repository.js
 import { schedulesRoutes } from './modules/schedules/schedules.routes.js';
 import { SchedulesService } from './modules/schedules/schedules.service.js';
 import { createLocalHost } from './host/local/local-host.js';
+import { LocalBackupStore } from './modules/backups/backup-store.js';
+import { BackupsRepository } from './modules/backups/backups.repository.js';
+import { backupsRoutes } from './modules/backups/backups.routes.js';
+import { BackupsService } from './modules/backups/backups.service.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
 import { TicketsService } from './modules/tickets/tickets.service.js';
@@ -278,16 +282,33 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     portRange: config.serverPortRange,
     now,
   });
+  const links = new DownloadLinks({ now });
+  const backups = new BackupsService({
+    backups: new BackupsRepository(db.kysely),
+    store: new LocalBackupStore(config.backupDir),
+    servers: serversService,
+    host: serversService.backupHost(),
+    links,
+    events,
+    now,
+    log: app.log,
+  });
   const scheduleRecords = new SchedulesRepository(db.kysely);
   const scheduleClock = overrides.scheduleClock ?? systemClock(now);
   const scheduler = new Scheduler({
     schedules: scheduleRecords,
     actor: (by) => serversService.actingAs(by),
+    backup: async (server, by) => {
+      await backups.createFor(server, {}, by);
+    },
     clock: scheduleClock,
     log: app.log,
   });
   events.on('server-deleted', (name) => {
     scheduler.serverRemoved(name);
+    backups.removeServer(name).catch((error: unknown) => {
+      app.log.warn({ err: error, server: name }, "could not remove a deleted server's backups");
+    });
   });
   // No schedule acts while servers are being stopped for the close.
   stopServers = () => {
@@ -332,6 +353,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       now: () => scheduleClock.now(),
     }),
   );
+  backupsRoutes(app, backups);
   await templatesRoutes(app, templates);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
   const messageMaxBytes = config.ticketMessageMaxBytes;
@@ -341,7 +363,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     new FilesService({
       servers: serversService,
       users,
-      links: new DownloadLinks({ now }),
+      links,
+      backups,
       maxUploadBytes: config.maxUploadBytes,
       maxEditBytes: config.maxEditBytes,
       archive: {
@@ -362,6 +385,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     for (const { level, message } of host.report()) app.log[level](message);
     for (const warning of dataDirWarnings) app.log.warn(warning);
     await templates.importShipped();
+    await backups.recover();
     await host.recover();
     // After the servers are back: a missed run that starts at once finds them as they are.
     await scheduler.start();
@@ -387,6 +411,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     schemas.clear();
     scheduler.stop();
     await scheduler.idle();
+    await backups.idle();
     await host.close();
     await db.close();
   });

@@ -31,6 +31,8 @@ export interface Config {
   readonly dataDir: string;
   /** Absolute path of the directory that holds one folder per game server. */
   readonly serversDir: string;
+  /** Where backups are kept: `BACKUP_DIR`, by default `DATA_DIR/backups`. */
+  readonly backupDir: string;
   readonly database:
     | { readonly kind: 'sqlite'; readonly file: string }
     | { readonly kind: 'postgres'; readonly url: string };
@@ -156,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     serversDir,
+    backupDir: path.resolve(text(env, 'BACKUP_DIR', path.join(dataDir, 'backups'))),
     database,
     jwtSecret: jwtSecret(env, dataDir),
     publicUrl,

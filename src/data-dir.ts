@@ -22,6 +22,9 @@ export function secureDataDir(config: Config, serversRunAsOtherUser: boolean): s
   chmodSync(config.dataDir, folderMode);
   mkdirSync(config.serversDir, { recursive: true, mode: folderMode });
   chmodSync(config.serversDir, folderMode);
+  // Backups hold every server's files: the panel's alone, whatever the servers run as.
+  mkdirSync(config.backupDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.backupDir, 0o700);
   if (config.database.kind === 'sqlite') {
     closeSync(openSync(config.database.file, 'a', 0o600));
     for (const suffix of ['', '-wal', '-shm']) {

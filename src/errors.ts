@@ -46,7 +46,10 @@ export type ErrorCode =
   | 'RUNTIME_UNAVAILABLE'
   | 'NOT_INSTALLED'
   | 'PORT_IN_USE'
-  | 'ALLOCATION_TAKEN';
+  | 'ALLOCATION_TAKEN'
+  | 'BACKUP_LIMIT'
+  | 'BACKUP_LOCKED'
+  | 'BACKUP_IN_PROGRESS';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -101,6 +104,12 @@ const STATUS: Record<ErrorCode, number> = {
   PORT_IN_USE: 409,
   /** The address and port is another server's allocation. */
   ALLOCATION_TAKEN: 409,
+  /** The server has as many backups, or as many bytes of them, as an admin allowed. */
+  BACKUP_LIMIT: 409,
+  /** A locked backup is never deleted: unlock it first. */
+  BACKUP_LOCKED: 409,
+  /** A backup or restore of the server is under way. */
+  BACKUP_IN_PROGRESS: 409,
 };
 
 export interface ErrorDetail {

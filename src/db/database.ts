@@ -22,6 +22,7 @@ import * as oidcIdentities from './migrations/0004_oidc_identities.js';
 import * as serverLimits from './migrations/0005_server_limits.js';
 import * as templates from './migrations/0006_templates.js';
 import * as schedules from './migrations/0007_schedules.js';
+import * as backups from './migrations/0008_backups.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_server_limits': serverLimits,
   '0006_templates': templates,
   '0007_schedules': schedules,
+  '0008_backups': backups,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

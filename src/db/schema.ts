@@ -144,6 +144,42 @@ export interface SchedulesTable {
   created_at: string;
 }
 
+export interface BackupsTable {
+  id: string;
+  server_name: string;
+  name: string;
+  status: string;
+  locked: number;
+  /** JSON array of gitignore patterns. */
+  ignore: string;
+  /** PostgreSQL returns `bigint` as text, SQLite as a number. */
+  bytes: number | string | null;
+  checksum: string | null;
+  files: number | null;
+  entries: number | null;
+  unpacked_bytes: number | string | null;
+  duration_ms: number | null;
+  consistency: string | null;
+  message: string | null;
+  /** `{ status, message, at }` as JSON, or NULL before the first restore. */
+  last_restore: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface BackupSettingsTable {
+  server_name: string;
+  keep_last: number | null;
+  keep_days: number | null;
+  max_count: number | null;
+  max_bytes: number | string | null;
+  /** JSON arrays of console lines. */
+  before_commands: string;
+  after_commands: string;
+  saved_line: string | null;
+  wait_seconds: number;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -155,4 +191,6 @@ export interface Database {
   ticket_status_changes: TicketStatusChangesTable;
   oidc_identities: OidcIdentitiesTable;
   schedules: SchedulesTable;
+  backups: BackupsTable;
+  backup_settings: BackupSettingsTable;
 }

@@ -67,6 +67,12 @@ export type ServerFiles = Pick<
   | 'diskUsage'
 >;
 
+/** What backups read from and write into the servers' folders (see the storage). */
+export type ServerBackupFiles = Pick<
+  ServerStorage,
+  'packServer' | 'replaceFromArchive' | 'diskUsage' | 'readText'
+>;
+
 /** A server's folder taken away for deletion: put back, or removed for good. */
 export interface DiscardedServer {
   /** Puts the folder back as it was (the deletion failed further on). */
@@ -109,6 +115,7 @@ export interface HostReport {
 
 export interface ServerHost {
   readonly files: ServerFiles;
+  readonly backupFiles: ServerBackupFiles;
 
   /** Makes the server's folder (kept if it exists: a world copied in beforehand). */
   create(name: string): Promise<void>;
@@ -127,6 +134,11 @@ export interface ServerHost {
   restart(name: string): Promise<ServerStatus>;
   /** Ends every process of the server at once, without the stop command. */
   kill(name: string): Promise<ServerStatus>;
+  /**
+   * Keeps the stopped server from starting (409 BACKUP_IN_PROGRESS with `reason`) until the
+   * answered function is called; 409 when it runs.
+   */
+  hold(name: string, reason: string): Promise<() => void>;
   /**
    * Runs the server's template install script (status `installing`); answers once it runs. Its
    * end sets the install state: `installed` on exit code 0, else `failed`.

@@ -58,6 +58,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
 
   return {
     files: storage,
+    backupFiles: storage,
     create: (name) => storage.create(name),
     async discard(name): Promise<DiscardedServer> {
       await supervisor.forget(name);
@@ -77,6 +78,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     restart: (name) => supervisor.restart(name),
     kill: (name) => supervisor.kill(name),
     install: (name) => supervisor.install(name),
+    hold: (name, reason) => supervisor.hold(name, reason),
     console: (name) => ({
       history: () => supervisor.history(name),
       subscribe: (listener) => supervisor.subscribe(name, listener),
@@ -90,7 +92,11 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
         level: runtime.isolated ? 'info' : 'warn',
         message: runtime.description,
       })),
-    recover: () => supervisor.recover(),
+    async recover() {
+      // A restore cut short between its renames gets its directory back before anything starts.
+      await storage.finishRestores();
+      await supervisor.recover();
+    },
     removeLeftovers: () => storage.removeLeftovers(() => options.records.allNames()),
     shutdown: () => supervisor.shutdown(),
     async close() {

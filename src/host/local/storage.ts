@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, lstatSync, type Stats } from 'node:fs';
 import {
   chmod,
+  chown,
   lchown,
   link,
   lstat,
@@ -82,6 +83,8 @@ export const TEMP_PREFIX = RESERVED_PREFIX;
  * name, so no server can ever be called this, and no path a user gives leads into it.
  */
 export const TRASH_NAME = '.trash~';
+/** The folder beside the servers' where restores unpack, and put the content they replace. */
+export const RESTORING_NAME = '.restoring~';
 
 /** Where work done in the background reports what it did and what went wrong: the logger. */
 export interface StorageLog {
@@ -97,6 +100,14 @@ export interface FileOwner {
 }
 
 export type EntryType = 'file' | 'folder' | 'symlink';
+
+/** What a walk packing a folder leaves out, and what it reports. */
+export interface PackOptions {
+  /** True: leave the entry out (a folder with everything in it). `segments`: from the root. */
+  readonly skip?: (segments: readonly string[], folder: boolean) => boolean;
+  /** Called once an entry is written: its kind and its bytes (a symlink's: its target). */
+  readonly packed?: (kind: EntryType, bytes: number) => void;
+}
 
 export interface Entry {
   readonly name: string;
@@ -174,6 +185,7 @@ export class ServerStorage {
       name === '.' ||
       name === '..' ||
       name === TRASH_NAME ||
+      name === RESTORING_NAME ||
       name.includes('/') ||
       name.includes('\0')
     ) {
@@ -812,15 +824,20 @@ export class ServerStorage {
     place: Place,
     writer: ArchiveWriter,
     add: (work: Promise<void>) => Promise<void>,
+    options: PackOptions = {},
   ): Promise<void> {
     const visit = async (dir: FileHandle, name: string, inArchive: string[]): Promise<void> => {
       if (isReserved(name)) return; // the panel's temporary files, this archive's own among them
       const stat = await lstat(at(dir.fd, name)).catch(() => null);
       if (!stat) return; // gone meanwhile
+      if (options.skip?.(inArchive, stat.isDirectory())) return;
       const archived = joinSegments(inArchive);
       if (stat.isSymbolicLink()) {
         const target = await readlink(at(dir.fd, name)).catch(() => null);
-        if (target !== null) await add(writer.symlink(archived, target, stat.mtime));
+        if (target !== null) {
+          await add(writer.symlink(archived, target, stat.mtime));
+          options.packed?.('symlink', Buffer.byteLength(target));
+        }
       } else if (stat.isFile()) {
         const handle = await openRegular(dir, name, inArchive).catch(() => null);
         if (!handle) return;
@@ -831,11 +848,13 @@ export class ServerStorage {
               ? Readable.from([])
               : handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
           await add(writer.file(archived, stat.mode & 0o777, stat.mtime, size, body));
+          options.packed?.('file', size);
         } finally {
           await handle.close();
         }
       } else if (stat.isDirectory()) {
         await add(writer.folder(archived, stat.mtime));
+        options.packed?.('folder', 0);
         const folder = await openFolder(dir, name);
         if (!folder) return;
         try {
@@ -853,6 +872,143 @@ export class ServerStorage {
     }
     for (const child of await readdir(at(place.dir.fd))) {
       await visit(place.dir, child, [child]);
+    }
+  }
+
+  /**
+   * Packs the whole server directory into `writer` (a backup), as `compress` packs a folder:
+   * symlinks as symlinks, special files and the panel's temporary files left out, and whatever
+   * `options.skip` answers true for (an ignored folder with everything in it). `add` waits for
+   * each entry's writing (see `compress`).
+   */
+  async packServer(
+    server: string,
+    writer: ArchiveWriter,
+    add: (work: Promise<void>) => Promise<void>,
+    options: PackOptions,
+  ): Promise<void> {
+    await this.#withPlace(server, [], false, (place) => this.#pack(place, writer, add, options));
+  }
+
+  /**
+   * Replaces the server's whole directory by the content of an archive (a backup's restore).
+   * The archive is unpacked into a new folder beside the server's (`RESTORING_NAME`), with every
+   * check of `decompress`; only once all of it is there is the old directory renamed away and
+   * the new one renamed into its place, the old one put back if that fails. The old content is
+   * removed only after the swap. On any failure the server's directory is as it was and the new
+   * folder is removed; a crash between the two renames is undone by `finishRestores` at the next
+   * start. The caller makes sure the server does not run meanwhile. `quota`: the most the new
+   * content may hold (413 QUOTA_EXCEEDED).
+   */
+  async replaceFromArchive(
+    server: string,
+    source: FileHandle,
+    limits: ArchiveLimits,
+    quota: number | null,
+    progress: (written: number) => void,
+  ): Promise<void> {
+    const target = this.directoryOf(server);
+    const restoring = path.join(this.serversDir, RESTORING_NAME);
+    await mkdir(restoring, { recursive: true, mode: 0o700 });
+    const tag = randomBytes(8).toString('hex');
+    const fresh = path.join(restoring, `${server}.new-${tag}`);
+    const old = path.join(restoring, `${server}.old-${tag}`);
+    await mkdir(fresh, { mode: 0o700 });
+    try {
+      if (this.#owner) await chown(fresh, this.#owner.uid, this.#owner.gid);
+      const size = (await source.stat()).size;
+      const head = Buffer.alloc(512);
+      await source.read(head, 0, 512, 0);
+      const format = detectFormat(head);
+      const temp = await open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      try {
+        await this.#unpack(source, format, size, temp, [], limits, (written) => {
+          if (quota !== null && written > quota) {
+            throw new AppError(
+              'QUOTA_EXCEEDED',
+              `The backup holds more than the server's disk limit of ${quota} bytes; nothing was restored`,
+            );
+          }
+          progress(written);
+        });
+        await temp.sync().catch(() => undefined);
+      } finally {
+        await temp.close();
+      }
+      let hadOld = true;
+      try {
+        await rename(target, old);
+      } catch (error) {
+        if (errnoOf(error) !== 'ENOENT') throw error;
+        hadOld = false;
+      }
+      try {
+        await rename(fresh, target);
+      } catch (error) {
+        if (hadOld) await rename(old, target);
+        throw error;
+      }
+      this.#forgetUsage(server);
+      if (hadOld) {
+        const handle = await open(restoring, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        try {
+          await removeEntry(handle, path.basename(old), []);
+        } catch (error) {
+          this.#log.warn(
+            { err: error, server },
+            'could not remove the content a restore replaced; removed at the next start',
+          );
+        } finally {
+          await handle.close();
+        }
+      }
+    } finally {
+      const handle = await open(restoring, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      try {
+        if (await lstat(fresh).catch(() => null)) await removeEntry(handle, path.basename(fresh), []);
+      } catch (error) {
+        this.#log.warn(
+          { err: error, server },
+          'could not remove the folder of a restore that failed; removed at the next start',
+        );
+      } finally {
+        await handle.close();
+      }
+    }
+  }
+
+  /**
+   * Before servers start: a restore that an earlier run left between its two renames gets the
+   * old directory put back (the server is as it was before the restore), and what restores left
+   * (unpacked folders, replaced content) is removed. Never rejects; failures are logged.
+   */
+  async finishRestores(): Promise<void> {
+    const restoring = path.join(this.serversDir, RESTORING_NAME);
+    let handle: FileHandle;
+    try {
+      handle = await open(restoring, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    } catch {
+      return;
+    }
+    try {
+      for (const name of await readdir(at(handle.fd))) {
+        const old = /^(.+)\.old-[0-9a-f]{16}$/.exec(name);
+        try {
+          if (old?.[1] !== undefined && !(await lstat(this.directoryOf(old[1])).catch(() => null))) {
+            await rename(path.join(restoring, name), this.directoryOf(old[1]));
+            this.#log.warn(
+              { server: old[1] },
+              'a restore was cut short between its two renames: the directory from before it is back',
+            );
+            continue;
+          }
+          await removeEntry(handle, name, []);
+        } catch (error) {
+          this.#log.warn({ err: error, entry: name }, 'could not remove what a restore left');
+        }
+      }
+    } finally {
+      await handle.close();
     }
   }
 
@@ -909,126 +1065,12 @@ export class ServerStorage {
     }
     const reservation = await this.#usage.reserve(server, quota);
     let written = 0;
-    let entries = 0;
-    const owner = this.#owner;
-    const tooMany = (): AppError =>
-      new AppError(
-        'PAYLOAD_TOO_LARGE',
-        `The archive has more than ${limits.maxEntries} entries; nothing was extracted`,
-      );
     try {
       const temp = await open(at(dir.fd, tempName), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       try {
-        await readArchive(
-          source,
-          format,
-          archiveSize,
-          async (entry, consumed) => {
-            const segments = entrySegments(entry.name);
-            if (segments.length === 0) return;
-            entries += 1;
-            if (entries > limits.maxEntries) throw tooMany();
-            const label = JSON.stringify(entry.name);
-            const refuse = (why: string): AppError =>
-              invalidArchive(`Entry ${label} ${why}; nothing was extracted`);
-            const tooBig = (): AppError =>
-              new AppError(
-                'PAYLOAD_TOO_LARGE',
-                `The archive unpacks to more than ${limits.maxBytes} bytes (at ${label}); nothing was extracted`,
-              );
-            const claim = (bytes: number): void => {
-              written += bytes;
-              // A bomb is hostile (400) before it is merely too big (413).
-              if (
-                written > limits.ratioFloorBytes &&
-                written / Math.max(1, consumed()) > limits.maxRatio
-              ) {
-                throw refuse(`unpacks to over ${limits.maxRatio} times the archive's size`);
-              }
-              if (written > limits.maxBytes) throw tooBig();
-              reservation.growTo(written, true);
-            };
-            switch (entry.type) {
-              case 'hardlink':
-                throw refuse('is a hard link, which is never extracted');
-              case 'special':
-                throw refuse('is a device, FIFO or other special file, which is never extracted');
-              case 'folder': {
-                const made = await makeFolders(temp, segments, refuse, owner);
-                await made.close();
-                return;
-              }
-              case 'symlink': {
-                const target = await entry.target();
-                if (target === '' || target.includes('\0') || path.posix.isAbsolute(target)) {
-                  throw refuse('is a symlink with an empty or absolute target');
-                }
-                if (Buffer.byteLength(target) > MAX_LINK_TARGET_BYTES) {
-                  throw refuse('is a symlink with a target too long');
-                }
-                try {
-                  linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
-                } catch {
-                  throw refuse('is a symlink that points outside the server directory');
-                }
-                const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
-                const name = segments.at(-1) ?? '';
-                try {
-                  await symlink(target, at(parent.fd, name));
-                  if (owner) await lchown(at(parent.fd, name), owner.uid, owner.gid);
-                } catch (error) {
-                  if (errnoOf(error) === 'EEXIST') throw refuse('appears twice');
-                  throw fsError(error, folder);
-                } finally {
-                  await parent.close();
-                }
-                claim(Buffer.byteLength(target));
-                return;
-              }
-              case 'file': {
-                if (
-                  entry.compressedSize !== null &&
-                  entry.size > limits.ratioFloorBytes &&
-                  entry.size / Math.max(1, entry.compressedSize) > limits.maxRatio
-                ) {
-                  throw refuse(`unpacks to over ${limits.maxRatio} times its packed size`);
-                }
-                if (written + entry.size > limits.maxBytes) throw tooBig();
-                const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
-                const name = segments.at(-1) ?? '';
-                const mode = (entry.mode ?? 0o644) | 0o600;
-                let handle: FileHandle;
-                try {
-                  handle = await open(
-                    at(parent.fd, name),
-                    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW,
-                    mode,
-                  );
-                } catch (error) {
-                  const code = errnoOf(error);
-                  if (code === 'EEXIST' || code === 'EISDIR') throw refuse('appears twice');
-                  throw fsError(error, folder);
-                } finally {
-                  await parent.close();
-                }
-                try {
-                  if (owner) await handle.chown(owner.uid, owner.gid);
-                  await handle.chmod(mode);
-                  await pipeline(
-                    Readable.from(await entry.body()),
-                    fileSink(handle, WRITE_BUFFER_BYTES, claim),
-                  );
-                } finally {
-                  await handle.close();
-                }
-                return;
-              }
-            }
-          },
-          (declared) => {
-            if (declared > limits.maxEntries) throw tooMany();
-          },
-        );
+        written = await this.#unpack(source, format, archiveSize, temp, folder, limits, (bytes) => {
+          reservation.growTo(bytes, true);
+        });
         // Nothing of it is moved in if one of its names is taken.
         const names = await readdir(at(temp.fd));
         for (const name of names) {
@@ -1071,6 +1113,142 @@ export class ServerStorage {
         );
       });
     }
+  }
+
+  /**
+   * Unpacks every entry of the archive below the open folder `temp` (see `decompress` for what
+   * is refused); `folder`: where `temp`'s content will be, inside the server directory, for the
+   * symlink check and messages. Calls `claimed` with the bytes unpacked so far as they grow;
+   * answers them at the end.
+   */
+  async #unpack(
+    source: FileHandle,
+    format: ArchiveFormat,
+    archiveSize: number,
+    temp: FileHandle,
+    folder: readonly string[],
+    limits: ArchiveLimits,
+    claimed: (written: number) => void,
+  ): Promise<number> {
+    let written = 0;
+    let entries = 0;
+    const owner = this.#owner;
+    const tooMany = (): AppError =>
+      new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The archive has more than ${limits.maxEntries} entries; nothing was extracted`,
+      );
+    await readArchive(
+      source,
+      format,
+      archiveSize,
+      async (entry, consumed) => {
+        const segments = entrySegments(entry.name);
+        if (segments.length === 0) return;
+        entries += 1;
+        if (entries > limits.maxEntries) throw tooMany();
+        const label = JSON.stringify(entry.name);
+        const refuse = (why: string): AppError =>
+          invalidArchive(`Entry ${label} ${why}; nothing was extracted`);
+        const tooBig = (): AppError =>
+          new AppError(
+            'PAYLOAD_TOO_LARGE',
+            `The archive unpacks to more than ${limits.maxBytes} bytes (at ${label}); nothing was extracted`,
+          );
+        const claim = (bytes: number): void => {
+          written += bytes;
+          // A bomb is hostile (400) before it is merely too big (413).
+          if (
+            written > limits.ratioFloorBytes &&
+            written / Math.max(1, consumed()) > limits.maxRatio
+          ) {
+            throw refuse(`unpacks to over ${limits.maxRatio} times the archive's size`);
+          }
+          if (written > limits.maxBytes) throw tooBig();
+          claimed(written);
+        };
+        switch (entry.type) {
+          case 'hardlink':
+            throw refuse('is a hard link, which is never extracted');
+          case 'special':
+            throw refuse('is a device, FIFO or other special file, which is never extracted');
+          case 'folder': {
+            const made = await makeFolders(temp, segments, refuse, owner);
+            await made.close();
+            return;
+          }
+          case 'symlink': {
+            const target = await entry.target();
+            if (target === '' || target.includes('\0') || path.posix.isAbsolute(target)) {
+              throw refuse('is a symlink with an empty or absolute target');
+            }
+            if (Buffer.byteLength(target) > MAX_LINK_TARGET_BYTES) {
+              throw refuse('is a symlink with a target too long');
+            }
+            try {
+              linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
+            } catch {
+              throw refuse('is a symlink that points outside the server directory');
+            }
+            const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
+            const name = segments.at(-1) ?? '';
+            try {
+              await symlink(target, at(parent.fd, name));
+              if (owner) await lchown(at(parent.fd, name), owner.uid, owner.gid);
+            } catch (error) {
+              if (errnoOf(error) === 'EEXIST') throw refuse('appears twice');
+              throw fsError(error, folder);
+            } finally {
+              await parent.close();
+            }
+            claim(Buffer.byteLength(target));
+            return;
+          }
+          case 'file': {
+            if (
+              entry.compressedSize !== null &&
+              entry.size > limits.ratioFloorBytes &&
+              entry.size / Math.max(1, entry.compressedSize) > limits.maxRatio
+            ) {
+              throw refuse(`unpacks to over ${limits.maxRatio} times its packed size`);
+            }
+            if (written + entry.size > limits.maxBytes) throw tooBig();
+            const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
+            const name = segments.at(-1) ?? '';
+            const mode = (entry.mode ?? 0o644) | 0o600;
+            let handle: FileHandle;
+            try {
+              handle = await open(
+                at(parent.fd, name),
+                O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW,
+                mode,
+              );
+            } catch (error) {
+              const code = errnoOf(error);
+              if (code === 'EEXIST' || code === 'EISDIR') throw refuse('appears twice');
+              throw fsError(error, folder);
+            } finally {
+              await parent.close();
+            }
+            try {
+              if (owner) await handle.chown(owner.uid, owner.gid);
+              await handle.chmod(mode);
+              await pipeline(
+                Readable.from(await entry.body()),
+                fileSink(handle, WRITE_BUFFER_BYTES, claim),
+              );
+            } finally {
+              await handle.close();
+            }
+            return;
+          }
+        }
+      },
+      (declared) => {
+        if (declared > limits.maxEntries) throw tooMany();
+      },
+    );
+    return written;
   }
 
   /** Resolves `segments` to a folder and runs `work` with its open descriptor. */

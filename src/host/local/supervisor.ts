@@ -75,6 +75,8 @@ interface Entry {
   diskLimit: number | null;
   /** Since when the running server has been over its disk quota (its console was warned). */
   overQuotaSince: number | null;
+  /** Why the server may not start now (a restore replaces its files), or null. */
+  held: string | null;
   /** The console: its history, its listeners and the output waiting to be shown. */
   readonly log: ConsoleFeed<ServerStatus>;
   readonly lock: Lock;
@@ -160,6 +162,26 @@ export class Supervisor {
   }
 
   /**
+   * Keeps the server from starting (by anybody, automatic restarts included: 409 with `reason`)
+   * until the answered function is called: a restore replaces its files. 409 when it runs or is
+   * held already.
+   */
+  hold(name: string, reason: string): Promise<() => void> {
+    const entry = this.#entry(name);
+    return entry.lock.run(() => {
+      if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
+      if (entry.process !== null || (entry.status !== 'stopped' && entry.status !== 'crashed')) {
+        throw new AppError('CONFLICT', `Stop the server first (it is ${entry.status})`);
+      }
+      this.#cancelRestart(entry);
+      entry.held = reason;
+      return Promise.resolve(() => {
+        entry.held = null;
+      });
+    });
+  }
+
+  /**
    * Runs the template's install script with the server's folder at /mnt/server, its output in
    * the console, as the server would run (same runtime, user and limits). Answers once it has
    * started; its end sets the install state: `installed` on exit code 0, else `failed`.
@@ -168,6 +190,7 @@ export class Supervisor {
     const entry = this.#entry(name);
     return entry.lock.run(async () => {
       if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
+      if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
       if (entry.process !== null || (entry.status !== 'stopped' && entry.status !== 'crashed')) {
         throw new AppError(
           'CONFLICT',
@@ -421,6 +444,7 @@ export class Supervisor {
         lastExit: null,
         diskLimit: null,
         overQuotaSince: null,
+      held: null,
         log: new ConsoleFeed<ServerStatus>({
           name,
           pacer: this.#pacer,
@@ -445,6 +469,7 @@ export class Supervisor {
   /** Must run under the entry's lock. */
   async #start(name: string, entry: Entry, automatic: boolean): Promise<ServerStatus> {
     if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
+    if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
     if (entry.status === 'running' || entry.status === 'starting' || entry.status === 'stopping') {
       throw new AppError('CONFLICT', `The server is already ${entry.status}`);
     }

@@ -109,6 +109,12 @@ export class ConsoleHub {
     deps.events.on('access-changed', (userId) => {
       void this.#recheck(userId);
     });
+    deps.events.on('backup-progress', (server, progress) => {
+      const clients = this.#byServer.get(server);
+      if (!clients) return;
+      const data = Buffer.from(JSON.stringify({ type: 'backup', ...progress }));
+      for (const client of clients) this.#give(client, { kind: 'other', data });
+    });
     deps.events.on('server-deleted', (name) => {
       // Forget the server's clients now rather than at each close handshake, so that a new
       // server of the same name starts with a fresh subscription.

@@ -11,6 +11,8 @@ export interface DownloadLink {
   readonly server: string;
   /** The file, relative to the server directory, as `userPath` normalised it. */
   readonly path: string;
+  /** A backup of the server to download instead of a file (its id). */
+  readonly backup?: string;
   readonly expiresAt: Date;
 }
 

@@ -67,7 +67,7 @@ export const DOWNLOADS = '/api/downloads';
 /**
  * Streams an opened file as an attachment, with one range when asked (206), and closes it.
  */
-async function sendFile(
+export async function sendFile(
   request: FastifyRequest,
   reply: FastifyReply,
   file: OpenedFile,

@@ -36,6 +36,8 @@ export class FilesService {
       readonly servers: ServersService;
       readonly users: AccountLookup;
       readonly links: DownloadLinks;
+      /** Opens a backup's archive for a link made by the backups module. */
+      readonly backups?: { open(user: User, server: string, id: string): Promise<OpenedFile> };
       readonly maxUploadBytes: number | null;
       readonly maxEditBytes: number;
       readonly archive: ArchiveLimits;
@@ -130,6 +132,10 @@ export class FilesService {
     const user = await this.deps.users.findById(link.userId);
     if (!user) throw new AppError('FORBIDDEN', 'The account that asked for this link is gone');
     if (!can(user, 'account.use')) throw new AppError('BANNED', 'This account is banned');
+    if (link.backup !== undefined) {
+      if (!this.deps.backups) throw new AppError('NOT_FOUND', 'Backups are not available');
+      return this.deps.backups.open(user, link.server, link.backup);
+    }
     return this.open(user, link.server, link.path);
   }
 

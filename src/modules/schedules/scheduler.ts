@@ -76,6 +76,8 @@ export class Scheduler {
       readonly schedules: SchedulesRepository;
       /** The server's own rights, the console naming the schedule (`schedule:<name>`). */
       readonly actor: (by: string) => ServerActor;
+      /** Makes a backup of the server and waits for it; rejects with why it failed. */
+      readonly backup: (server: string, by: string) => Promise<void>;
       readonly clock: ScheduleClock;
       readonly log: Logger;
     },
@@ -282,7 +284,8 @@ export class Scheduler {
         // Deleted meanwhile, or the panel is closing: the run ends here.
         if (this.#state === 'stopped' || this.#cancelled.has(id)) return;
         try {
-          await perform(actor, server, task);
+          if (task.action === 'backup') await this.deps.backup(server, `schedule:${schedule.name}`);
+          else await perform(actor, server, task);
         } catch (error) {
           const reason = error instanceof AppError ? error.message : 'an internal error';
           if (!(error instanceof AppError)) {
@@ -362,7 +365,7 @@ async function perform(actor: ServerActor, server: string, task: ScheduleTask): 
       await actor.restart(server);
       return;
     case 'backup':
-      throw new AppError('CONFLICT', 'Backups are not available yet');
+      throw new Error('a backup task is performed by the scheduler itself');
     default:
       return unreachable(task.action);
   }

@@ -37,7 +37,7 @@ export function schedulesRoutes(app: App, schedules: SchedulesService): void {
         tags: ['schedules'],
         summary: 'Make a schedule: a cron expression in a timezone, and tasks run in order',
         description:
-          '400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line, a `backup` task (backups come later).',
+          '400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line.',
         params: ScheduleListParams,
         body: CreateScheduleBody,
         response: responses(ScheduleEnvelope, 400, 401, 403, 404),

@@ -18,7 +18,7 @@ export const ScheduleParams = Type.Object({
 
 const ActionSchema = Type.Union(
   SCHEDULE_ACTIONS.map((action) => Type.Literal(action)),
-  { description: '`backup` is refused for now (400): backups come later' },
+  { description: '`backup` makes a backup of the server and waits for it to end' },
 );
 
 const TaskBody = Type.Object(

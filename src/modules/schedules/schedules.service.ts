@@ -192,7 +192,6 @@ function checkFields(
         return { action: 'command', payload, delaySeconds };
       }
       case 'backup':
-        throw invalid(at('action'), 'backups come later: a schedule cannot take a backup task yet');
       case 'start':
       case 'stop':
       case 'restart':

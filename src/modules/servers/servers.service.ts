@@ -27,6 +27,7 @@ import type { PanelEvents } from '../../events.js';
 import type { ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
 import { stopCommandOf } from '../../host/local/launch.js';
 import { checkValue } from '../../templates/rules.js';
+import type { BackupHost } from '../backups/backups.service.js';
 import type { ConfigChanges, ServersRepository } from './servers.repository.js';
 
 /** Which servers an admin put in a user's list (the users domain keeps them). */
@@ -487,6 +488,28 @@ export class ServersService {
         await existing(name);
         this.deps.host.command(name, line, by);
       },
+    };
+  }
+
+  /** The server as recorded, for the panel acting on its own behalf (no user is checked). */
+  find(name: string): Promise<ServerRecord | undefined> {
+    return this.deps.servers.find(name);
+  }
+
+  /**
+   * What the backups module needs of the host: the servers' folders, their status, holding a
+   * stopped server stopped, save commands and the console. Its callers check the rights first.
+   */
+  backupHost(): BackupHost {
+    const host = this.deps.host;
+    return {
+      files: host.backupFiles,
+      status: (name) => host.state(name).status,
+      hold: (name, reason) => host.hold(name, reason),
+      command: (name, line, by) => {
+        host.command(name, line, by);
+      },
+      subscribe: (name, listener) => host.console(name).subscribe(listener),
     };
   }
 

@@ -1,0 +1,666 @@
+/**
+ * Backups of a server's folder (docs/backups.md). Who may: whoever may use the server (admins
+ * every server) lists, makes, downloads, restores, locks and deletes its backups and sets its
+ * retention and save commands; only admins set its limits.
+ *
+ * One backup or restore per server at a time (409 BACKUP_IN_PROGRESS). Both run in the
+ * background once the request is answered; their progress is in `progress` and in the console
+ * socket's `backup` frames, their outcome in the record.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import ignore from 'ignore';
+import {
+  IGNORE_FILE,
+  type Backup,
+  type BackupConsistency,
+  type BackupProgress,
+  type BackupSettings,
+} from '../../domain/backup.js';
+import { NoLongerExists } from '../../domain/conflicts.js';
+import { can } from '../../domain/policy.js';
+import type { ServerRecord, ServerStatus } from '../../domain/server.js';
+import type { User } from '../../domain/user.js';
+import { AppError, notFound } from '../../errors.js';
+import type { PanelEvents } from '../../events.js';
+import type { ConsoleEvent, ServerBackupFiles } from '../../host/host.js';
+import { archiveWriter } from '../../host/local/archive-formats.js';
+import { doneMatcher } from '../../host/local/launch.js';
+import type { OpenedFile } from '../../host/local/storage.js';
+import type { Logger } from '../../log.js';
+import { compileSource } from '../../templates/rules.js';
+import type { DownloadLinks } from '../files/download-links.js';
+import type { BackupStore } from './backup-store.js';
+import type { BackupsRepository } from './backups.repository.js';
+
+/** What backups need of the host, reached through the servers service. */
+export interface BackupHost {
+  readonly files: ServerBackupFiles;
+  status(name: string): ServerStatus;
+  hold(name: string, reason: string): Promise<() => void>;
+  command(name: string, line: string, by: string): void;
+  subscribe(name: string, listener: (event: ConsoleEvent) => void): () => void;
+}
+
+/** A backup as its caller sees it: the record, and what is under way now. */
+export interface BackupView extends Backup {
+  readonly progress: BackupProgress | null;
+}
+
+export interface NewBackup {
+  readonly name?: string | undefined;
+  readonly ignore?: readonly string[] | undefined;
+}
+
+/** How often a backup or restore in progress tells the console socket how far it is. */
+const PROGRESS_EVERY_MS = 250;
+/** The most of the per-server ignore file that is read. */
+const IGNORE_FILE_MAX_BYTES = 64 * 1024;
+
+/** What packing a backup measured. */
+interface Packed {
+  readonly bytes: number;
+  readonly checksum: string;
+  readonly files: number;
+  readonly entries: number;
+  readonly unpackedBytes: number;
+}
+
+interface Job {
+  readonly backup: string;
+  readonly action: 'backup' | 'restore';
+  bytes: number;
+  totalBytes: number | null;
+  files: number;
+  toldAt: number;
+}
+
+export class BackupsService {
+  /** The backup or restore under way, by server. */
+  readonly #jobs = new Map<string, Job>();
+  readonly #running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: {
+      readonly backups: BackupsRepository;
+      readonly store: BackupStore;
+      readonly servers: {
+        require(user: User, name: string): Promise<ServerRecord>;
+        find(name: string): Promise<ServerRecord | undefined>;
+      };
+      readonly host: BackupHost;
+      readonly links: DownloadLinks;
+      readonly events: PanelEvents;
+      readonly now: () => Date;
+      readonly log: Logger;
+    },
+  ) {}
+
+  /** At start, before schedules run: what an earlier run left under way failed. */
+  async recover(): Promise<void> {
+    await this.deps.backups.failInterrupted(this.deps.now().toISOString());
+    const removed = await this.deps.store.removeLeftovers();
+    if (removed > 0) this.deps.log.warn({ removed }, 'removed backups an earlier run left unfinished');
+  }
+
+  /** Resolves once every backup and restore under way has ended. */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  async list(user: User, server: string): Promise<BackupView[]> {
+    await this.deps.servers.require(user, server);
+    return (await this.deps.backups.list(server)).map((backup) => this.#view(backup));
+  }
+
+  async get(user: User, server: string, id: string): Promise<BackupView> {
+    return this.#view(await this.#find(user, server, id));
+  }
+
+  /** Starts a backup; answers its record (`running`). */
+  async create(user: User, server: string, input: NewBackup): Promise<BackupView> {
+    await this.deps.servers.require(user, server);
+    const { backup } = await this.#begin(server, input, user.username);
+    return this.#view(backup);
+  }
+
+  /**
+   * A backup for the panel acting on the server's behalf (a schedule's task): no user is
+   * checked; resolves once it is done, rejects with why it failed.
+   */
+  async createFor(server: string, input: NewBackup, by: string): Promise<Backup> {
+    if (!(await this.deps.servers.find(server))) throw notFound('Server');
+    const { backup, done } = await this.#begin(server, input, by);
+    await done;
+    const result = await this.deps.backups.find(server, backup.id);
+    if (result?.status !== 'done') {
+      throw new AppError('CONFLICT', result?.message ?? 'The backup failed');
+    }
+    return result;
+  }
+
+  /** The archive of a finished backup, opened for a download. */
+  async open(user: User, server: string, id: string): Promise<OpenedFile> {
+    const backup = await this.#find(user, server, id);
+    return this.#openFinished(backup);
+  }
+
+  /** A single-use link to download the backup without a token (see DownloadLinks). */
+  async createDownloadLink(
+    user: User,
+    server: string,
+    id: string,
+  ): Promise<{ id: string; expiresAt: Date }> {
+    const file = await this.open(user, server, id);
+    await file.handle.close();
+    return this.deps.links.create({ userId: user.id, server, path: '', backup: id });
+  }
+
+  async setLocked(user: User, server: string, id: string, locked: boolean): Promise<BackupView> {
+    await this.#find(user, server, id);
+    const backup = await this.deps.backups.setLocked(server, id, locked);
+    if (!backup) throw notFound('Backup');
+    return this.#view(backup);
+  }
+
+  /** Deletes a backup and its file; 409 while locked or under way. */
+  async remove(user: User, server: string, id: string): Promise<void> {
+    const backup = await this.#find(user, server, id);
+    if (backup.locked) {
+      throw new AppError('BACKUP_LOCKED', 'The backup is locked: unlock it before deleting it');
+    }
+    if (this.#jobs.get(server)?.backup === id) {
+      throw new AppError('BACKUP_IN_PROGRESS', 'The backup is being made or restored');
+    }
+    if (!(await this.deps.backups.deleteUnlocked(server, id))) {
+      throw new AppError('BACKUP_LOCKED', 'The backup is locked: unlock it before deleting it');
+    }
+    await this.deps.store.remove(server, id);
+  }
+
+  /**
+   * Replaces the server's files by the backup's, in the background: the archive's checksum is
+   * verified, it is unpacked beside the server's folder with every check of an extraction and
+   * swapped in (see `replaceFromArchive`). The server must be stopped, and cannot start until
+   * the restore ends. A failed restore leaves the server's files as they were.
+   */
+  async restore(user: User, server: string, id: string): Promise<BackupView> {
+    const backup = await this.#find(user, server, id);
+    const record = await this.deps.servers.require(user, server);
+    if (backup.status !== 'done') {
+      throw new AppError('CONFLICT', 'Only a finished backup can be restored');
+    }
+    const job = this.#claim(server, id, 'restore', backup.unpackedBytes);
+    let release: () => void;
+    try {
+      release = await this.deps.host.hold(
+        server,
+        `The server is being restored from the backup "${backup.name}"`,
+      );
+    } catch (error) {
+      this.#jobs.delete(server);
+      throw error;
+    }
+    const started = this.deps.now().toISOString();
+    this.#track(
+      (async () => {
+        try {
+          await this.deps.backups.recordRestore(id, {
+            status: 'running',
+            message: 'Restoring',
+            at: started,
+          });
+          await this.#restore(backup, record, job);
+          await this.deps.backups.recordRestore(id, {
+            status: 'done',
+            message: `Restored ${backup.files ?? 0} files`,
+            at: this.deps.now().toISOString(),
+          });
+          this.#tell(server, job, 'done', null);
+        } catch (error) {
+          const message = this.#reason(error, 'the restore');
+          this.#tell(server, job, 'failed', message);
+          await this.deps.backups
+            .recordRestore(id, { status: 'failed', message, at: this.deps.now().toISOString() })
+            .catch((recordError: unknown) => {
+              this.deps.log.error({ err: recordError, backup: id }, 'a restore could not be recorded');
+            });
+        } finally {
+          release();
+          this.#jobs.delete(server);
+        }
+      })(),
+    );
+    return {
+      ...backup,
+      lastRestore: { status: 'running', message: 'Restoring', at: started },
+      progress: progressOf(job),
+    };
+  }
+
+  async settings(user: User, server: string): Promise<BackupSettings> {
+    await this.deps.servers.require(user, server);
+    return this.deps.backups.settings(server);
+  }
+
+  /** Changes the settings sent; the limits only by an admin (403). */
+  async saveSettings(
+    user: User,
+    server: string,
+    changes: Partial<BackupSettings>,
+  ): Promise<BackupSettings> {
+    await this.deps.servers.require(user, server);
+    if (
+      (changes.maxCount !== undefined || changes.maxBytes !== undefined) &&
+      !can(user, 'server.configure-host')
+    ) {
+      throw new AppError('FORBIDDEN', "Only an admin may change a server's backup limits");
+    }
+    if (changes.savedLine != null) checkSavedLine(changes.savedLine);
+    const current = await this.deps.backups.settings(server);
+    const updated: BackupSettings = { ...current, ...stripUndefined(changes) };
+    await this.deps.backups.saveSettings(server, updated).catch((error: unknown) => {
+      if (error instanceof NoLongerExists) throw notFound('Server');
+      throw error;
+    });
+    return updated;
+  }
+
+  /** A server was deleted (its rows with it): its backups' files go too. */
+  async removeServer(server: string): Promise<void> {
+    await this.deps.store.removeServer(server);
+  }
+
+  async #find(user: User, server: string, id: string): Promise<Backup> {
+    await this.deps.servers.require(user, server);
+    const backup = await this.deps.backups.find(server, id);
+    if (!backup) throw notFound('Backup');
+    return backup;
+  }
+
+  async #openFinished(backup: Backup): Promise<OpenedFile> {
+    if (backup.status !== 'done') {
+      throw new AppError('CONFLICT', `The backup is ${backup.status}, not finished`);
+    }
+    const file = await this.deps.store.open(backup.server, backup.id);
+    if (!file) throw new AppError('NOT_FOUND', "The backup's file is missing from the store");
+    return file;
+  }
+
+  #claim(server: string, backup: string, action: Job['action'], totalBytes: number | null): Job {
+    const current = this.#jobs.get(server);
+    if (current) {
+      throw new AppError(
+        'BACKUP_IN_PROGRESS',
+        current.action === 'backup'
+          ? 'A backup of this server is being made'
+          : 'This server is being restored from a backup',
+      );
+    }
+    const job: Job = { backup, action, bytes: 0, totalBytes, files: 0, toldAt: 0 };
+    this.#jobs.set(server, job);
+    return job;
+  }
+
+  #track(run: Promise<void>): void {
+    const tracked = run.finally(() => {
+      this.#running.delete(tracked);
+    });
+    this.#running.add(tracked);
+  }
+
+  /** Checks the limits, records the backup and starts making it. */
+  async #begin(
+    server: string,
+    input: NewBackup,
+    by: string,
+  ): Promise<{ backup: Backup; done: Promise<void> }> {
+    const id = randomUUID();
+    const job = this.#claim(server, id, 'backup', null);
+    let backup: Backup;
+    let settings: BackupSettings;
+    let storedBytes: number;
+    try {
+      settings = await this.deps.backups.settings(server);
+      const existing = await this.deps.backups.list(server);
+      const kept = existing.filter((b) => b.status !== 'failed');
+      storedBytes = kept.reduce((sum, b) => sum + (b.bytes ?? 0), 0);
+      if (settings.maxCount !== null && kept.length >= settings.maxCount) {
+        throw new AppError(
+          'BACKUP_LIMIT',
+          `The server has ${kept.length} backups, its limit: delete one (or unlock one for retention) first`,
+        );
+      }
+      if (settings.maxBytes !== null && storedBytes >= settings.maxBytes) {
+        throw new AppError(
+          'BACKUP_LIMIT',
+          `The server's backups hold ${storedBytes} bytes, its limit is ${settings.maxBytes}: delete one first`,
+        );
+      }
+      const now = this.deps.now();
+      backup = await this.deps.backups
+        .insert({
+          id,
+          server,
+          name: input.name?.trim() || `Backup ${now.toISOString().slice(0, 16).replace('T', ' ')}`,
+          ignore: input.ignore ?? [],
+          createdAt: now.toISOString(),
+        })
+        .catch((error: unknown) => {
+          if (error instanceof NoLongerExists) throw notFound('Server');
+          throw error;
+        });
+    } catch (error) {
+      this.#jobs.delete(server);
+      throw error;
+    }
+    const done = (async () => {
+      try {
+        await this.#make(backup, settings, storedBytes, job, by);
+      } finally {
+        this.#jobs.delete(server);
+      }
+    })();
+    this.#track(done);
+    return { backup, done };
+  }
+
+  /** Makes the backup and records how it went; never rejects. */
+  async #make(
+    backup: Backup,
+    settings: BackupSettings,
+    storedBytes: number,
+    job: Job,
+    by: string,
+  ): Promise<void> {
+    const { server, id } = backup;
+    const startedAt = Date.now();
+    try {
+      job.totalBytes = await this.deps.host.files.diskUsage(server).catch(() => null);
+      const skip = await this.#ignoreMatcher(server, backup.ignore);
+      const status = this.deps.host.status(server);
+      const running = status === 'running' || status === 'starting';
+      let consistency: BackupConsistency = 'stopped';
+      let message: string | null = null;
+      if (running && settings.beforeCommands.length === 0) {
+        consistency = 'unprepared';
+        message =
+          'The server was running and has no save commands: files it was writing may be inconsistent';
+      } else if (running) {
+        consistency = await this.#prepare(server, settings, by);
+        if (consistency === 'timed-out') {
+          message = `The saved line did not come within ${settings.waitSeconds} s: packed anyway`;
+        }
+      }
+      let packed: Packed;
+      try {
+        packed = await this.#pack(server, id, skip, settings, storedBytes, job);
+      } finally {
+        if (running && settings.afterCommands.length > 0) {
+          const now = this.deps.host.status(server);
+          if (now === 'running' || now === 'starting') {
+            for (const line of settings.afterCommands) this.deps.host.command(server, line, by);
+          }
+        }
+      }
+      await this.deps.backups.finish(id, {
+        ...packed,
+        durationMs: Date.now() - startedAt,
+        consistency,
+        message,
+        finishedAt: this.deps.now().toISOString(),
+      });
+      this.#tell(server, job, 'done', null);
+      await this.#applyRetention(server, settings);
+    } catch (error) {
+      const message = this.#reason(error, 'a backup');
+      this.#tell(server, job, 'failed', message);
+      await this.deps.backups
+        .fail(id, {
+          message,
+          durationMs: Date.now() - startedAt,
+          finishedAt: this.deps.now().toISOString(),
+        })
+        .catch((recordError: unknown) => {
+          this.deps.log.error({ err: recordError, backup: id }, 'a failed backup could not be recorded');
+        });
+    }
+  }
+
+  /** Streams the server's folder as a .tar.gz into the store, hashing and counting it. */
+  async #pack(
+    server: string,
+    id: string,
+    skip: (segments: readonly string[], folder: boolean) => boolean,
+    settings: BackupSettings,
+    storedBytes: number,
+    job: Job,
+  ): Promise<Packed> {
+    const upload = await this.deps.store.create(server, id);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    let files = 0;
+    let entries = 0;
+    let unpackedBytes = 0;
+    try {
+      const writer = archiveWriter('tar.gz');
+      const counter = new Transform({
+        transform: (chunk: Buffer, _encoding, callback) => {
+          bytes += chunk.length;
+          hash.update(chunk);
+          if (settings.maxBytes !== null && storedBytes + bytes > settings.maxBytes) {
+            callback(
+              new AppError(
+                'BACKUP_LIMIT',
+                `The backup grew past the server's backup limit of ${settings.maxBytes} bytes`,
+              ),
+            );
+            return;
+          }
+          callback(null, chunk);
+        },
+      });
+      const done = pipeline(writer.output, counter, upload.stream);
+      // Adding entries waits for the writing; a failed write must end the adding too.
+      const failed = done.then(() => new Promise<never>(() => undefined));
+      const add = async (work: Promise<void>): Promise<void> => {
+        await Promise.race([work, failed]);
+      };
+      try {
+        await this.deps.host.files.packServer(server, writer, add, {
+          skip,
+          packed: (kind, size) => {
+            entries += 1;
+            if (kind !== 'folder') files += 1;
+            unpackedBytes += size;
+            job.files = files;
+            job.bytes = unpackedBytes;
+            this.#tell(server, job, 'running', null);
+          },
+        });
+        writer.end();
+      } catch (error) {
+        writer.output.destroy();
+        await done.catch(() => undefined);
+        throw error;
+      }
+      await done;
+      await upload.commit();
+    } catch (error) {
+      await upload.discard();
+      throw error;
+    }
+    return { bytes, checksum: hash.digest('hex'), files, entries, unpackedBytes };
+  }
+
+  /** Sends the before commands and waits for the saved line, if one is set. */
+  async #prepare(server: string, settings: BackupSettings, by: string): Promise<BackupConsistency> {
+    const matches = settings.savedLine === null ? null : doneMatcher([settings.savedLine]);
+    let saw: () => void = () => undefined;
+    const saved = new Promise<void>((resolve) => {
+      saw = resolve;
+    });
+    const unsubscribe =
+      matches === null
+        ? () => undefined
+        : this.deps.host.subscribe(server, (event) => {
+            // The panel's own lines (the commands echoed) never count.
+            if (event.type === 'log' && event.lines.some((line) => !line.startsWith('[panel] ') && matches(line)))
+              saw();
+          });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      for (const line of settings.beforeCommands) this.deps.host.command(server, line, by);
+      if (matches === null) return 'commands-sent';
+      return await Promise.race([
+        saved.then(() => 'saved' as const),
+        new Promise<'timed-out'>((resolve) => {
+          timer = setTimeout(() => {
+            resolve('timed-out');
+          }, settings.waitSeconds * 1000);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      unsubscribe();
+    }
+  }
+
+  /** The patterns given and those of the server's ignore file, as one test. */
+  async #ignoreMatcher(
+    server: string,
+    patterns: readonly string[],
+  ): Promise<(segments: readonly string[], folder: boolean) => boolean> {
+    const matcher = ignore().add([...patterns]);
+    const file = await this.deps.host.files
+      .readText(server, [IGNORE_FILE], IGNORE_FILE_MAX_BYTES)
+      .catch(() => '');
+    matcher.add(file);
+    return (segments, folder) => matcher.ignores(`${segments.join('/')}${folder ? '/' : ''}`);
+  }
+
+  async #restore(backup: Backup, record: ServerRecord, job: Job): Promise<void> {
+    const file = await this.#openFinished(backup);
+    try {
+      // The archive must be the one made: a file changed or damaged since is never unpacked.
+      const hash = createHash('sha256');
+      for await (const chunk of file.handle.createReadStream({ autoClose: false, start: 0 })) {
+        hash.update(chunk as Buffer);
+      }
+      if (hash.digest('hex') !== backup.checksum) {
+        throw new AppError(
+          'INVALID_ARCHIVE',
+          "The backup's file does not match its checksum: it was changed or damaged since it was made; nothing was restored",
+        );
+      }
+      await this.deps.host.files
+        .replaceFromArchive(
+          backup.server,
+          file.handle,
+          {
+            // What the panel packed, exactly: an archive unpacking to more is not this backup.
+            maxBytes: backup.unpackedBytes ?? 0,
+            maxEntries: backup.entries ?? 0,
+            maxRatio: Number.POSITIVE_INFINITY,
+            ratioFloorBytes: 0,
+          },
+          record.limits.diskBytes,
+          (written) => {
+            job.bytes = written;
+            this.#tell(backup.server, job, 'running', null);
+          },
+        )
+        .catch((error: unknown) => {
+          if (error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE') {
+            throw new AppError(
+              'INVALID_ARCHIVE',
+              `The backup's file unpacks to more than was recorded when it was made; nothing was restored (${error.message})`,
+            );
+          }
+          throw error;
+        });
+    } finally {
+      await file.handle.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * After a backup: unlocked finished backups past the newest `keepLast` unlocked ones or older
+   * than `keepDays` are deleted, and failed records older than the newest finished backup.
+   */
+  async #applyRetention(server: string, settings: BackupSettings): Promise<void> {
+    const all = await this.deps.backups.list(server);
+    const cutoff =
+      settings.keepDays === null ? null : this.deps.now().getTime() - settings.keepDays * 86_400_000;
+    const newestDone = all.find((b) => b.status === 'done');
+    let unlocked = 0;
+    for (const backup of all) {
+      if (backup.locked || backup.status === 'running') continue;
+      if (backup.status === 'failed') {
+        if (newestDone && backup.createdAt < newestDone.createdAt) {
+          await this.deps.backups.deleteUnlocked(server, backup.id);
+        }
+        continue;
+      }
+      unlocked += 1;
+      const tooMany = settings.keepLast !== null && unlocked > settings.keepLast;
+      const tooOld = cutoff !== null && Date.parse(backup.createdAt) < cutoff;
+      if (!tooMany && !tooOld) continue;
+      if (await this.deps.backups.deleteUnlocked(server, backup.id)) {
+        await this.deps.store.remove(server, backup.id);
+        this.deps.log.info({ server, backup: backup.id }, 'a backup was deleted by retention');
+      }
+    }
+  }
+
+  /** Tells the console socket how far the job is: at most every 250 ms, and at its end. */
+  #tell(server: string, job: Job, status: 'running' | 'done' | 'failed', message: string | null) {
+    const now = Date.now();
+    if (status === 'running' && now - job.toldAt < PROGRESS_EVERY_MS) return;
+    job.toldAt = now;
+    this.deps.events.emit('backup-progress', server, {
+      ...progressOf(job),
+      status,
+      message,
+    });
+  }
+
+  #reason(error: unknown, what: string): string {
+    if (error instanceof AppError) return error.message;
+    this.deps.log.error({ err: error }, `${what} failed`);
+    return `${what[0]?.toUpperCase() ?? ''}${what.slice(1)} failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+
+  #view(backup: Backup): BackupView {
+    const job = this.#jobs.get(backup.server);
+    return { ...backup, progress: job?.backup === backup.id ? progressOf(job) : null };
+  }
+}
+
+function progressOf(job: Job): BackupProgress {
+  return {
+    backup: job.backup,
+    action: job.action,
+    bytes: job.bytes,
+    totalBytes: job.totalBytes,
+    files: job.files,
+  };
+}
+
+/** 400 unless the saved line is text, or `regex:` a pattern that can run safely. */
+function checkSavedLine(line: string): void {
+  if (!line.startsWith('regex:')) return;
+  if (compileSource(line.slice('regex:'.length)) === null) {
+    const message = 'not a regular expression that can run safely';
+    throw new AppError('VALIDATION_FAILED', `savedLine: ${message}`, {
+      details: [{ path: 'body/savedLine', message }],
+    });
+  }
+}
+
+function stripUndefined<T extends object>(value: Partial<T>): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as Partial<T>;
+}
