@@ -18,6 +18,7 @@ import {
   PASSWORD,
   bearer,
   createServer,
+  eventually,
   gameServerCommand,
   json,
   register,
@@ -205,6 +206,32 @@ const throwawaySchedule = async (world: World) => {
   return String(data.id);
 };
 const scheduleOf = (c: Cell): Req => ({ params: { id: c.made } });
+/** Waits until no backup or restore of SERVER is under way (one at a time per server). */
+const idleBackups = async (world: World) => {
+  await eventually(async () => {
+    const backups = (await world.asAdmin('GET', `/api/servers/${SERVER}/backups`)) as {
+      status: string;
+      lastRestore: { status: string } | null;
+    }[];
+    const busy = backups.some((b) => b.status === 'running' || b.lastRestore?.status === 'running');
+    return busy ? undefined : true;
+  }, 'the backups of the shared server to end');
+  return '';
+};
+/** A finished backup of SERVER (its id). */
+const throwawayBackup = async (world: World) => {
+  await idleBackups(world);
+  const data = (await world.asAdmin('POST', `/api/servers/${SERVER}/backups`, {})) as {
+    id: string;
+  };
+  await idleBackups(world);
+  return data.id;
+};
+const stoppedWithBackup = async (world: World) => {
+  await world.ensureStopped();
+  return throwawayBackup(world);
+};
+const backupOf = (c: Cell): Req => ({ params: { id: c.made } });
 const running = async (world: World) => {
   await world.ensureRunning();
   return '';
@@ -257,6 +284,18 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/servers/:server/schedules/:id/run',     [401, 401, 403, 403, 200, 200, 403, 200], scheduleOf, { setup: throwawaySchedule }),
   row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'header' }),
   row('GET',    '/ws/servers/:server/console',                [401, 401, 403, 403, 101, 101, 403, 101], {}, { socket: 'query', variant: 'token in the query' }),
+
+  row('GET',    '/api/servers/:server/backups',               [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('POST',   '/api/servers/:server/backups',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: {} }, { setup: idleBackups }),
+  row('GET',    '/api/servers/:server/backups/:id',           [401, 401, 403, 403, 200, 200, 403, 200], backupOf, { setup: throwawayBackup }),
+  row('GET',    '/api/servers/:server/backups/:id/download',  [401, 401, 403, 403, 200, 200, 403, 200], backupOf, { setup: throwawayBackup }),
+  row('POST',   '/api/servers/:server/backups/:id/download-link', [401, 401, 403, 403, 200, 200, 403, 200], backupOf, { setup: throwawayBackup }),
+  row('POST',   '/api/servers/:server/backups/:id/restore',   [401, 401, 403, 403, 200, 200, 403, 200], backupOf, { setup: stoppedWithBackup }),
+  row('PUT',    '/api/servers/:server/backups/:id/lock',      [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ ...backupOf(c), payload: { locked: false } }), { setup: throwawayBackup }),
+  row('DELETE', '/api/servers/:server/backups/:id',           [401, 401, 403, 403, 200, 200, 403, 200], backupOf, { setup: throwawayBackup }),
+  row('GET',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 200, 200, 403, 200], { payload: { keepLast: null } }),
+  row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 403, 403, 403, 200], { payload: { maxCount: null } }, { variant: 'limits' }),
 
   row('GET',    '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], { query: 'path=' }),
   row('POST',   '/api/servers/:server/files/create',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { type: 'folder', name: c.made, path: '' } }), { setup: fresh('folder') }),

@@ -965,7 +965,8 @@ export class ServerStorage {
     } finally {
       const handle = await open(restoring, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       try {
-        if (await lstat(fresh).catch(() => null)) await removeEntry(handle, path.basename(fresh), []);
+        if (await lstat(fresh).catch(() => null))
+          await removeEntry(handle, path.basename(fresh), []);
       } catch (error) {
         this.#log.warn(
           { err: error, server },
@@ -994,7 +995,10 @@ export class ServerStorage {
       for (const name of await readdir(at(handle.fd))) {
         const old = /^(.+)\.old-[0-9a-f]{16}$/.exec(name);
         try {
-          if (old?.[1] !== undefined && !(await lstat(this.directoryOf(old[1])).catch(() => null))) {
+          if (
+            old?.[1] !== undefined &&
+            !(await lstat(this.directoryOf(old[1])).catch(() => null))
+          ) {
             await rename(path.join(restoring, name), this.directoryOf(old[1]));
             this.#log.warn(
               { server: old[1] },

@@ -444,7 +444,7 @@ export class Supervisor {
         lastExit: null,
         diskLimit: null,
         overQuotaSince: null,
-      held: null,
+        held: null,
         log: new ConsoleFeed<ServerStatus>({
           name,
           pacer: this.#pacer,

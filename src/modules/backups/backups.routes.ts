@@ -191,7 +191,8 @@ export function backupsRoutes(app: App, backups: BackupsService): void {
       schema: {
         tags: TAGS,
         summary: 'Delete a backup and its file',
-        description: '409 `BACKUP_LOCKED` while locked, `BACKUP_IN_PROGRESS` while it is made or restored.',
+        description:
+          '409 `BACKUP_LOCKED` while locked, `BACKUP_IN_PROGRESS` while it is made or restored.',
         params: BackupParams,
         response: responses(BackupDeletedEnvelope, 400, 401, 403, 404, 409),
       },

@@ -41,7 +41,11 @@ export const CreateBackupBody = Type.Object(
 );
 
 export const LockBody = Type.Object(
-  { locked: Type.Boolean({ description: 'A locked backup is never deleted, by retention or anybody' }) },
+  {
+    locked: Type.Boolean({
+      description: 'A locked backup is never deleted, by retention or anybody',
+    }),
+  },
   { additionalProperties: false },
 );
 

@@ -101,7 +101,8 @@ export class BackupsService {
   async recover(): Promise<void> {
     await this.deps.backups.failInterrupted(this.deps.now().toISOString());
     const removed = await this.deps.store.removeLeftovers();
-    if (removed > 0) this.deps.log.warn({ removed }, 'removed backups an earlier run left unfinished');
+    if (removed > 0)
+      this.deps.log.warn({ removed }, 'removed backups an earlier run left unfinished');
   }
 
   /** Resolves once every backup and restore under way has ended. */
@@ -224,7 +225,10 @@ export class BackupsService {
           await this.deps.backups
             .recordRestore(id, { status: 'failed', message, at: this.deps.now().toISOString() })
             .catch((recordError: unknown) => {
-              this.deps.log.error({ err: recordError, backup: id }, 'a restore could not be recorded');
+              this.deps.log.error(
+                { err: recordError, backup: id },
+                'a restore could not be recorded',
+              );
             });
         } finally {
           release();
@@ -343,7 +347,7 @@ export class BackupsService {
         .insert({
           id,
           server,
-          name: input.name?.trim() || `Backup ${now.toISOString().slice(0, 16).replace('T', ' ')}`,
+          name: nameOr(input.name, `Backup ${now.toISOString().slice(0, 16).replace('T', ' ')}`),
           ignore: input.ignore ?? [],
           createdAt: now.toISOString(),
         })
@@ -423,7 +427,10 @@ export class BackupsService {
           finishedAt: this.deps.now().toISOString(),
         })
         .catch((recordError: unknown) => {
-          this.deps.log.error({ err: recordError, backup: id }, 'a failed backup could not be recorded');
+          this.deps.log.error(
+            { err: recordError, backup: id },
+            'a failed backup could not be recorded',
+          );
         });
     }
   }
@@ -506,7 +513,10 @@ export class BackupsService {
         ? () => undefined
         : this.deps.host.subscribe(server, (event) => {
             // The panel's own lines (the commands echoed) never count.
-            if (event.type === 'log' && event.lines.some((line) => !line.startsWith('[panel] ') && matches(line)))
+            if (
+              event.type === 'log' &&
+              event.lines.some((line) => !line.startsWith('[panel] ') && matches(line))
+            )
               saw();
           });
     let timer: NodeJS.Timeout | undefined;
@@ -592,7 +602,9 @@ export class BackupsService {
   async #applyRetention(server: string, settings: BackupSettings): Promise<void> {
     const all = await this.deps.backups.list(server);
     const cutoff =
-      settings.keepDays === null ? null : this.deps.now().getTime() - settings.keepDays * 86_400_000;
+      settings.keepDays === null
+        ? null
+        : this.deps.now().getTime() - settings.keepDays * 86_400_000;
     const newestDone = all.find((b) => b.status === 'done');
     let unlocked = 0;
     for (const backup of all) {
@@ -637,6 +649,12 @@ export class BackupsService {
     return { ...backup, progress: job?.backup === backup.id ? progressOf(job) : null };
   }
 }
+
+/** The name given, unless it is blank. */
+const nameOr = (given: string | undefined, fallback: string): string => {
+  const name = given?.trim() ?? '';
+  return name === '' ? fallback : name;
+};
 
 function progressOf(job: Job): BackupProgress {
   return {
