@@ -212,8 +212,12 @@ const idleBackups = async (world: World) => {
     const backups = (await world.asAdmin('GET', `/api/servers/${SERVER}/backups`)) as {
       status: string;
       lastRestore: { status: string } | null;
+      progress: unknown;
     }[];
-    const busy = backups.some((b) => b.status === 'running' || b.lastRestore?.status === 'running');
+    // A job ends a moment after its record says so (retention, releasing the server).
+    const busy = backups.some(
+      (b) => b.status === 'running' || b.lastRestore?.status === 'running' || b.progress !== null,
+    );
     return busy ? undefined : true;
   }, 'the backups of the shared server to end');
   return '';

@@ -17,10 +17,12 @@ import {
   symlink,
   writeFile,
 } from 'node:fs/promises';
+import { once } from 'node:events';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { Header, Parser, type HeaderData, type ReadEntry } from 'tar';
+import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import {
@@ -145,7 +147,8 @@ describe('backups', () => {
     assert.equal(status, 'running');
     const backup = await eventually(async () => {
       const current = await backupOf(server, id);
-      return current.status === 'running' ? undefined : current;
+      // Retention runs after the record says done; the job ends after it.
+      return current.status === 'running' || current.progress !== null ? undefined : current;
     }, 'the backup to end');
     assert.equal(backup.status, expect, backup.message ?? '');
     return backup;
@@ -237,6 +240,39 @@ describe('backups', () => {
     }
     // No folder of the restore is left beside the servers'.
     assert.deepEqual(await readdir(path.join(panel.config.serversDir, '.restoring~')), []);
+  });
+
+  it('tells the console socket how a backup and a restore go, as backup frames', async () => {
+    await createServer(panel, admin, 'watched');
+    await writeFile(path.join(folderOf('watched'), 'data'), randomBytes(2 * 1024 * 1024));
+    const base = await panel.listen();
+    const socket = new WebSocket(`${base.replace('http', 'ws')}/ws/servers/watched/console`, {
+      headers: admin.headers,
+    });
+    const frames: { type: string; action?: string; status?: string; bytes?: number }[] = [];
+    socket.on('message', (data: Buffer) => {
+      frames.push(JSON.parse(data.toString()) as (typeof frames)[number]);
+    });
+    await once(socket, 'open');
+    try {
+      await eventually(() => (frames.length > 0 ? true : undefined), 'the history frame');
+      const backup = await backUp('watched');
+      const made = await eventually(
+        () => frames.find((f) => f.type === 'backup' && f.status === 'done'),
+        'the backup frame',
+      );
+      assert.equal(made.action, 'backup');
+      assert.equal(made.bytes, 2 * 1024 * 1024);
+      await restore('watched', backup.id);
+      const restored = await eventually(
+        () =>
+          frames.find((f) => f.type === 'backup' && f.action === 'restore' && f.status === 'done'),
+        'the restore frame',
+      );
+      assert.equal(restored.bytes, 2 * 1024 * 1024);
+    } finally {
+      socket.close();
+    }
   });
 
   it('leaves out what the ignore patterns and the server ignore file name', async () => {
@@ -414,7 +450,7 @@ describe('backups', () => {
 
   it('runs one backup per server at a time', async () => {
     await createServer(panel, admin, 'busy');
-    await writeFile(path.join(folderOf('busy'), 'big'), randomBytes(8 * 1024 * 1024));
+    await writeFile(path.join(folderOf('busy'), 'big'), randomBytes(32 * 1024 * 1024));
     const [a, b] = await Promise.all([
       call('POST', 'busy/backups', {}),
       call('POST', 'busy/backups', {}),
@@ -427,6 +463,24 @@ describe('backups', () => {
       async () => ((await backupOf('busy', started.id)).status === 'done' ? true : undefined),
       'the backup to end',
     );
+    // While a restore runs (it answers once it holds the server), nothing else may begin.
+    const restoring = await call('POST', `busy/backups/${started.id}/restore`);
+    assert.equal(restoring.statusCode, 200, restoring.body);
+    assertError(await serverAction(panel, admin, 'busy', 'start'), 409, 'BACKUP_IN_PROGRESS');
+    assertError(await call('POST', 'busy/backups', {}), 409, 'BACKUP_IN_PROGRESS');
+    assertError(
+      await call('POST', `busy/backups/${started.id}/restore`),
+      409,
+      'BACKUP_IN_PROGRESS',
+    );
+    await eventually(
+      async () =>
+        (await backupOf('busy', started.id)).lastRestore?.status === 'done' ? true : undefined,
+      'the restore to end',
+    );
+    // Once it has ended, the server starts again.
+    assert.equal((await serverAction(panel, admin, 'busy', 'start')).statusCode, 200);
+    assert.equal((await serverAction(panel, admin, 'busy', 'stop')).statusCode, 200);
   });
 
   it('checks who may: users of the server, not others', async () => {
