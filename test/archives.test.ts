@@ -163,6 +163,13 @@ describe('archives and bulk operations', () => {
         await snapshot(path.join(root, 'data')),
       );
       assert.equal(await readFile(path.join(root, target, 'top.txt'), 'utf8'), 'top\n');
+      // What the panel (root, here) unpacks belongs to whoever the servers run as, as the
+      // server's folder does: the game can change and delete it.
+      const owner = await lstat(root);
+      for (const name of ['data', 'data/nested/deep/random.bin', 'data/link', 'top.txt']) {
+        const entry = await lstat(path.join(root, target, name));
+        assert.deepEqual([entry.uid, entry.gid], [owner.uid, owner.gid], name);
+      }
       // Told by content, not by name; a name already there: 409 and nothing moved in.
       await writeFile(
         path.join(root, `renamed-${format}.bin`),

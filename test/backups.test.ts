@@ -160,7 +160,9 @@ describe('backups', () => {
     assert.equal(response.statusCode, 200, response.body);
     return eventually(async () => {
       const current = await backupOf(server, id);
-      return current.lastRestore?.status === 'running' ? undefined : current;
+      return current.lastRestore?.status === 'running' || current.progress !== null
+        ? undefined
+        : current;
     }, 'the restore to end');
   };
 

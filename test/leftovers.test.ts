@@ -87,6 +87,10 @@ describe('leftovers of an earlier run', () => {
     await mkdir(path.join(root, 'world', 'region'), { recursive: true });
     await writeFile(path.join(root, 'world', 'region', OLDER), 'half a save');
     await writeFile(path.join(root, 'server.properties'), 'kept');
+    // An extraction cut short: its folder, with what it had unpacked.
+    const extraction = path.join(root, 'world', `${TEMP_PREFIX}0123456789ab-0011223344556677`);
+    await mkdir(path.join(extraction, 'unpacked', 'deep'), { recursive: true });
+    await writeFile(path.join(extraction, 'unpacked', 'deep', 'file'), 'half an extraction');
     const deleted = path.join(trash, 'old-0123456789abcdef');
     await mkdir(path.join(deleted, 'deep'), { recursive: true });
     await writeFile(path.join(deleted, 'deep', 'level.dat'), 'a deleted server');
@@ -98,7 +102,11 @@ describe('leftovers of an earlier run', () => {
       assert.equal(health.status, 200);
       const run = await removal;
       // Nothing walked the folders before: every leftover is still there while the panel serves.
-      assert.deepEqual(await temporaries(root), [EARLIER, path.join('world', 'region', OLDER)]);
+      assert.deepEqual(await temporaries(root), [
+        EARLIER,
+        path.relative(root, extraction),
+        path.join('world', 'region', OLDER),
+      ]);
       assert.deepEqual(await readdir(trash), ['old-0123456789abcdef']);
       assert.ok(!lines.some((line) => line.msg === 'removed leftover temporary files'));
 
@@ -106,12 +114,13 @@ describe('leftovers of an earlier run', () => {
       assert.deepEqual(await temporaries(root), []);
       assert.deepEqual(await readdir(trash), []);
       assert.equal(await readFile(path.join(root, 'server.properties'), 'utf8'), 'kept');
+      assert.deepEqual(await readdir(path.join(root, 'world')), ['region']);
       const said = lines.filter((line) => line.msg.startsWith('removed '));
       assert.deepEqual(
         said.map(({ msg, server, removed }) => ({ msg, server, removed })),
         [
-          { msg: 'removed leftover temporary files', server: 'world', removed: 2 },
-          { msg: 'removed the leftovers of an earlier run', server: undefined, removed: 2 },
+          { msg: 'removed leftover temporary files', server: 'world', removed: 3 },
+          { msg: 'removed the leftovers of an earlier run', server: undefined, removed: 3 },
         ],
       );
     } finally {

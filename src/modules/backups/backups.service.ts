@@ -204,14 +204,21 @@ export class BackupsService {
       throw error;
     }
     const started = this.deps.now().toISOString();
+    try {
+      // Recorded before the answer: whoever asks next sees it running.
+      await this.deps.backups.recordRestore(id, {
+        status: 'running',
+        message: 'Restoring',
+        at: started,
+      });
+    } catch (error) {
+      release();
+      this.#jobs.delete(server);
+      throw error;
+    }
     this.#track(
       (async () => {
         try {
-          await this.deps.backups.recordRestore(id, {
-            status: 'running',
-            message: 'Restoring',
-            at: started,
-          });
           await this.#restore(backup, record, job);
           await this.deps.backups.recordRestore(id, {
             status: 'done',
