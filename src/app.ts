@@ -45,6 +45,8 @@ import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
+import { serverUsersRoutes } from './modules/server-users/server-users.routes.js';
+import { ServerUsersService } from './modules/server-users/server-users.service.js';
 import { TemplatesRepository } from './modules/templates/templates.repository.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
 import { TemplatesService } from './modules/templates/templates.service.js';
@@ -344,6 +346,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   usersRoutes(app, createUsersService({ users, servers, events, now }));
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
+  serverUsersRoutes(app, new ServerUsersService({ servers: serversService, users, events }));
   schedulesRoutes(
     app,
     new SchedulesService({

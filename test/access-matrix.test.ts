@@ -13,6 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
 import WebSocket from 'ws';
+import { SERVER_PERMISSIONS, type ServerPermission } from '../src/domain/policy.js';
 import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
@@ -58,6 +59,8 @@ interface Caller {
   readonly username: string;
   /** `undefined`: no Authorization header. Replaced when a password change hands out a new one. */
   token: string | undefined;
+  /** A permission caller: what it holds on SERVER (one permission, or none). */
+  readonly holds?: readonly ServerPermission[];
 }
 
 /** What a row's request builder is given: the shared state, the caller and the setup's result. */
@@ -164,6 +167,12 @@ const freshFileAndFolder = async (world: World) => {
 const throwawayUser = async (world: World) => {
   const name = world.unique('gone');
   await register(world.panel, name);
+  return name;
+};
+/** A fresh user who has SERVER, with no permission on it. */
+const throwawayHolder = async (world: World) => {
+  const name = await throwawayUser(world);
+  await world.asAdmin('PUT', `/api/servers/${SERVER}/users/${name}`, { permissions: [] });
   return name;
 };
 /** A server in the lists of the banned user, the user with access and support, like SERVER. */
@@ -280,6 +289,10 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/servers/:server/install',               [401, 401, 403, 403, 403, 403, 403, 200], { payload: { state: 'installed' } }, { setup: stopped }),
   row('POST',   '/api/servers/:server/command',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: { command: 'say access matrix' } }, { setup: running }),
   row('GET',    '/api/servers/:server/stats',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('GET',    '/api/servers/:server/users',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('PUT',    '/api/servers/:server/users/:username',       [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ params: { username: c.made }, payload: { permissions: [] } }), { setup: throwawayUser }),
+  row('DELETE', '/api/servers/:server/users/:username',       [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ params: { username: c.made } }), { setup: throwawayHolder }),
+
   row('GET',    '/api/servers/:server/schedules',             [401, 401, 403, 403, 200, 200, 403, 200]),
   row('POST',   '/api/servers/:server/schedules',             [401, 401, 403, 403, 200, 200, 403, 200], { payload: SCHEDULE }),
   row('GET',    '/api/servers/:server/schedules/:id',         [401, 401, 403, 403, 200, 200, 403, 200], scheduleOf, { setup: throwawaySchedule }),
@@ -329,6 +342,69 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/tickets/:id/message',                   [401, 401, 403, 404, 200, 200, 200, 200], { payload: { text: 'A message from the access matrix' } }),
   row('PUT',    '/api/tickets/:id/status',                    [401, 401, 403, 403, 403, 200, 200, 200], { payload: { status: 'in_progress' } }),
 ];
+
+/**
+ * What each route of one server needs beyond seeing it (`view`): a permission, or being an admin
+ * (`admin`). The permission callers (a user and a support member per permission, and one each
+ * with none) are judged by it: the status of the full-access column of their role when they hold
+ * what the route needs, else 403. Every server route must be here (checked below).
+ */
+// prettier-ignore
+const NEEDS: Readonly<Record<string, ServerPermission | 'view' | 'admin'>> = {
+  'GET /api/servers/:server/config': 'view',
+  'PUT /api/servers/:server/config': 'settings',
+  'PUT /api/servers/:server/config (startCommand)': 'admin',
+  'DELETE /api/servers/:server': 'admin',
+  'POST /api/servers/:server/start': 'power',
+  'POST /api/servers/:server/stop': 'power',
+  'POST /api/servers/:server/restart': 'power',
+  'POST /api/servers/:server/kill': 'power',
+  'GET /api/servers/:server/variables': 'settings',
+  'PUT /api/servers/:server/variables': 'settings',
+  'PUT /api/servers/:server/allocations': 'admin',
+  'POST /api/servers/:server/install': 'settings',
+  'PUT /api/servers/:server/install': 'admin',
+  'POST /api/servers/:server/command': 'console.write',
+  'GET /api/servers/:server/stats': 'view',
+  'GET /api/servers/:server/users': 'users',
+  'PUT /api/servers/:server/users/:username': 'users',
+  'DELETE /api/servers/:server/users/:username': 'users',
+  'GET /api/servers/:server/schedules': 'schedules',
+  'POST /api/servers/:server/schedules': 'schedules',
+  'GET /api/servers/:server/schedules/:id': 'schedules',
+  'PUT /api/servers/:server/schedules/:id': 'schedules',
+  'DELETE /api/servers/:server/schedules/:id': 'schedules',
+  'POST /api/servers/:server/schedules/:id/run': 'schedules',
+  'GET /ws/servers/:server/console': 'console.read',
+  'GET /ws/servers/:server/console (token in the query)': 'console.read',
+  'GET /api/servers/:server/backups': 'backups',
+  'POST /api/servers/:server/backups': 'backups',
+  'GET /api/servers/:server/backups/:id': 'backups',
+  'GET /api/servers/:server/backups/:id/download': 'backups',
+  'POST /api/servers/:server/backups/:id/download-link': 'backups',
+  'POST /api/servers/:server/backups/:id/restore': 'backups',
+  'PUT /api/servers/:server/backups/:id/lock': 'backups',
+  'DELETE /api/servers/:server/backups/:id': 'backups',
+  'GET /api/servers/:server/backup-settings': 'backups',
+  'PUT /api/servers/:server/backup-settings': 'backups',
+  'PUT /api/servers/:server/backup-settings (limits)': 'admin',
+  'GET /api/servers/:server/files': 'files.read',
+  'POST /api/servers/:server/files/create': 'files.write',
+  'POST /api/servers/:server/files/upload': 'files.write',
+  'GET /api/servers/:server/files/download': 'files.read',
+  'POST /api/servers/:server/files/download-link': 'files.read',
+  'GET /api/servers/:server/files/content': 'files.read',
+  'PUT /api/servers/:server/files/content': 'files.write',
+  'PUT /api/servers/:server/files/rename': 'files.write',
+  'POST /api/servers/:server/files/move': 'files.write',
+  'DELETE /api/servers/:server/files': 'files.write',
+  'POST /api/servers/:server/files/delete': 'files.write',
+  'POST /api/servers/:server/files/move-many': 'files.write',
+  'POST /api/servers/:server/files/compress': 'files.write',
+  'POST /api/servers/:server/files/decompress': 'files.write',
+};
+
+const isServerRoute = (route: Row): boolean => /^\/(api|ws)\/servers\/:server/.test(route.url);
 
 /**
  * The routes allowed to answer without a token (`METHOD url`, exactly as registered; an entry
@@ -497,6 +573,22 @@ function expectedCode(caller: Caller, status: number): string | undefined {
   return undefined;
 }
 
+/**
+ * The status a caller must get: its column's, or for a permission caller, its role's full-access
+ * column when it holds what a server route needs (403 when not), and its role's no-access column
+ * on every other route.
+ */
+function expectedFor(route: Row, caller: Caller): number {
+  if (caller.holds === undefined) return route.expect[caller.column]!;
+  const support = caller.column === 6;
+  if (!isServerRoute(route)) return route.expect[caller.column]!;
+  const need = NEEDS[titleOf(route)];
+  assert.ok(need !== undefined, `${titleOf(route)}: not in NEEDS`);
+  const full = route.expect[support ? 5 : 4]!;
+  if (need === 'view' || (need !== 'admin' && caller.holds.includes(need))) return full;
+  return need === 'admin' ? full : 403;
+}
+
 /** What is wrong with one cell's answer, or `undefined`. */
 function judge(caller: Caller, want: number, got: Answer, hasBody: boolean): string | undefined {
   if (got.status !== want) {
@@ -574,6 +666,30 @@ describe('access matrix', () => {
     for (const [name, column, username, token] of callers) {
       world.callers.push({ name, column, username, token });
     }
+    // A user and a support member for each permission alone, and one each with none: the server
+    // in their list through the per-server endpoint. Judged by NEEDS (see expectedFor); column:
+    // the no-access column of their role, for every route that is not about one server.
+    for (const role of ['user', 'support'] as const) {
+      for (const holds of [[], ...SERVER_PERMISSIONS.map((p) => [p])] as ServerPermission[][]) {
+        const username = `p-${role}-${holds[0]?.replace('.', '-') ?? 'none'}`;
+        const { token } = await register(panel, username);
+        const granted = await panel.app.inject({
+          method: 'PUT',
+          url: `/api/servers/${SERVER}/users/${username}`,
+          headers: admin.headers,
+          payload: { permissions: holds },
+        });
+        assert.equal(granted.statusCode, 200, granted.body);
+        if (role === 'support') await setRole(panel, admin, username, 'support');
+        world.callers.push({
+          name: `${role} holding ${holds[0] ?? 'no permission'}`,
+          column: role === 'user' ? 3 : 6,
+          username,
+          token,
+          holds,
+        });
+      }
+    }
     // The server is assigned before the ban, so the banned user has it in their list.
     await world.grant([SERVER]);
     for (const [username, role] of Object.entries(roles)) {
@@ -616,10 +732,9 @@ describe('access matrix', () => {
         answer = { status: response.statusCode, body: response.body };
       }
       // A plain HTTP request on the socket route passes the same checks, then is told to upgrade.
+      const expected = expectedFor(route, caller);
       const want =
-        route.socket !== undefined && method === 'HEAD' && route.expect[caller.column] === 101
-          ? 426
-          : route.expect[caller.column]!;
+        route.socket !== undefined && method === 'HEAD' && expected === 101 ? 426 : expected;
       const problem = judge(caller, want, answer, method !== 'HEAD');
       if (problem !== undefined) mismatches.push(problem);
       if (route.renewsToken && answer.status === 200) {
@@ -676,6 +791,20 @@ describe('access matrix', () => {
       }
     }
     assert.deepEqual(problems, []);
+  });
+
+  it('knows what every route of a server needs, nothing stale', () => {
+    const titles = new Set(MATRIX.filter(isServerRoute).map(titleOf));
+    assert.deepEqual(
+      [...titles].filter((title) => NEEDS[title] === undefined),
+      [],
+      'server routes without an entry in NEEDS',
+    );
+    assert.deepEqual(
+      Object.keys(NEEDS).filter((title) => !titles.has(title)),
+      [],
+      'entries of NEEDS that are no route',
+    );
   });
 
   for (const route of MATRIX) {

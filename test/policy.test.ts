@@ -1,54 +1,98 @@
 /**
  * The access policy as a table: every role against every action, with and without the server
- * in the user's list. The HTTP surface is held to it by access-matrix.test.ts; this pins the rule
- * itself, so that a change to it shows here as a changed row.
+ * in the user's list, and on it with each permission alone. The HTTP surface is held to it by
+ * access-matrix.test.ts; this pins the rule itself, so that a change to it shows here as a
+ * changed row.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { can, type Action } from '../src/domain/policy.js';
+import {
+  can,
+  SERVER_PERMISSIONS,
+  type Action,
+  type ServerAction,
+  type ServerPermission,
+} from '../src/domain/policy.js';
 import { ROLES, type Role } from '../src/domain/user.js';
 
 type Row = Readonly<Record<Role, boolean>>;
+
+const ADMIN_ONLY: Row = { admin: true, support: false, user: false, banned: false };
+const SERVER_ACTIONS: readonly ServerAction[] = [
+  'server.view',
+  ...SERVER_PERMISSIONS.map((permission) => `server.${permission}` as const),
+];
 
 /** For each action: may each role do it, on a server that is not in their list? */
 const ON_ANOTHER: Readonly<Record<Action, Row>> = {
   'account.use': { admin: true, support: true, user: true, banned: false },
   'users.list': { admin: true, support: true, user: false, banned: false },
-  'users.manage': { admin: true, support: false, user: false, banned: false },
+  'users.manage': ADMIN_ONLY,
   'users.read-stats': { admin: true, support: true, user: false, banned: false },
-  'servers.list-all': { admin: true, support: false, user: false, banned: false },
-  'servers.create': { admin: true, support: false, user: false, banned: false },
-  'templates.manage': { admin: true, support: false, user: false, banned: false },
-  'servers.delete': { admin: true, support: false, user: false, banned: false },
-  'server.use': { admin: true, support: false, user: false, banned: false },
-  'server.configure-host': { admin: true, support: false, user: false, banned: false },
+  'servers.list-all': ADMIN_ONLY,
+  'servers.create': ADMIN_ONLY,
+  'templates.manage': ADMIN_ONLY,
+  'servers.delete': ADMIN_ONLY,
+  'server.configure-host': ADMIN_ONLY,
   'tickets.manage': { admin: true, support: true, user: false, banned: false },
+  ...(Object.fromEntries(SERVER_ACTIONS.map((action) => [action, ADMIN_ONLY])) as Record<
+    ServerAction,
+    Row
+  >),
 };
 
-/** The same, on a server in their list: only using it changes, and never for the banned. */
-const ON_THEIR_OWN: Readonly<Record<Action, Row>> = {
-  ...ON_ANOTHER,
-  'server.use': { admin: true, support: true, user: true, banned: false },
-};
+const HOLDERS: Row = { admin: true, support: true, user: true, banned: false };
 
 describe('the access policy', () => {
   for (const [action, row] of Object.entries(ON_ANOTHER) as [Action, Row][]) {
     it(`${action}: ${ROLES.filter((role) => row[role]).join(', ') || 'nobody'}`, () => {
       for (const role of ROLES) {
-        assert.equal(can({ role }, action, { assigned: false }), row[role], `${role} elsewhere`);
-        assert.equal(
-          can({ role }, action, { assigned: true }),
-          ON_THEIR_OWN[action][role],
-          `${role} on their own server`,
-        );
+        assert.equal(can({ role }, action, { permissions: null }), row[role], `${role} elsewhere`);
       }
     });
   }
 
-  it('without a server, server.use is an admin’s only', () => {
+  it('on a server in their list, every server action is theirs with every permission', () => {
+    const all = { permissions: new Set(SERVER_PERMISSIONS) };
+    for (const action of SERVER_ACTIONS) {
+      for (const role of ROLES) {
+        assert.equal(can({ role }, action, all), HOLDERS[role], `${role}: ${action}`);
+      }
+    }
+    // Actions that are not about one server do not change with a server's permissions.
+    for (const role of ROLES) {
+      assert.equal(can({ role }, 'server.configure-host', all), role === 'admin');
+    }
+  });
+
+  it('with one permission, only seeing the server and that one action', () => {
+    for (const held of SERVER_PERMISSIONS) {
+      const grant = { permissions: new Set<ServerPermission>([held]) };
+      for (const action of SERVER_ACTIONS) {
+        const expected = action === 'server.view' || action === `server.${held}`;
+        for (const role of ROLES) {
+          assert.equal(
+            can({ role }, action, grant),
+            role === 'admin' || (role !== 'banned' && expected),
+            `${role} holding ${held}: ${action}`,
+          );
+        }
+      }
+    }
+    // No permission at all: the server is seen, nothing more.
+    const none = { permissions: new Set<ServerPermission>() };
     assert.deepEqual(
-      ROLES.filter((role) => can({ role }, 'server.use')),
-      ['admin'],
+      SERVER_ACTIONS.filter((action) => can({ role: 'user' }, action, none)),
+      ['server.view'],
     );
+  });
+
+  it('without a server, the server actions are an admin’s only', () => {
+    for (const action of SERVER_ACTIONS) {
+      assert.deepEqual(
+        ROLES.filter((role) => can({ role }, action)),
+        ['admin'],
+      );
+    }
   });
 });

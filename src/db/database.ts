@@ -23,6 +23,7 @@ import * as serverLimits from './migrations/0005_server_limits.js';
 import * as templates from './migrations/0006_templates.js';
 import * as schedules from './migrations/0007_schedules.js';
 import * as backups from './migrations/0008_backups.js';
+import * as serverPermissions from './migrations/0009_server_permissions.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_templates': templates,
   '0007_schedules': schedules,
   '0008_backups': backups,
+  '0009_server_permissions': serverPermissions,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

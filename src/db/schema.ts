@@ -89,6 +89,8 @@ export interface ServerAllocationsTable {
 export interface UserServersTable {
   user_id: number;
   server_name: string;
+  /** JSON array of the permissions the user holds on the server. */
+  permissions: ColumnType<string, string | undefined, string>;
 }
 
 export interface TicketsTable {

@@ -9,8 +9,48 @@
  * |           | their own list                                                                |
  * | user      | their own servers, profile and tickets                                        |
  * | banned    | nothing but seeing their own account (`GET /api/auth/me`, decided by the route) |
+ *
+ * On a server in their list, a user or support member holds a set of permissions (Pterodactyl's
+ * subusers): `server.view` needs any, every other server action the permission of its name.
+ * Admins hold every permission on every server.
  */
 import type { Role, User } from './user.js';
+
+/** What a user may do on a server in their list, beside seeing it. */
+export type ServerPermission =
+  /** The console's history and live output. */
+  | 'console.read'
+  /** Typing into the console. */
+  | 'console.write'
+  /** Start, stop, restart, kill. */
+  | 'power'
+  /** List, read and download files. */
+  | 'files.read'
+  /** Create, upload, edit, rename, move, delete, compress and extract files. */
+  | 'files.write'
+  /** The server's own settings: name, automatic restart, variables, install. */
+  | 'settings'
+  /** Make, download, restore, lock and delete backups; their settings. */
+  | 'backups'
+  /** See and manage schedules. */
+  | 'schedules'
+  /** See who has the server, invite others and set their permissions (never beyond one's own). */
+  | 'users';
+
+export const SERVER_PERMISSIONS: readonly ServerPermission[] = [
+  'console.read',
+  'console.write',
+  'power',
+  'files.read',
+  'files.write',
+  'settings',
+  'backups',
+  'schedules',
+  'users',
+];
+
+/** An action on one server: seeing it, or what one permission allows. */
+export type ServerAction = 'server.view' | `server.${ServerPermission}`;
 
 export type Action =
   /** Use the panel at all: one's own profile and tickets. */
@@ -25,8 +65,8 @@ export type Action =
   | 'servers.list-all'
   | 'servers.create'
   | 'servers.delete'
-  /** See and operate a server: lifecycle, console, files, stats, its harmless settings. */
-  | 'server.use'
+  /** See a server (its configuration and statistics), or do what one permission allows. */
+  | ServerAction
   /** Change what a server runs on the host and with how much: commands, limits, runtime, image. */
   | 'server.configure-host'
   /** See, answer and move on every ticket. */
@@ -34,9 +74,12 @@ export type Action =
   /** Import and delete server templates, and see every variable of a template. */
   | 'templates.manage';
 
-/** What a server-scoped decision needs to know of the server: whether it is in the user's list. */
+/**
+ * What a server-scoped decision needs to know of the server: the permissions the user holds on it
+ * (null: it is not in their list).
+ */
 export interface ServerGrant {
-  readonly assigned: boolean;
+  readonly permissions: ReadonlySet<ServerPermission> | null;
 }
 
 const isStaff = (role: Role): boolean => role === 'admin' || role === 'support';
@@ -58,10 +101,15 @@ export function can(user: Pick<User, 'role'>, action: Action, server?: ServerGra
     case 'server.configure-host':
     case 'templates.manage':
       return user.role === 'admin';
-    case 'server.use':
-      return user.role === 'admin' || (server?.assigned ?? false);
-    default:
-      return unreachable(action);
+    default: {
+      if (user.role === 'admin') return true;
+      const held = server?.permissions;
+      if (held == null) return false;
+      if (action === 'server.view') return true;
+      const permission = action.slice('server.'.length) as ServerPermission;
+      if (!SERVER_PERMISSIONS.includes(permission)) return unreachable(action as never);
+      return held.has(permission);
+    }
   }
 }
 

@@ -19,7 +19,7 @@ import {
   type BackupSettings,
 } from '../../domain/backup.js';
 import { NoLongerExists } from '../../domain/conflicts.js';
-import { can } from '../../domain/policy.js';
+import { can, type ServerAction } from '../../domain/policy.js';
 import type { ServerRecord, ServerStatus } from '../../domain/server.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
@@ -86,7 +86,7 @@ export class BackupsService {
       readonly backups: BackupsRepository;
       readonly store: BackupStore;
       readonly servers: {
-        require(user: User, name: string): Promise<ServerRecord>;
+        require(user: User, name: string, action: ServerAction): Promise<ServerRecord>;
         find(name: string): Promise<ServerRecord | undefined>;
       };
       readonly host: BackupHost;
@@ -111,7 +111,7 @@ export class BackupsService {
   }
 
   async list(user: User, server: string): Promise<BackupView[]> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.backups');
     return (await this.deps.backups.list(server)).map((backup) => this.#view(backup));
   }
 
@@ -121,7 +121,7 @@ export class BackupsService {
 
   /** Starts a backup; answers its record (`running`). */
   async create(user: User, server: string, input: NewBackup): Promise<BackupView> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.backups');
     const { backup } = await this.#begin(server, input, user.username);
     return this.#view(backup);
   }
@@ -188,7 +188,7 @@ export class BackupsService {
    */
   async restore(user: User, server: string, id: string): Promise<BackupView> {
     const backup = await this.#find(user, server, id);
-    const record = await this.deps.servers.require(user, server);
+    const record = await this.deps.servers.require(user, server, 'server.backups');
     if (backup.status !== 'done') {
       throw new AppError('CONFLICT', 'Only a finished backup can be restored');
     }
@@ -251,7 +251,7 @@ export class BackupsService {
   }
 
   async settings(user: User, server: string): Promise<BackupSettings> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.backups');
     return this.deps.backups.settings(server);
   }
 
@@ -261,7 +261,7 @@ export class BackupsService {
     server: string,
     changes: Partial<BackupSettings>,
   ): Promise<BackupSettings> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.backups');
     if (
       (changes.maxCount !== undefined || changes.maxBytes !== undefined) &&
       !can(user, 'server.configure-host')
@@ -284,7 +284,7 @@ export class BackupsService {
   }
 
   async #find(user: User, server: string, id: string): Promise<Backup> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.backups');
     const backup = await this.deps.backups.find(server, id);
     if (!backup) throw notFound('Backup');
     return backup;

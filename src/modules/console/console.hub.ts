@@ -382,7 +382,7 @@ export class ConsoleHub {
     try {
       const user = await this.deps.auth.authenticate(client.token);
       if (!user) client.socket.close(CLOSE.tokenInvalid, 'token no longer valid');
-      else if (!(await this.deps.servers.canAccess(user, client.server))) {
+      else if (!(await this.deps.servers.permits(user, client.server, 'server.console.read'))) {
         client.socket.close(CLOSE.accessRemoved, 'access removed');
       }
     } catch (error) {

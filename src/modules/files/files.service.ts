@@ -45,7 +45,7 @@ export class FilesService {
   ) {}
 
   async list(user: User, server: string, path: string): Promise<Entry[]> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.read');
     return files.list(server, userPath(path));
   }
 
@@ -54,7 +54,7 @@ export class FilesService {
     server: string,
     request: { type: 'file' | 'folder'; name: string; path: string },
   ): Promise<Entry> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
     return files.createEntry(server, userPath(request.path), entryName(request.name), request.type);
   }
 
@@ -68,7 +68,11 @@ export class FilesService {
     path: string,
     parts: AsyncIterable<UploadPart>,
   ): Promise<Entry[]> {
-    const { server: config, files } = await this.deps.servers.files(user, server);
+    const { server: config, files } = await this.deps.servers.files(
+      user,
+      server,
+      'server.files.write',
+    );
     const folder = userPath(path);
     const stored: Entry[] = [];
     for await (const part of parts) {
@@ -95,7 +99,7 @@ export class FilesService {
 
   /** Opens a file for download; the caller closes the handle. */
   async open(user: User, server: string, path: string): Promise<OpenedFile> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.read');
     return files.openFile(server, userPath(path));
   }
 
@@ -144,14 +148,18 @@ export class FilesService {
     server: string,
     path: string,
   ): Promise<{ path: string; content: string }> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.read');
     const segments = userPath(path);
     const content = await files.readText(server, segments, this.deps.maxEditBytes);
     return { path: segments.join('/'), content };
   }
 
   async writeContent(user: User, server: string, path: string, content: string): Promise<Entry> {
-    const { server: config, files } = await this.deps.servers.files(user, server);
+    const { server: config, files } = await this.deps.servers.files(
+      user,
+      server,
+      'server.files.write',
+    );
     if (Buffer.byteLength(content) > this.deps.maxEditBytes) {
       throw new AppError(
         'PAYLOAD_TOO_LARGE',
@@ -162,12 +170,12 @@ export class FilesService {
   }
 
   async rename(user: User, server: string, oldPath: string, newName: string): Promise<Entry> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
     return files.renameEntry(server, userPath(oldPath), entryName(newName));
   }
 
   async move(user: User, server: string, source: string, destination: string): Promise<Entry> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
     return files.move(server, userPath(source), userPath(destination));
   }
 
@@ -178,13 +186,13 @@ export class FilesService {
     paths: readonly string[],
     destination: string,
   ): Promise<Entry[]> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
     return files.moveMany(server, paths.map(userPath), userPath(destination));
   }
 
   /** Deletes several entries: all checked first (see ServerStorage.deleteMany). */
   async deleteMany(user: User, server: string, paths: readonly string[]): Promise<string[]> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
     const list = paths.map(userPath);
     if (list.some((segments) => segments.length === 0)) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
@@ -198,7 +206,11 @@ export class FilesService {
     server: string,
     request: { paths: readonly string[]; destination: string; format: 'zip' | 'tar.gz' },
   ): Promise<Entry> {
-    const { server: config, files } = await this.deps.servers.files(user, server);
+    const { server: config, files } = await this.deps.servers.files(
+      user,
+      server,
+      'server.files.write',
+    );
     return files.compress(
       server,
       request.paths.map(userPath),
@@ -215,7 +227,11 @@ export class FilesService {
     path: string,
     destination: string,
   ): Promise<Entry[]> {
-    const { server: config, files } = await this.deps.servers.files(user, server);
+    const { server: config, files } = await this.deps.servers.files(
+      user,
+      server,
+      'server.files.write',
+    );
     return files.decompress(
       server,
       userPath(path),
@@ -226,7 +242,7 @@ export class FilesService {
   }
 
   async delete(user: User, server: string, path: string): Promise<string> {
-    const { files } = await this.deps.servers.files(user, server);
+    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
     const segments = userPath(path);
     if (segments.length === 0) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');

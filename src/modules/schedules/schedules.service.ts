@@ -61,7 +61,7 @@ export class SchedulesService {
   ) {}
 
   async list(user: User, server: string): Promise<ScheduleView[]> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.schedules');
     return (await this.deps.schedules.list(server)).map((schedule) => this.#view(schedule));
   }
 
@@ -70,7 +70,7 @@ export class SchedulesService {
   }
 
   async create(user: User, server: string, input: ScheduleInput): Promise<ScheduleView> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.schedules');
     const fields = checkFields(
       {
         name: input.name ?? '',
@@ -137,7 +137,7 @@ export class SchedulesService {
   }
 
   async #find(user: User, server: string, id: number): Promise<Schedule> {
-    await this.deps.servers.require(user, server);
+    await this.deps.servers.require(user, server, 'server.schedules');
     const schedule = await this.deps.schedules.find(server, id);
     if (!schedule) throw notFound('Schedule');
     return schedule;

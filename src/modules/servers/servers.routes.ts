@@ -159,7 +159,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Server configuration',
-      data: await servers.require(currentUser(request), request.params.server),
+      data: await servers.require(currentUser(request), request.params.server, 'server.view'),
     }),
   );
 

@@ -6,7 +6,12 @@
  * delete servers or set what runs on the host and with how much.
  */
 import { parseCommand } from '../../domain/command.js';
-import { can } from '../../domain/policy.js';
+import {
+  can,
+  type ServerAction,
+  type ServerGrant,
+  type ServerPermission,
+} from '../../domain/policy.js';
 import { isIP } from 'node:net';
 import { AlreadyExists, NoLongerExists } from '../../domain/conflicts.js';
 import {
@@ -33,6 +38,8 @@ import type { ConfigChanges, ServersRepository } from './servers.repository.js';
 /** Which servers an admin put in a user's list (the users domain keeps them). */
 export interface ServerGrants {
   serverNames(userId: number): Promise<string[]>;
+  /** null: the server is not in the user's list. */
+  permissionsOn(userId: number, server: string): Promise<ReadonlySet<ServerPermission> | null>;
 }
 
 /** Where the servers service finds templates (the templates domain keeps them). */
@@ -124,23 +131,35 @@ export class ServersService {
     },
   ) {}
 
-  /** Whether `user` may see and operate `name` (which need not exist). */
-  async canAccess(user: User, name: string): Promise<boolean> {
-    if (can(user, 'server.use', { assigned: false })) return true;
-    if (!can(user, 'account.use')) return false;
-    const assigned = (await this.deps.grants.serverNames(user.id)).includes(name);
-    return can(user, 'server.use', { assigned });
+  /** What `user` holds on `name` (which need not exist), for the policy. */
+  async #grant(user: User, name: string): Promise<ServerGrant> {
+    // Admins hold everything everywhere, the banned nothing: no need to look.
+    if (user.role === 'admin' || !can(user, 'account.use')) return { permissions: null };
+    return { permissions: await this.deps.grants.permissionsOn(user.id, name) };
+  }
+
+  /** Whether `user` may do `action` on `name` (which need not exist). */
+  async permits(user: User, name: string, action: ServerAction): Promise<boolean> {
+    return can(user, action, await this.#grant(user, name));
   }
 
   /**
    * The server as recorded (its configuration, variables and last exit), or 404 when it does not
-   * exist and 403 when `user` may not see it.
+   * exist, 403 when `user` may not see it, and 403 naming the permission when they may see it
+   * but not do `action`.
    */
-  async require(user: User, name: string): Promise<ServerRecord> {
+  async require(user: User, name: string, action: ServerAction): Promise<ServerRecord> {
     const record = await this.deps.servers.find(name);
     if (!record) throw notFound('Server');
-    if (!(await this.canAccess(user, name))) {
+    const grant = await this.#grant(user, name);
+    if (!can(user, 'server.view', grant)) {
       throw new AppError('FORBIDDEN', 'You have no access to this server');
+    }
+    if (!can(user, action, grant)) {
+      throw new AppError(
+        'FORBIDDEN',
+        `You lack the ${action.slice('server.'.length)} permission on this server`,
+      );
     }
     return record;
   }
@@ -254,7 +273,7 @@ export class ServersService {
 
   /** The template variables of a server, those the caller may see. */
   async variables(user: User, name: string): Promise<ServerVariable[]> {
-    const record = await this.require(user, name);
+    const record = await this.require(user, name, 'server.settings');
     if (record.template === null) return [];
     const template = await this.deps.templates.find(record.template);
     if (!template) return [];
@@ -283,7 +302,7 @@ export class ServersService {
     name: string,
     values: Readonly<Record<string, string>>,
   ): Promise<ServerVariable[]> {
-    const record = await this.require(user, name);
+    const record = await this.require(user, name, 'server.settings');
     const template =
       record.template === null ? undefined : await this.deps.templates.find(record.template);
     if (!template) {
@@ -325,7 +344,7 @@ export class ServersService {
 
   /** Runs the template's install script (409 while the server runs or without a script). */
   async install(user: User, name: string): Promise<ServerStatus> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.settings');
     return this.deps.host.install(name);
   }
 
@@ -387,7 +406,7 @@ export class ServersService {
   }
 
   async updateConfig(user: User, name: string, changes: ConfigChanges): Promise<ServerConfig> {
-    const current = await this.require(user, name);
+    const current = await this.require(user, name, 'server.settings');
     if (
       !can(user, 'server.configure-host') &&
       HOST_FIELDS.some((field) => changes[field] !== undefined)
@@ -437,27 +456,27 @@ export class ServersService {
   }
 
   async start(user: User, name: string): Promise<ServerStatus> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.power');
     return this.deps.host.start(name);
   }
 
   async stop(user: User, name: string): Promise<ServerStatus> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.power');
     return this.deps.host.stop(name);
   }
 
   async restart(user: User, name: string): Promise<ServerStatus> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.power');
     return this.deps.host.restart(name);
   }
 
   async kill(user: User, name: string): Promise<ServerStatus> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.power');
     return this.deps.host.kill(name);
   }
 
   async command(user: User, name: string, command: string): Promise<void> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.console.write');
     this.deps.host.command(name, command, user.username);
   }
 
@@ -515,18 +534,22 @@ export class ServersService {
 
   /** The server's console, for a caller who may use the server. */
   async console(user: User, name: string): Promise<ServerConsole> {
-    await this.require(user, name);
+    await this.require(user, name, 'server.console.read');
     return this.deps.host.console(name);
   }
 
   /** The servers' files and this server's configuration, for a caller who may use the server. */
-  async files(user: User, name: string): Promise<{ server: ServerConfig; files: ServerFiles }> {
-    const server = await this.require(user, name);
+  async files(
+    user: User,
+    name: string,
+    need: 'server.files.read' | 'server.files.write',
+  ): Promise<{ server: ServerConfig; files: ServerFiles }> {
+    const server = await this.require(user, name, need);
     return { server, files: this.deps.host.files };
   }
 
   async stats(user: User, name: string): Promise<ServerStats> {
-    const record = await this.require(user, name);
+    const record = await this.require(user, name, 'server.view');
     const state = this.deps.host.state(name);
     const [usage, disk] = await Promise.all([
       this.deps.host.usage(name),

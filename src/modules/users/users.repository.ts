@@ -7,7 +7,16 @@ import { sql, type Compilable, type CompiledQuery, type Kysely, type Selectable 
 import { withConstraints, type Dialect } from '../../db/database.js';
 import type { Database, UsersTable } from '../../db/schema.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
+import { SERVER_PERMISSIONS, type ServerPermission } from '../../domain/policy.js';
 import { byText } from '../../sort.js';
+
+/** Permissions as stored; names this version does not know are dropped. */
+const parsePermissions = (text: string): ServerPermission[] => {
+  const stored = JSON.parse(text) as unknown;
+  return Array.isArray(stored)
+    ? SERVER_PERMISSIONS.filter((permission) => stored.includes(permission))
+    : [];
+};
 
 export interface UserWithServers extends User {
   /** The servers assigned to the user by an admin, sorted by name. */
@@ -211,17 +220,99 @@ export class UsersRepository {
     await this.db.updateTable('users').set({ role }).where('id', '=', id).execute();
   }
 
-  /** Throws `NoLongerExists` when one of the servers is gone. */
+  /**
+   * Sets the user's list of servers: servers kept keep their permissions, servers added get
+   * every permission. Throws `NoLongerExists` when one of the servers is gone.
+   */
   async replaceServers(userId: number, names: readonly string[]): Promise<void> {
-    await this.db.deleteFrom('user_servers').where('user_id', '=', userId).execute();
-    if (names.length > 0) {
+    let removal = this.db.deleteFrom('user_servers').where('user_id', '=', userId);
+    if (names.length > 0) removal = removal.where('server_name', 'not in', [...names]);
+    await removal.execute();
+    const kept = new Set(await this.serverNames(userId));
+    const added = names.filter((name) => !kept.has(name));
+    if (added.length > 0) {
       await withConstraints(() =>
         this.db
           .insertInto('user_servers')
-          .values(names.map((server_name) => ({ user_id: userId, server_name })))
+          .values(
+            added.map((server_name) => ({
+              user_id: userId,
+              server_name,
+              permissions: JSON.stringify(SERVER_PERMISSIONS),
+            })),
+          )
           .execute(),
       );
     }
+  }
+
+  /** The permissions the user holds on the server; null when it is not in their list. */
+  async permissionsOn(userId: number, server: string): Promise<Set<ServerPermission> | null> {
+    const row = await this.db
+      .selectFrom('user_servers')
+      .select('permissions')
+      .where('user_id', '=', userId)
+      .where('server_name', '=', server)
+      .executeTakeFirst();
+    return row ? new Set(parsePermissions(row.permissions)) : null;
+  }
+
+  /** The live users with the server in their list, by name, with their permissions on it. */
+  async holdersOf(server: string): Promise<{ user: User; permissions: ServerPermission[] }[]> {
+    const links = await this.db
+      .selectFrom('user_servers')
+      .select(['user_id', 'permissions'])
+      .where('server_name', '=', server)
+      .execute();
+    if (links.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('users')
+      .select(USER_COLUMNS)
+      .where(
+        'id',
+        'in',
+        links.map((link) => link.user_id),
+      )
+      .where('deleted_at', 'is', null)
+      .execute();
+    const held = new Map(links.map((link) => [link.user_id, link.permissions]));
+    return rows
+      .map((row) => ({
+        user: toUser(row),
+        permissions: parsePermissions(held.get(row.id) ?? '[]'),
+      }))
+      .sort((a, b) => byText(usernameKey(a.user.username), usernameKey(b.user.username)));
+  }
+
+  /**
+   * Puts the server in the user's list with exactly these permissions (or changes them). Throws
+   * `NoLongerExists` when the server or the user is gone.
+   */
+  async grant(
+    userId: number,
+    server: string,
+    permissions: readonly ServerPermission[],
+  ): Promise<void> {
+    const value = JSON.stringify(SERVER_PERMISSIONS.filter((p) => permissions.includes(p)));
+    await withConstraints(() =>
+      this.db
+        .insertInto('user_servers')
+        .values({ user_id: userId, server_name: server, permissions: value })
+        .onConflict((conflict) =>
+          conflict.columns(['user_id', 'server_name']).doUpdateSet({ permissions: value }),
+        )
+        .execute(),
+    );
+  }
+
+  /** Takes the server out of the user's list; false when it was not there. */
+  async revoke(userId: number, server: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom('user_servers')
+      .where('user_id', '=', userId)
+      .where('server_name', '=', server)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   /**
