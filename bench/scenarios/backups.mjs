@@ -196,7 +196,11 @@ async function scramble(root, sample) {
 async function roundTrip({ panel, api, token, dataDir, workDir, server, label }) {
   const folder = path.join(dataDir, 'servers', server);
   const original = await manifest(folder);
-  const sample = original.entries.find((line) => line.startsWith('f ')).split(' ')[1];
+  // The largest file is the one the restore must mend (a byte run overwritten in its middle).
+  const sample = original.entries
+    .filter((line) => line.startsWith('f '))
+    .map((line) => line.split(' '))
+    .reduce((largest, fields) => (Number(fields[3]) > Number(largest[3]) ? fields : largest))[1];
 
   // The panel's backup, from the request to the record saying done.
   await waitForQuiet();
@@ -228,8 +232,8 @@ async function roundTrip({ panel, api, token, dataDir, workDir, server, label })
     throw new Error(`${label}: the archive on disk is not the size recorded (${backup.bytes})`);
   }
 
-  // The same folder through the system's tar, and its archive flushed like the panel's.
-  await waitForQuiet();
+  // The same folder through the system's tar right after, and its archive flushed like the
+  // panel's: whatever else the machine is doing, it weighs on both alike.
   const tarFile = path.join(workDir, `baseline-${server}.tar.gz`);
   const tarPackMs = await tar(['-czf', tarFile, '-C', folder, '.']);
   const fsyncStarted = nowMs();
@@ -277,15 +281,14 @@ async function roundTrip({ panel, api, token, dataDir, workDir, server, label })
   if (restored.status !== 'done') {
     throw new Error(`${label}: the restore ${restored.status}: ${restored.message}`);
   }
-  compareManifests(label, original, await manifest(folder));
-
-  // The system's tar unpacking its own archive into an empty folder.
+  // The system's tar unpacking its own archive into an empty folder, right after.
   const unpacked = path.join(workDir, `baseline-${server}-unpacked`);
   await mkdir(unpacked);
-  await waitForQuiet();
   const tarUnpackMs = await tar(['-xzf', tarFile, '-C', unpacked]);
   rmSync(unpacked, { recursive: true, force: true });
   rmSync(tarFile, { force: true });
+
+  compareManifests(label, original, await manifest(folder));
 
   const tarMs = tarPackMs + tarFsyncMs;
   const usage = (watch) => ({
