@@ -4,7 +4,7 @@
 // scenario, writes bench/results.json and the table in docs/benchmarks.md, and removes every
 // process and file it made, whatever happens.
 //
-//   node bench/run.mjs [--only api,console,noisy,files,ui,startup] [--quick] [--no-build]
+//   node bench/run.mjs [--only api,console,noisy,files,backups,ui,startup] [--quick] [--no-build]
 //                      [--cpu-prof <dir>] [--keep] | --rewrite-docs
 //
 // --only and --cpu-prof runs print their figures and leave results.json and the docs alone;
@@ -22,6 +22,7 @@ import { MachineWatch, quietBudgetLeft, setQuietBudget } from './lib/proc.mjs';
 import { evaluateTargets, writeReport } from './lib/report.mjs';
 import { exitWithin, log, round, sleep, stopChild } from './lib/util.mjs';
 import { apiScenario } from './scenarios/api.mjs';
+import { backupsScenario } from './scenarios/backups.mjs';
 import { consoleScenario } from './scenarios/console.mjs';
 import { filesScenario } from './scenarios/files.mjs';
 import { noisyScenario } from './scenarios/noisy.mjs';
@@ -29,7 +30,7 @@ import { FILES_SERVER, printerDir, seed } from './scenarios/seed.mjs';
 import { startupScenario } from './scenarios/startup.mjs';
 import { uiScenario } from './scenarios/ui.mjs';
 
-const ALL = ['api', 'console', 'noisy', 'files', 'ui', 'startup'];
+const ALL = ['api', 'console', 'noisy', 'files', 'backups', 'ui', 'startup'];
 /** The whole run is abandoned (and cleaned up) past this. */
 const RUN_LIMIT_MS = 9.5 * 60 * 1000;
 /**
@@ -184,6 +185,15 @@ async function main() {
     }
     if (options.only.includes('files')) {
       results.files = await filesScenario({
+        panel,
+        token: seeded.adminToken,
+        workDir,
+        dataDir,
+        quick,
+      });
+    }
+    if (options.only.includes('backups')) {
+      results.backups = await backupsScenario({
         panel,
         token: seeded.adminToken,
         workDir,
