@@ -32,7 +32,7 @@ import { uiScenario } from './scenarios/ui.mjs';
 
 const ALL = ['api', 'console', 'noisy', 'files', 'backups', 'ui', 'startup'];
 /** The whole run is abandoned (and cleaned up) past this. */
-const RUN_LIMIT_MS = 9.5 * 60 * 1000;
+const RUN_LIMIT_MS = 20 * 60 * 1000;
 /**
  * Before starting, wait up to QUIET_WAIT_S for other processes to use under QUIET_PERCENT; then
  * each row may wait for quiet too, QUIET_BUDGET_S in all.
