@@ -340,9 +340,18 @@ export class ConsoleHub {
         this.#failed(client, error);
         return;
       }
+      // Refused: the socket stays open for a reader who may still read (a command needs
+      // console.write, reading console.read), and closes for one who lost the server.
       if (error.statusCode === 403 || error.statusCode === 404) {
-        client.socket.close(CLOSE.accessRemoved, 'access removed');
-        return;
+        const user = await this.deps.auth.authenticate(client.token);
+        const reads =
+          error.statusCode === 403 &&
+          user !== null &&
+          (await this.deps.servers.permits(user, client.server, 'server.console.read'));
+        if (!reads) {
+          client.socket.close(CLOSE.accessRemoved, 'access removed');
+          return;
+        }
       }
       this.#reply(client, { type: 'error', code: error.code, message: error.message });
     }

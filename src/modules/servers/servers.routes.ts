@@ -5,6 +5,7 @@ import {
   AllocationsBody,
   CommandBody,
   ConfigEnvelope,
+  ConfigForCallerEnvelope,
   CreateBody,
   DeletedEnvelope,
   InstallStateBody,
@@ -152,14 +153,14 @@ export function serversRoutes(app: App, servers: ServersService): void {
     {
       schema: {
         tags: ['servers'],
-        summary: "A server's configuration",
+        summary: "A server's configuration, and what the caller may do on it",
         params: ServerParams,
-        response: responses(ConfigEnvelope, 401, 403, 404),
+        response: responses(ConfigForCallerEnvelope, 401, 403, 404),
       },
     },
     async (request) => ({
       message: 'Server configuration',
-      data: await servers.require(currentUser(request), request.params.server, 'server.view'),
+      data: await servers.configFor(currentUser(request), request.params.server),
     }),
   );
 

@@ -1,3 +1,4 @@
+import { SERVER_PERMISSIONS } from '../../domain/policy.js';
 import { Type } from 'typebox';
 import { INSTALL_STATES, SERVER_STATUSES } from '../../domain/server.js';
 import { Envelope } from '../../http/schemas.js';
@@ -204,6 +205,11 @@ export const UpdateBody = Type.Object(
   },
 );
 
+const PermissionsSchema = Type.Array(
+  Type.Union(SERVER_PERMISSIONS.map((permission) => Type.Literal(permission))),
+  { description: 'What the caller may do on the server (admins: every permission)' },
+);
+
 export const CommandBody = Type.Object(
   {
     command: Type.String({
@@ -217,6 +223,10 @@ export const CommandBody = Type.Object(
 );
 
 export const ConfigEnvelope = Envelope(ConfigSchema);
+/** The configuration, with what the caller may do on the server. */
+export const ConfigForCallerEnvelope = Envelope(
+  Type.Intersect([ConfigSchema, Type.Object({ permissions: PermissionsSchema })]),
+);
 
 export const ServerListEnvelope = Envelope(
   Type.Array(
@@ -231,6 +241,7 @@ export const ServerListEnvelope = Envelope(
         description: 'How the last process ended (kept across restarts of the panel)',
       }),
       createdAt: Type.String({ format: 'date-time' }),
+      permissions: PermissionsSchema,
     }),
   ),
 );

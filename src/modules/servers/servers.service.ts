@@ -8,6 +8,7 @@
 import { parseCommand } from '../../domain/command.js';
 import {
   can,
+  SERVER_PERMISSIONS,
   type ServerAction,
   type ServerGrant,
   type ServerPermission,
@@ -40,6 +41,8 @@ export interface ServerGrants {
   serverNames(userId: number): Promise<string[]>;
   /** null: the server is not in the user's list. */
   permissionsOn(userId: number, server: string): Promise<ReadonlySet<ServerPermission> | null>;
+  /** The servers in the user's list, with the permissions held on each. */
+  serverPermissions(userId: number): Promise<Map<string, ServerPermission[]>>;
 }
 
 /** Where the servers service finds templates (the templates domain keeps them). */
@@ -56,6 +59,8 @@ export interface ServerSummary {
   readonly installState: InstallState;
   readonly lastExit: RecordedExit | null;
   readonly createdAt: string;
+  /** What the caller may do on it. */
+  readonly permissions: readonly ServerPermission[];
 }
 
 /** A template variable of a server, as its caller may see it. */
@@ -143,6 +148,19 @@ export class ServersService {
     return can(user, action, await this.#grant(user, name));
   }
 
+  /** The server's configuration, for a caller who may see it, with what they may do on it. */
+  async configFor(
+    user: User,
+    name: string,
+  ): Promise<ServerRecord & { permissions: readonly ServerPermission[] }> {
+    const record = await this.require(user, name, 'server.view');
+    const grant = await this.#grant(user, name);
+    return {
+      ...record,
+      permissions: SERVER_PERMISSIONS.filter((p) => can(user, `server.${p}`, grant)),
+    };
+  }
+
   /**
    * The server as recorded (its configuration, variables and last exit), or 404 when it does not
    * exist, 403 when `user` may not see it, and 403 naming the permission when they may see it
@@ -165,10 +183,12 @@ export class ServersService {
   }
 
   async list(user: User): Promise<ServerSummary[]> {
-    const records = await this.deps.servers.list(
-      can(user, 'servers.list-all') ? undefined : await this.deps.grants.serverNames(user.id),
-    );
+    const held = can(user, 'servers.list-all')
+      ? null
+      : await this.deps.grants.serverPermissions(user.id);
+    const records = await this.deps.servers.list(held === null ? undefined : [...held.keys()]);
     return records.map((record) => ({
+      permissions: held === null ? SERVER_PERMISSIONS : (held.get(record.name) ?? []),
       name: record.name,
       displayName: record.displayName,
       status: this.deps.host.state(record.name).status,

@@ -257,6 +257,16 @@ export class UsersRepository {
     return row ? new Set(parsePermissions(row.permissions)) : null;
   }
 
+  /** The servers in the user's list, with the permissions held on each. */
+  async serverPermissions(userId: number): Promise<Map<string, ServerPermission[]>> {
+    const rows = await this.db
+      .selectFrom('user_servers')
+      .select(['server_name', 'permissions'])
+      .where('user_id', '=', userId)
+      .execute();
+    return new Map(rows.map((row) => [row.server_name, parsePermissions(row.permissions)]));
+  }
+
   /** The live users with the server in their list, by name, with their permissions on it. */
   async holdersOf(server: string): Promise<{ user: User; permissions: ServerPermission[] }[]> {
     const links = await this.db
