@@ -64,6 +64,10 @@ import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
 import { TicketsService } from './modules/tickets/tickets.service.js';
 import { usersRoutes } from './modules/users/users.routes.js';
+import { createSecretBox } from './modules/two-factor/secret-box.js';
+import { TwoFactorRepository } from './modules/two-factor/two-factor.repository.js';
+import { twoFactorRoutes } from './modules/two-factor/two-factor.routes.js';
+import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDockerRuntime } from './host/runtime/docker/docker-runtime.js';
@@ -245,6 +249,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const hasher = createPasswordHasher();
   const tokens = createTokenService(config.jwtSecret, now);
   const throttle = new LoginThrottle({ ...config.loginThrottle, now, sleep: overrides.sleep });
+  const twoFactor = new TwoFactorService({
+    repo: new TwoFactorRepository(db.kysely),
+    box: createSecretBox(config.jwtSecret),
+    throttle,
+    hasher,
+    users,
+    now,
+  });
   const auth = createAuthService({
     users,
     servers,
@@ -253,6 +265,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     throttle,
     registration: config.registration,
     now,
+    secondFactor: twoFactor,
   });
   const docker =
     overrides.dockerRuntime ??
@@ -344,6 +357,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   authRoutes(app, auth);
   oidcRoutes(app, oidc, config.publicUrl);
   usersRoutes(app, createUsersService({ users, servers, events, now }));
+  twoFactorRoutes(app, twoFactor);
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
   serverUsersRoutes(app, new ServerUsersService({ servers: serversService, users, events }));
@@ -387,6 +401,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     oidc.warmUp();
     for (const { level, message } of host.report()) app.log[level](message);
     for (const warning of dataDirWarnings) app.log.warn(warning);
+    await twoFactor.load();
     await templates.importShipped();
     await backups.recover();
     await host.recover();

@@ -49,7 +49,8 @@ export type ErrorCode =
   | 'ALLOCATION_TAKEN'
   | 'BACKUP_LIMIT'
   | 'BACKUP_LOCKED'
-  | 'BACKUP_IN_PROGRESS';
+  | 'BACKUP_IN_PROGRESS'
+  | 'TWO_FACTOR_REQUIRED';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -110,6 +111,8 @@ const STATUS: Record<ErrorCode, number> = {
   BACKUP_LOCKED: 409,
   /** A backup or restore of the server is under way. */
   BACKUP_IN_PROGRESS: 409,
+  /** The caller's role must use two-factor sign-in, and they have not set it up yet. */
+  TWO_FACTOR_REQUIRED: 403,
 };
 
 export interface ErrorDetail {

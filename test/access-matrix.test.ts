@@ -271,6 +271,15 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/profile/username',                      [401, 401, 403, 200, 200, 200, 200, 200], (c) => ({ payload: { new_username: c.caller.username, password: PASSWORD } })),
   row('PUT',    '/api/profile/password',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { old_password: PASSWORD, new_password: PASSWORD } }, { renewsToken: true }),
 
+  // Two-factor sign-in, while it is off for everyone: the steps that need it on answer 409.
+  row('GET',    '/api/profile/2fa',                           [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('POST',   '/api/profile/2fa/enable',                    [401, 401, 403, 409, 409, 409, 409, 409], { payload: { code: '000000' } }),
+  row('POST',   '/api/profile/2fa/disable',                   [401, 401, 403, 409, 409, 409, 409, 409], { payload: { password: PASSWORD, code: '000000' } }),
+  row('POST',   '/api/profile/2fa/recovery-codes',            [401, 401, 403, 409, 409, 409, 409, 409], { payload: { password: PASSWORD, code: '000000' } }),
+  row('POST',   '/api/profile/2fa/setup',                     [401, 401, 403, 200, 200, 200, 200, 200], { payload: { password: PASSWORD } }),
+  row('GET',    '/api/admin/two-factor',                      [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('PUT',    '/api/admin/two-factor',                      [401, 401, 403, 403, 403, 403, 403, 200], { payload: { requiredFor: [] } }),
+
   row('GET',    '/api/servers',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/servers/create',                        [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { name: c.made, startCommand: 'true' } }), { setup: fresh('made') }),
   row('GET',    '/api/servers/:server/config',                [401, 401, 403, 403, 200, 200, 403, 200]),
@@ -416,6 +425,7 @@ const PUBLIC_ROUTES: readonly string[] = [
   'GET /api/auth/registration',
   'POST /api/auth/register',
   'POST /api/auth/login',
+  'POST /api/auth/login/2fa', // the challenge of a right password is its credential (test/two-factor.test.ts)
   'GET /api/auth/oidc/providers',
   'GET /api/auth/oidc/:provider/login',
   'GET /api/auth/oidc/:provider/callback',

@@ -26,6 +26,13 @@ export interface UsersTable {
   last_login_at: string | null;
   /** Set when the user is deleted. The row stays so their tickets and messages keep an author. */
   deleted_at: string | null;
+  /** The TOTP secret, encrypted (see two-factor/secret-box.ts); NULL without two-factor sign-in. */
+  totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The secret being enrolled, encrypted, until a code confirms it. */
+  totp_pending_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  totp_enabled_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The last TOTP time step accepted: a code is good once. */
+  totp_last_step: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface ServersTable {
@@ -182,6 +189,20 @@ export interface BackupSettingsTable {
   wait_seconds: number;
 }
 
+export interface RecoveryCodesTable {
+  id: Id;
+  user_id: number;
+  /** SHA-256 of the code as shown, hex. */
+  code_hash: string;
+  used_at: string | null;
+}
+
+export interface PanelSettingsTable {
+  key: string;
+  /** JSON. */
+  value: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -195,4 +216,6 @@ export interface Database {
   schedules: SchedulesTable;
   backups: BackupsTable;
   backup_settings: BackupSettingsTable;
+  recovery_codes: RecoveryCodesTable;
+  panel_settings: PanelSettingsTable;
 }

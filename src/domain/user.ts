@@ -12,6 +12,8 @@ export interface User {
   readonly lastLoginAt: string | null;
   /** False for an account made by an OpenID Connect sign-in that never set a password. */
   readonly hasPassword: boolean;
+  /** Password sign-in asks for a TOTP code too. */
+  readonly twoFactor: boolean;
 }
 
 /** How an account can sign in: with a password, and through which providers. */

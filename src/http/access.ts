@@ -28,6 +28,8 @@ declare module 'fastify' {
     access?: Access;
     /** Also take the token from the `token` query parameter (the console socket). */
     tokenInQuery?: boolean;
+    /** Open to a user whose role requires a second factor they have not set up yet. */
+    beforeSecondFactor?: boolean;
   }
   interface FastifyRequest {
     /** The caller, loaded for every route that is not public. */
@@ -49,12 +51,19 @@ export async function authorize(
   auth: AuthService,
   token: string | undefined,
   access: Exclude<Access, 'public'>,
+  beforeSecondFactor = false,
 ): Promise<User> {
   if (token === undefined) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
   const user = await auth.authenticate(token);
   if (!user) throw new AppError('UNAUTHORIZED', 'Invalid, expired or revoked token');
   if (access === 'signed-in') return user;
   if (user.role === 'banned') throw new AppError('BANNED', 'This account is banned');
+  if (!beforeSecondFactor && auth.mustEnrolSecondFactor(user)) {
+    throw new AppError(
+      'TWO_FACTOR_REQUIRED',
+      'Your role must sign in with a second factor: set it up on your profile first',
+    );
+  }
   if (access !== 'active' && !can(user, access.action)) {
     throw new AppError('FORBIDDEN', 'Your role does not allow this');
   }
@@ -75,7 +84,7 @@ export function registerAccessControl(app: App, auth: AuthService): void {
     const token =
       bearerToken(request.headers.authorization) ??
       (typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined);
-    request.user = await authorize(auth, token, access);
+    request.user = await authorize(auth, token, access, config.beforeSecondFactor === true);
   });
 }
 

@@ -2,7 +2,14 @@ import { currentUser } from '../../http/access.js';
 import { Type } from 'typebox';
 import { Envelope, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { LoginBody, MeResponse, RegisterBody, TokenResponseSchema } from './auth.schemas.js';
+import {
+  LoginBody,
+  LoginResponseSchema,
+  MeResponse,
+  RegisterBody,
+  SecondFactorBody,
+  TokenResponseSchema,
+} from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
 
 export function authRoutes(app: App, auth: AuthService): void {
@@ -45,10 +52,26 @@ export function authRoutes(app: App, auth: AuthService): void {
         description:
           'Repeated failures from one address, on one account or on all, answer that address 429 with Retry-After without checking the password. An account failing from many addresses is slowed (up to 3 s per attempt), never refused, so an address without failures can always log in.',
         body: LoginBody,
-        response: responses(TokenResponseSchema, 400, 401, 413, 429),
+        response: responses(LoginResponseSchema, 400, 401, 413, 429),
       },
     },
     (request) => auth.login(request.body, request.ip),
+  );
+
+  app.post(
+    '/api/auth/login/2fa',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'The second step of a sign-in with two factors: the challenge and a code',
+        description:
+          'A TOTP code of the authenticator app (each good once) or an unused recovery code. A wrong code: 401 `INVALID_CREDENTIALS` (five per challenge); an unknown, used or expired challenge: 401 `UNAUTHORIZED`; too many wrong codes from an address: 429, as for passwords.',
+        body: SecondFactorBody,
+        response: responses(TokenResponseSchema, 400, 401, 413, 429),
+      },
+    },
+    (request) => auth.completeSignIn(request.body.challenge, request.body.code, request.ip),
   );
 
   app.get(
@@ -64,7 +87,8 @@ export function authRoutes(app: App, auth: AuthService): void {
     async (request) => {
       const user = currentUser(request);
       const [servers, signIn] = await Promise.all([auth.reachableServers(user), auth.signIn(user)]);
-      return { username: user.username, role: user.role, servers, signIn };
+      const twoFactor = { enabled: user.twoFactor, mustEnrol: auth.mustEnrolSecondFactor(user) };
+      return { username: user.username, role: user.role, servers, signIn, twoFactor };
     },
   );
 }

@@ -18,6 +18,32 @@ export const TokenResponseSchema = Type.Object(
   { description: 'A fresh token (flat object, no envelope)' },
 );
 
+export const ChallengeResponseSchema = Type.Object(
+  {
+    two_factor_required: Type.Literal(true),
+    challenge: Type.String({
+      description:
+        'Send it with a code to POST /api/auth/login/2fa: good for 5 minutes and one sign-in',
+    }),
+    expires_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'The password was right and the account has two-factor sign-in: no token yet' },
+);
+
+export const LoginResponseSchema = Type.Union([TokenResponseSchema, ChallengeResponseSchema]);
+
+export const SecondFactorBody = Type.Object(
+  {
+    challenge: Type.String({ minLength: 1, maxLength: 128 }),
+    code: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: 'The 6 digits of the authenticator app, or one of the recovery codes',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const RegisterBody = Type.Object(
   { username: Username, password: NewPassword },
   { additionalProperties: false },
@@ -36,6 +62,13 @@ export const MeResponse = Type.Object(
       description: 'Servers the caller can reach: every server for an admin',
     }),
     signIn: SignInSchema,
+    twoFactor: Type.Object({
+      enabled: Type.Boolean({ description: 'Password sign-in asks for a code too' }),
+      mustEnrol: Type.Boolean({
+        description:
+          'The role requires two-factor sign-in and it is not set up: nothing but setting it up is allowed',
+      }),
+    }),
   },
   { description: 'The caller (flat object, no envelope)' },
 );

@@ -20,6 +20,20 @@ export interface TokenResponse {
   readonly role: Role;
 }
 
+/** The password was right; the second factor is asked for (see two-factor.service.ts). */
+export interface ChallengeResponse {
+  readonly two_factor_required: true;
+  readonly challenge: string;
+  readonly expires_at: string;
+}
+
+/** What the auth service needs of two-factor sign-in. */
+export interface SecondFactor {
+  challengeFor(user: User): { challenge: string; expiresAt: Date } | null;
+  complete(challenge: string, code: string, address: string): Promise<User>;
+  mustEnrol(user: User): boolean;
+}
+
 export interface Credentials {
   readonly username: string;
   readonly password: string;
@@ -29,8 +43,15 @@ export interface AuthService {
   /** Whether anyone may create an account (`REGISTRATION`). */
   readonly registrationOpen: boolean;
   register(credentials: Credentials): Promise<TokenResponse>;
-  /** `address` is the client's address, for throttling failed attempts (`LoginThrottle`). */
-  login(credentials: Credentials, address: string): Promise<TokenResponse>;
+  /**
+   * `address` is the client's address, for throttling failed attempts (`LoginThrottle`). An
+   * account with two-factor sign-in gets a challenge instead of a token.
+   */
+  login(credentials: Credentials, address: string): Promise<TokenResponse | ChallengeResponse>;
+  /** The second step of a sign-in with two factors: the challenge and a code. */
+  completeSignIn(challenge: string, code: string, address: string): Promise<TokenResponse>;
+  /** The user's role requires a second factor they have not set up. */
+  mustEnrolSecondFactor(user: User): boolean;
   /** The current user behind a token, or `null` when the token is not (or no longer) valid. */
   authenticate(token: string): Promise<User | null>;
   tokenResponse(user: User): Promise<TokenResponse>;
@@ -54,6 +75,7 @@ export function createAuthService(deps: {
   throttle: LoginThrottle;
   registration: RegistrationMode;
   now: () => Date;
+  secondFactor?: SecondFactor;
 }): AuthService {
   const { users, servers, hasher, tokens, throttle, now } = deps;
 
@@ -102,8 +124,27 @@ export function createAuthService(deps: {
         });
       }
       if (outcome.kind === 'wrong') throw new AppError('INVALID_CREDENTIALS', INVALID_CREDENTIALS);
+      const challenge = deps.secondFactor?.challengeFor(outcome.value) ?? null;
+      if (challenge !== null) {
+        return {
+          two_factor_required: true,
+          challenge: challenge.challenge,
+          expires_at: challenge.expiresAt.toISOString(),
+        };
+      }
       await users.recordLogin(outcome.value.id, now());
       return tokenResponse(outcome.value);
+    },
+
+    async completeSignIn(challenge, code, address) {
+      if (!deps.secondFactor) throw new AppError('NOT_FOUND', 'Two-factor sign-in is not set up');
+      const user = await deps.secondFactor.complete(challenge, code, address);
+      await users.recordLogin(user.id, now());
+      return tokenResponse(user);
+    },
+
+    mustEnrolSecondFactor(user) {
+      return deps.secondFactor?.mustEnrol(user) ?? false;
     },
 
     async authenticate(token) {

@@ -36,12 +36,13 @@ const USER_COLUMNS = [
   'last_login_at',
   // Whether a hash exists, without ever reading the hash where it is not needed.
   sql<number>`case when password_hash is null then 0 else 1 end`.as('has_password'),
+  sql<number>`case when totp_secret is null then 0 else 1 end`.as('two_factor'),
 ] as const;
 
 type UserRow = Pick<
   Selectable<UsersTable>,
   'id' | 'username' | 'role' | 'token_version' | 'created_at' | 'last_login_at'
-> & { has_password: number | string };
+> & { has_password: number | string; two_factor: number | string };
 
 const toUser = (row: UserRow): User => ({
   id: row.id,
@@ -51,6 +52,7 @@ const toUser = (row: UserRow): User => ({
   createdAt: row.created_at,
   lastLoginAt: row.last_login_at,
   hasPassword: Number(row.has_password) === 1,
+  twoFactor: Number(row.two_factor) === 1,
 });
 
 /** A compiled query whose only parameter is a user id (checked once, when compiled). */
@@ -377,6 +379,7 @@ export class UsersRepository {
         'users.created_at',
         'users.last_login_at',
         sql<number>`case when users.password_hash is null then 0 else 1 end`.as('has_password'),
+        sql<number>`case when users.totp_secret is null then 0 else 1 end`.as('two_factor'),
       ])
       .where('oidc_identities.provider', '=', provider)
       .where('oidc_identities.subject', '=', subject)
