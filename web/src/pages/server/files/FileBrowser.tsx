@@ -4,6 +4,7 @@ import { Alert } from '../../../components/Alert';
 import { useFolder } from '../../../hooks/useFiles';
 import page from '../../Page.module.css';
 import { Breadcrumbs } from './Breadcrumbs';
+import { BulkActions } from './BulkActions';
 import { EntryRow } from './EntryRow';
 import styles from './Files.module.css';
 import { NewEntryForm } from './NewEntryForm';
@@ -18,6 +19,9 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
   const uploads = useUploads(server);
   const [creating, setCreating] = useState<'file' | 'folder' | null>(null);
   const [dragging, setDragging] = useState(false);
+  // Paths, not entries: a refetch keeps what is still there chosen, and drops what went.
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
+  const selected = (listing.data ?? []).filter((entry) => chosen.has(entry.path));
   const inputId = useId();
 
   const onDragOver = (event: DragEvent) => {
@@ -111,11 +115,35 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
             <p className={page.muted}>Upload files, drop them here, or create a file or folder.</p>
           </div>
         ) : (
-          <ul className={styles.list} aria-label={`Content of /${folder}`}>
-            {listing.data.map((entry) => (
-              <EntryRow key={entry.path} server={server} entry={entry} />
-            ))}
-          </ul>
+          <>
+            <BulkActions
+              server={server}
+              folder={folder}
+              listed={listing.data}
+              selected={selected}
+              onSelect={(paths) => {
+                setChosen(new Set(paths));
+              }}
+            />
+            <ul className={styles.list} aria-label={`Content of /${folder}`}>
+              {listing.data.map((entry) => (
+                <EntryRow
+                  key={entry.path}
+                  server={server}
+                  entry={entry}
+                  selected={chosen.has(entry.path)}
+                  onSelect={(on) => {
+                    setChosen((current) => {
+                      const next = new Set(current);
+                      if (on) next.add(entry.path);
+                      else next.delete(entry.path);
+                      return next;
+                    });
+                  }}
+                />
+              ))}
+            </ul>
+          </>
         )}
         <p className={styles.hint}>You can also drop files onto the list to upload them here.</p>
       </div>
