@@ -8,12 +8,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
-import { seeInConsole } from './helpers/console.js';
 import { assertAccessible, gameServerJourney, register, signIn } from './helpers/journey.js';
 
 const createForm = (page: Page) => page.getByRole('form', { name: 'Create backup' });
 const backupRow = (page: Page, name: string) =>
   page.getByRole('list', { name: 'Backups' }).getByRole('listitem', { name });
+
+/** Waits for a power button of the server's header to be enabled (the status it needs). */
+async function enabled(page: Page, name: string) {
+  await page
+    .getByRole('button', { name, exact: true })
+    .and(page.locator(':enabled'))
+    .waitFor({ timeout: 30_000 });
+}
 
 async function openBackups(page: Page, server: string) {
   await page.goto(`/servers/${server}/backups`);
@@ -119,10 +126,8 @@ describe('backups', () => {
     await writeNotes('the new content\n');
 
     // Running, the server's files cannot be replaced: the API's refusal is shown.
-    await page.getByRole('link', { name: 'Console', exact: true }).click();
     await page.getByRole('button', { name: 'Start', exact: true }).click();
-    await seeInConsole(page, '[status] running');
-    await page.getByRole('link', { name: 'Backups', exact: true }).click();
+    await enabled(page, 'Stop');
     await row.getByRole('button', { name: 'Restore known good' }).click();
     const confirm = row.getByRole('group', { name: 'Restore known good?' });
     await confirm.getByText(/files are replaced/).waitFor();
@@ -136,12 +141,7 @@ describe('backups', () => {
     await confirm.getByRole('button', { name: 'Cancel' }).click();
 
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
-    await page
-      .getByRole('button', { name: 'Start', exact: true })
-      .and(page.locator(':enabled'))
-      .waitFor({
-        timeout: 30_000,
-      });
+    await enabled(page, 'Start');
     await row.getByRole('button', { name: 'Restore known good' }).click();
     await confirm.getByRole('button', { name: 'Restore backup' }).click();
     await row.getByText('Restore started; its outcome shows under Last restore').waitFor();

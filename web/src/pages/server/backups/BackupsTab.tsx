@@ -71,7 +71,7 @@ function CreateBackup({ server }: { server: string }) {
       </div>
       {create.isError && <Alert tone="error">{errorMessage(create.error)}</Alert>}
       {started !== null && (
-        <Alert tone="success">Backup {started} started; its progress shows in the list</Alert>
+        <Alert tone="success">Backup {started} started; its progress shows in the list above</Alert>
       )}
       <div className={styles.buttons}>
         <button type="submit" className="button primary" disabled={create.isPending}>
@@ -82,7 +82,7 @@ function CreateBackup({ server }: { server: string }) {
   );
 }
 
-/** The server's backups: a form to make one, the list with their actions, and the settings. */
+/** The server's backups with their actions, a form to make one, and the backup settings. */
 export default function BackupsTab() {
   const { name, status } = useServerOutlet();
   const backups = useBackups(name);
@@ -93,11 +93,6 @@ export default function BackupsTab() {
 
   return (
     <div className={styles.tab}>
-      <section className={page.card} aria-labelledby="new-backup-title">
-        <h2 id="new-backup-title">Create backup</h2>
-        <CreateBackup server={name} />
-      </section>
-
       <section className={page.card} aria-labelledby="backups-title">
         <h2 id="backups-title">Backups</h2>
         {backups.isPending ? (
@@ -109,7 +104,7 @@ export default function BackupsTab() {
         ) : backups.data.length === 0 ? (
           <div className={page.placeholder}>
             <p className={page.emptyTitle}>No backups yet</p>
-            <p>Create one above, or add a backup task to a schedule.</p>
+            <p>Create one below, or add a backup task to a schedule.</p>
           </div>
         ) : (
           <ul className={styles.list} aria-label="Backups">
@@ -118,6 +113,11 @@ export default function BackupsTab() {
             ))}
           </ul>
         )}
+      </section>
+
+      <section className={page.card} aria-labelledby="new-backup-title">
+        <h2 id="new-backup-title">Create backup</h2>
+        <CreateBackup server={name} />
       </section>
 
       <section className={page.card} aria-labelledby="backup-settings-title">

@@ -66,6 +66,14 @@ export function BulkActions({
     );
   };
   const failed = remove.error ?? move.error;
+  const outcome = (
+    <>
+      {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
+      {done !== null && <Alert tone="success">{done}</Alert>}
+    </>
+  );
+  // An emptied folder has nothing to choose, but says how the last bulk action went.
+  if (listed.length === 0) return outcome;
 
   return (
     <div className={styles.bulk}>
@@ -163,8 +171,7 @@ export function BulkActions({
           This cannot be undone.
         </Confirm>
       )}
-      {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
-      {done !== null && <Alert tone="success">{done}</Alert>}
+      {outcome}
     </div>
   );
 }

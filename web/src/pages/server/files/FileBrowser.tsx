@@ -103,6 +103,17 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
             Drop to upload into /{folder}
           </p>
         )}
+        {listing.data !== undefined && (
+          <BulkActions
+            server={server}
+            folder={folder}
+            listed={listing.data}
+            selected={selected}
+            onSelect={(paths) => {
+              setChosen(new Set(paths));
+            }}
+          />
+        )}
         {listing.isPending ? (
           <p className={page.placeholder} role="status">
             Loading files…
@@ -115,35 +126,24 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
             <p className={page.muted}>Upload files, drop them here, or create a file or folder.</p>
           </div>
         ) : (
-          <>
-            <BulkActions
-              server={server}
-              folder={folder}
-              listed={listing.data}
-              selected={selected}
-              onSelect={(paths) => {
-                setChosen(new Set(paths));
-              }}
-            />
-            <ul className={styles.list} aria-label={`Content of /${folder}`}>
-              {listing.data.map((entry) => (
-                <EntryRow
-                  key={entry.path}
-                  server={server}
-                  entry={entry}
-                  selected={chosen.has(entry.path)}
-                  onSelect={(on) => {
-                    setChosen((current) => {
-                      const next = new Set(current);
-                      if (on) next.add(entry.path);
-                      else next.delete(entry.path);
-                      return next;
-                    });
-                  }}
-                />
-              ))}
-            </ul>
-          </>
+          <ul className={styles.list} aria-label={`Content of /${folder}`}>
+            {listing.data.map((entry) => (
+              <EntryRow
+                key={entry.path}
+                server={server}
+                entry={entry}
+                selected={chosen.has(entry.path)}
+                onSelect={(on) => {
+                  setChosen((current) => {
+                    const next = new Set(current);
+                    if (on) next.add(entry.path);
+                    else next.delete(entry.path);
+                    return next;
+                  });
+                }}
+              />
+            ))}
+          </ul>
         )}
         <p className={styles.hint}>You can also drop files onto the list to upload them here.</p>
       </div>
