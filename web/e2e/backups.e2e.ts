@@ -196,6 +196,34 @@ describe('backups', () => {
     assertClean();
   });
 
+  it('offers Back up as a schedule task, whose run makes a backup', async () => {
+    const { page, assertClean } = await tab();
+    const count = async () =>
+      (
+        await journeyOf.panel.api<{ data: unknown[] }>(
+          'GET',
+          '/api/servers/world/backups',
+          undefined,
+          admin,
+        )
+      ).data.length;
+    const before = await count();
+    await signIn(page, 'admin');
+    await page.goto('/servers/world/schedules');
+    const form = page.getByRole('form', { name: 'Create schedule' });
+    await form.getByLabel('Name', { exact: true }).fill('nightly backup');
+    await form.getByLabel('Cron expression', { exact: true }).fill('0 4 * * *');
+    await form.getByLabel('Task 1 action', { exact: true }).selectOption('backup');
+    assert.equal(await form.getByLabel('Task 1 command', { exact: true }).count(), 0);
+    await form.getByRole('button', { name: 'Create schedule' }).click();
+    const row = page.getByRole('listitem', { name: 'nightly backup' });
+    await row.getByText('backup', { exact: true }).waitFor();
+    await row.getByRole('button', { name: 'Run now: nightly backup' }).click();
+    await row.getByText('OK', { exact: true }).waitFor({ timeout: 30_000 });
+    assert.equal(await count(), before + 1);
+    assertClean();
+  });
+
   describe('screenshots', () => {
     for (const viewport of [DESKTOP, PHONE]) {
       for (const colorScheme of ['light', 'dark'] as const) {
