@@ -8,6 +8,7 @@ import {
   useDownloadBackup,
   useLockBackup,
   useRestoreBackup,
+  isBusy,
   type Backup,
 } from '../../../hooks/useBackups';
 import { formatModified } from '../files/paths';
@@ -179,7 +180,7 @@ export function BackupRow({
             type="button"
             className="button secondary"
             aria-label={`Restore ${backup.name}`}
-            disabled={!done}
+            disabled={!done || isBusy(backup)}
             onClick={() => {
               open('restore');
             }}
