@@ -235,9 +235,12 @@ describe('backups', () => {
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
           assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
           if (viewport === PHONE) {
-            await page.evaluate(() => {
-              document.querySelector('nav[aria-label="Server sections"]')?.scrollIntoView();
+            const tabs = await page.evaluate(() => {
+              const nav = document.querySelector('nav[aria-label="Server sections"]');
+              nav?.scrollIntoView();
+              return { scroll: nav?.scrollWidth ?? 0, client: nav?.clientWidth ?? 0 };
             });
+            assert.ok(tabs.scroll <= tabs.client, `every tab in sight (${JSON.stringify(tabs)})`);
           }
           await screenshot(page, 'server-backups', viewport, colorScheme);
           await assertAccessible(page, `the backups tab, ${colorScheme}`);
