@@ -14,6 +14,7 @@ const StatsTab = lazy(() => import('./pages/server/stats/StatsTab'));
 const FilesTab = lazy(() => import('./pages/server/files/FilesTab'));
 const SettingsTab = lazy(() => import('./pages/server/settings/SettingsTab'));
 const SchedulesTab = lazy(() => import('./pages/server/schedules/SchedulesTab'));
+const BackupsTab = lazy(() => import('./pages/server/backups/BackupsTab'));
 const TicketsPage = lazy(() => import('./pages/tickets/TicketsPage'));
 const NewTicketPage = lazy(() => import('./pages/tickets/NewTicketPage'));
 const TicketPage = lazy(() => import('./pages/tickets/TicketPage'));
@@ -89,6 +90,7 @@ export function App() {
           <Route path="stats" element={<StatsTab />} />
           <Route path="files/*" element={<FilesTab />} />
           <Route path="schedules" element={<SchedulesTab />} />
+          <Route path="backups" element={<BackupsTab />} />
           <Route path="settings" element={<SettingsTab />} />
         </Route>
         <Route

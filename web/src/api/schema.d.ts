@@ -1149,6 +1149,1032 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/{server}/backup-settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's retention, limits and save commands */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Sent after packing if it still runs (save-on) */
+                afterCommands: string[];
+                /** @description Sent to a running server before packing (save-off, save-all) */
+                beforeCommands: string[];
+                /** @description Delete unlocked backups older than N days; null: never */
+                keepDays: number | null;
+                /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
+                keepLast: number | null;
+                /** @description Admins only: at most this many bytes of backups; null: no limit */
+                maxBytes: number | null;
+                /** @description Admins only: at most N backups (409 BACKUP_LIMIT past it); null: no limit */
+                maxCount: number | null;
+                /** @description The line that says the save is done; null: pack right after the commands */
+                savedLine: string | (never | null);
+                /** @description How long to wait for the saved line before packing anyway */
+                waitSeconds: number;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    /** Change the settings sent; `maxCount` and `maxBytes` only by an admin (403) */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Sent after packing if it still runs (save-on) */
+            afterCommands?: string[];
+            /** @description Sent to a running server before packing (save-off, save-all) */
+            beforeCommands?: string[];
+            /** @description Delete unlocked backups older than N days; null: never */
+            keepDays?: number | null;
+            /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
+            keepLast?: number | null;
+            /** @description Admins only: at most this many bytes of backups; null: no limit */
+            maxBytes?: number | null;
+            /** @description Admins only: at most N backups (409 BACKUP_LIMIT past it); null: no limit */
+            maxCount?: number | null;
+            /** @description The line that says the save is done; null: pack right after the commands */
+            savedLine?: string | (never | null);
+            /** @description How long to wait for the saved line before packing anyway */
+            waitSeconds?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Sent after packing if it still runs (save-on) */
+                afterCommands: string[];
+                /** @description Sent to a running server before packing (save-off, save-all) */
+                beforeCommands: string[];
+                /** @description Delete unlocked backups older than N days; null: never */
+                keepDays: number | null;
+                /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
+                keepLast: number | null;
+                /** @description Admins only: at most this many bytes of backups; null: no limit */
+                maxBytes: number | null;
+                /** @description Admins only: at most N backups (409 BACKUP_LIMIT past it); null: no limit */
+                maxCount: number | null;
+                /** @description The line that says the save is done; null: pack right after the commands */
+                savedLine: string | (never | null);
+                /** @description How long to wait for the saved line before packing anyway */
+                waitSeconds: number;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/backups': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's backups, newest first */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the archive */
+                bytes: number | null;
+                /** @description SHA-256 of the archive, hex */
+                checksum: string | null;
+                consistency:
+                  | 'stopped'
+                  | 'saved'
+                  | 'commands-sent'
+                  | 'timed-out'
+                  | 'unprepared'
+                  | (never | null);
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description Entries packed, folders included */
+                entries: number | null;
+                /** @description Files and symlinks packed */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                id: string;
+                ignore: string[];
+                lastRestore: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'running' | 'done' | 'failed';
+                } | null;
+                locked: boolean;
+                /** @description Why it failed, or what a consistent copy could not be sure of */
+                message: string | null;
+                name: string;
+                /** @description While the backup is being made or restored */
+                progress: {
+                  action: 'backup' | 'restore';
+                  backup: string;
+                  bytes: number;
+                  files: number;
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                status: 'running' | 'done' | 'failed';
+                /** @description Bytes of the files packed */
+                unpackedBytes: number | null;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Start a backup of the server folder (.tar.gz); answers once it has begun
+     * @description The backup goes on in the background: `status` is `running` until `done` or `failed`, with `progress` meanwhile (and `backup` frames on the console socket). 409 `BACKUP_IN_PROGRESS` while a backup or restore of the server is under way, 409 `BACKUP_LIMIT` when the server has as many backups, or bytes of them, as an admin allowed.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Left out of the backup, in gitignore syntax; the lines of the server folder's `.backupignore` are added */
+            ignore?: string[];
+            /** @description `Backup <date and time>` by default */
+            name?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the archive */
+                bytes: number | null;
+                /** @description SHA-256 of the archive, hex */
+                checksum: string | null;
+                consistency:
+                  | 'stopped'
+                  | 'saved'
+                  | 'commands-sent'
+                  | 'timed-out'
+                  | 'unprepared'
+                  | (never | null);
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description Entries packed, folders included */
+                entries: number | null;
+                /** @description Files and symlinks packed */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                id: string;
+                ignore: string[];
+                lastRestore: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'running' | 'done' | 'failed';
+                } | null;
+                locked: boolean;
+                /** @description Why it failed, or what a consistent copy could not be sure of */
+                message: string | null;
+                name: string;
+                /** @description While the backup is being made or restored */
+                progress: {
+                  action: 'backup' | 'restore';
+                  backup: string;
+                  bytes: number;
+                  files: number;
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                status: 'running' | 'done' | 'failed';
+                /** @description Bytes of the files packed */
+                unpackedBytes: number | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/backups/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A backup, with its progress while it is made or restored */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The backup's id (a UUID) */
+          id: string;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the archive */
+                bytes: number | null;
+                /** @description SHA-256 of the archive, hex */
+                checksum: string | null;
+                consistency:
+                  | 'stopped'
+                  | 'saved'
+                  | 'commands-sent'
+                  | 'timed-out'
+                  | 'unprepared'
+                  | (never | null);
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description Entries packed, folders included */
+                entries: number | null;
+                /** @description Files and symlinks packed */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                id: string;
+                ignore: string[];
+                lastRestore: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'running' | 'done' | 'failed';
+                } | null;
+                locked: boolean;
+                /** @description Why it failed, or what a consistent copy could not be sure of */
+                message: string | null;
+                name: string;
+                /** @description While the backup is being made or restored */
+                progress: {
+                  action: 'backup' | 'restore';
+                  backup: string;
+                  bytes: number;
+                  files: number;
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                status: 'running' | 'done' | 'failed';
+                /** @description Bytes of the files packed */
+                unpackedBytes: number | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /**
+     * Delete a backup and its file
+     * @description 409 `BACKUP_LOCKED` while locked, `BACKUP_IN_PROGRESS` while it is made or restored.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The backup's id (a UUID) */
+          id: string;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                id: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/backups/{id}/download': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download the backup's .tar.gz (streamed; supports Range)
+     * @description 409 while it is not finished.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The backup's id (a UUID) */
+          id: string;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/backups/{id}/download-link': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A link to download the backup without a token: valid 60 s, for one use */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The backup's id (a UUID) */
+          id: string;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                expiresAt: string;
+                /** @description Relative URL: GET it without a token, once, within 60 s */
+                url: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/backups/{id}/lock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Lock or unlock a backup: a locked one survives retention and cannot be deleted */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The backup's id (a UUID) */
+          id: string;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description A locked backup is never deleted, by retention or anybody */
+            locked: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the archive */
+                bytes: number | null;
+                /** @description SHA-256 of the archive, hex */
+                checksum: string | null;
+                consistency:
+                  | 'stopped'
+                  | 'saved'
+                  | 'commands-sent'
+                  | 'timed-out'
+                  | 'unprepared'
+                  | (never | null);
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description Entries packed, folders included */
+                entries: number | null;
+                /** @description Files and symlinks packed */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                id: string;
+                ignore: string[];
+                lastRestore: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'running' | 'done' | 'failed';
+                } | null;
+                locked: boolean;
+                /** @description Why it failed, or what a consistent copy could not be sure of */
+                message: string | null;
+                name: string;
+                /** @description While the backup is being made or restored */
+                progress: {
+                  action: 'backup' | 'restore';
+                  backup: string;
+                  bytes: number;
+                  files: number;
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                status: 'running' | 'done' | 'failed';
+                /** @description Bytes of the files packed */
+                unpackedBytes: number | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/backups/{id}/restore': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace the server's files by the backup's; answers once it has begun
+     * @description The server must be stopped (409) and cannot start until the restore ends (409 `BACKUP_IN_PROGRESS`). The archive is checked against its checksum, unpacked beside the server folder with every check of an extraction, and swapped in; a failed restore leaves the files as they were. The outcome is in `lastRestore`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The backup's id (a UUID) */
+          id: string;
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the archive */
+                bytes: number | null;
+                /** @description SHA-256 of the archive, hex */
+                checksum: string | null;
+                consistency:
+                  | 'stopped'
+                  | 'saved'
+                  | 'commands-sent'
+                  | 'timed-out'
+                  | 'unprepared'
+                  | (never | null);
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description Entries packed, folders included */
+                entries: number | null;
+                /** @description Files and symlinks packed */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                id: string;
+                ignore: string[];
+                lastRestore: {
+                  /** Format: date-time */
+                  at: string;
+                  message: string;
+                  status: 'running' | 'done' | 'failed';
+                } | null;
+                locked: boolean;
+                /** @description Why it failed, or what a consistent copy could not be sure of */
+                message: string | null;
+                name: string;
+                /** @description While the backup is being made or restored */
+                progress: {
+                  action: 'backup' | 'restore';
+                  backup: string;
+                  bytes: number;
+                  files: number;
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                status: 'running' | 'done' | 'failed';
+                /** @description Bytes of the files packed */
+                unpackedBytes: number | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/{server}/command': {
     parameters: {
       query?: never;
@@ -3252,7 +4278,7 @@ export interface paths {
                 running: boolean;
                 server: string;
                 tasks: {
-                  /** @description `backup` is refused for now (400): backups come later */
+                  /** @description `backup` makes a backup of the server and waits for it to end */
                   action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
                   delaySeconds: number;
                   payload?: string;
@@ -3295,7 +4321,7 @@ export interface paths {
     put?: never;
     /**
      * Make a schedule: a cron expression in a timezone, and tasks run in order
-     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line, a `backup` task (backups come later).
+     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line.
      */
     post: {
       parameters: {
@@ -3318,7 +4344,7 @@ export interface paths {
             onlyWhenRunning?: boolean;
             /** @description Run in order; the first that fails ends the run */
             tasks: {
-              /** @description `backup` is refused for now (400): backups come later */
+              /** @description `backup` makes a backup of the server and waits for it to end */
               action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
               /** @description Seconds to wait before this task; 0 by default */
               delaySeconds?: number;
@@ -3366,7 +4392,7 @@ export interface paths {
                 running: boolean;
                 server: string;
                 tasks: {
-                  /** @description `backup` is refused for now (400): backups come later */
+                  /** @description `backup` makes a backup of the server and waits for it to end */
                   action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
                   delaySeconds: number;
                   payload?: string;
@@ -3476,7 +4502,7 @@ export interface paths {
                 running: boolean;
                 server: string;
                 tasks: {
-                  /** @description `backup` is refused for now (400): backups come later */
+                  /** @description `backup` makes a backup of the server and waits for it to end */
                   action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
                   delaySeconds: number;
                   payload?: string;
@@ -3548,7 +4574,7 @@ export interface paths {
             onlyWhenRunning?: boolean;
             /** @description Run in order; the first that fails ends the run */
             tasks?: {
-              /** @description `backup` is refused for now (400): backups come later */
+              /** @description `backup` makes a backup of the server and waits for it to end */
               action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
               /** @description Seconds to wait before this task; 0 by default */
               delaySeconds?: number;
@@ -3596,7 +4622,7 @@ export interface paths {
                 running: boolean;
                 server: string;
                 tasks: {
-                  /** @description `backup` is refused for now (400): backups come later */
+                  /** @description `backup` makes a backup of the server and waits for it to end */
                   action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
                   delaySeconds: number;
                   payload?: string;
@@ -3776,7 +4802,7 @@ export interface paths {
                 running: boolean;
                 server: string;
                 tasks: {
-                  /** @description `backup` is refused for now (400): backups come later */
+                  /** @description `backup` makes a backup of the server and waits for it to end */
                   action: 'command' | 'start' | 'stop' | 'restart' | 'backup';
                   delaySeconds: number;
                   payload?: string;

@@ -1,4 +1,10 @@
-import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import {
+  useId,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+} from 'react';
 import styles from './Field.module.css';
 
 interface FieldProps extends Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> {
@@ -91,6 +97,26 @@ export function SelectField({ label, hint, error, options, ...select }: SelectFi
           </option>
         ))}
       </select>
+      {notes}
+    </div>
+  );
+}
+
+interface TextAreaFieldProps extends Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, 'id'> {
+  readonly label: string;
+  readonly hint?: string;
+  readonly error?: string | undefined;
+}
+
+/** A labelled text area (one item per line, say), shown and described like `Field`. */
+export function TextAreaField({ label, hint, error, ...textarea }: TextAreaFieldProps) {
+  const { control, notes } = useDescription(hint, error);
+  return (
+    <div className={styles.field}>
+      <label className={styles.label} htmlFor={control.id}>
+        {label}
+      </label>
+      <textarea className={`${styles.input} ${styles.textarea}`} {...control} {...textarea} />
       {notes}
     </div>
   );

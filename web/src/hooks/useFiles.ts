@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
 import type { Api } from '../api/client';
+import { navigateToDownload } from './download';
 
 /** One entry of a folder: `{ name, path, type, size, modified }`. */
 export type FileEntry = Awaited<ReturnType<typeof listFolder>>[number];
@@ -93,6 +94,39 @@ export function useMoveEntry(server: string) {
   });
 }
 
+/** Deletes several entries at once; all are checked before any goes (400 or 404: none did). */
+export function useDeleteEntries(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async (paths: string[]) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/delete', {
+            params: { path: { server } },
+            body: { paths },
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+/** Moves several entries into an existing folder; all are checked before any moves. */
+export function useMoveEntries(server: string) {
+  const { api } = useServices();
+  const changed = useFilesChanged(server);
+  return useMutation({
+    mutationFn: async (body: { paths: string[]; destination: string }) =>
+      (
+        await unwrap(
+          api.POST('/api/servers/{server}/files/move-many', { params: { path: { server } }, body }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
 export function useDeleteEntry(server: string) {
   const { api } = useServices();
   const changed = useFilesChanged(server);
@@ -158,13 +192,7 @@ export function useDownload(server: string) {
           }),
         )
       ).data;
-      const anchor = document.createElement('a');
-      anchor.href = link.url;
-      anchor.download = '';
-      anchor.hidden = true;
-      document.body.append(anchor);
-      anchor.click();
-      anchor.remove();
+      navigateToDownload(link.url);
       return link;
     },
   });

@@ -22,6 +22,7 @@ const TABS = [
   { to: 'stats', label: 'Stats' },
   { to: 'files', label: 'Files' },
   { to: 'schedules', label: 'Schedules' },
+  { to: 'backups', label: 'Backups' },
   { to: 'settings', label: 'Settings' },
 ] as const;
 
@@ -32,7 +33,7 @@ const CAN_KILL: readonly ServerStatus[] = ['installing', 'starting', 'running', 
 
 /**
  * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and
- * its tabs: Console, Stats, Files, Schedules, Settings.
+ * its tabs: Console, Stats, Files, Schedules, Backups, Settings.
  */
 export default function ServerPage() {
   const name = useParams().name ?? '';

@@ -22,8 +22,21 @@ type Mode = 'idle' | 'rename' | 'move' | 'delete';
 /** The names the file manager offers to extract; the API tells the format by the content. */
 const ARCHIVE = /\.(zip|tar|tar\.gz|tgz)$/i;
 
-/** One file or folder: its name (a link), size and date, and what can be done with it. */
-export function EntryRow({ server, entry }: { server: string; entry: FileEntry }) {
+/**
+ * One file or folder: its checkbox for the bulk actions, its name (a link), size and date, and
+ * what can be done with it.
+ */
+export function EntryRow({
+  server,
+  entry,
+  selected,
+  onSelect,
+}: {
+  server: string;
+  entry: FileEntry;
+  selected: boolean;
+  onSelect: (selected: boolean) => void;
+}) {
   const [mode, setMode] = useState<Mode>('idle');
   const rename = useRenameEntry(server);
   const move = useMoveEntry(server);
@@ -94,6 +107,15 @@ export function EntryRow({ server, entry }: { server: string; entry: FileEntry }
   return (
     <li className={styles.row}>
       <div className={styles.entry}>
+        <input
+          type="checkbox"
+          className={styles.select}
+          aria-label={`Select ${entry.name}`}
+          checked={selected}
+          onChange={(event) => {
+            onSelect(event.target.checked);
+          }}
+        />
         <span className={styles.kind} aria-hidden="true">
           {isFolder ? '▸' : entry.type === 'symlink' ? '↪' : '·'}
         </span>

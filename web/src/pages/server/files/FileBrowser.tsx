@@ -4,6 +4,7 @@ import { Alert } from '../../../components/Alert';
 import { useFolder } from '../../../hooks/useFiles';
 import page from '../../Page.module.css';
 import { Breadcrumbs } from './Breadcrumbs';
+import { BulkActions } from './BulkActions';
 import { EntryRow } from './EntryRow';
 import styles from './Files.module.css';
 import { NewEntryForm } from './NewEntryForm';
@@ -18,6 +19,9 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
   const uploads = useUploads(server);
   const [creating, setCreating] = useState<'file' | 'folder' | null>(null);
   const [dragging, setDragging] = useState(false);
+  // Paths, not entries: a refetch keeps what is still there chosen, and drops what went.
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
+  const selected = (listing.data ?? []).filter((entry) => chosen.has(entry.path));
   const inputId = useId();
 
   const onDragOver = (event: DragEvent) => {
@@ -99,6 +103,17 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
             Drop to upload into /{folder}
           </p>
         )}
+        {listing.data !== undefined && (
+          <BulkActions
+            server={server}
+            folder={folder}
+            listed={listing.data}
+            selected={selected}
+            onSelect={(paths) => {
+              setChosen(new Set(paths));
+            }}
+          />
+        )}
         {listing.isPending ? (
           <p className={page.placeholder} role="status">
             Loading files…
@@ -113,7 +128,20 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
         ) : (
           <ul className={styles.list} aria-label={`Content of /${folder}`}>
             {listing.data.map((entry) => (
-              <EntryRow key={entry.path} server={server} entry={entry} />
+              <EntryRow
+                key={entry.path}
+                server={server}
+                entry={entry}
+                selected={chosen.has(entry.path)}
+                onSelect={(on) => {
+                  setChosen((current) => {
+                    const next = new Set(current);
+                    if (on) next.add(entry.path);
+                    else next.delete(entry.path);
+                    return next;
+                  });
+                }}
+              />
             ))}
           </ul>
         )}

@@ -5,12 +5,13 @@ import { Field, SelectField } from '../../../components/Field';
 import type { Schedule, ScheduleInput } from '../../../hooks/useSchedules';
 import styles from './Schedules.module.css';
 
-type Action = 'command' | 'start' | 'stop' | 'restart';
+type Action = ScheduleInput['tasks'][number]['action'];
 const ACTIONS: readonly { value: Action; label: string }[] = [
   { value: 'command', label: 'Send a command' },
   { value: 'start', label: 'Start' },
   { value: 'stop', label: 'Stop' },
   { value: 'restart', label: 'Restart' },
+  { value: 'backup', label: 'Back up' },
 ];
 
 interface TaskRow {
@@ -63,11 +64,7 @@ export function ScheduleForm({
     initial === undefined
       ? [taskRow()]
       : initial.tasks.map((task) =>
-          taskRow(
-            task.action === 'backup' ? 'command' : task.action,
-            task.payload ?? '',
-            String(task.delaySeconds),
-          ),
+          taskRow(task.action, task.payload ?? '', String(task.delaySeconds)),
         ),
   );
   const details = error instanceof ApiError ? error.details : [];

@@ -30,7 +30,9 @@ export default function SchedulesTab() {
         ) : schedules.data.length === 0 ? (
           <div className={page.placeholder}>
             <p className={page.emptyTitle}>No schedules yet</p>
-            <p>Make one below: a command, start, stop or restart at the times you choose.</p>
+            <p>
+              Make one below: a command, start, stop, restart or backup at the times you choose.
+            </p>
           </div>
         ) : (
           <ul className={styles.list} aria-label="Schedules">
