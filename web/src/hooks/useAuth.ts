@@ -19,6 +19,26 @@ export function useSignIn(mode: 'login' | 'register') {
           : api.POST('/api/auth/register', { body }),
       ),
     onSuccess: (answer) => {
+      // An account with two-factor sign-in answers a challenge: the page asks for the code.
+      if (!('access_token' in answer)) return;
+      queries.clear();
+      sessions.signIn({ token: answer.access_token, username: answer.username, role: answer.role });
+    },
+  });
+}
+
+export interface SecondStep {
+  readonly challenge: string;
+  readonly code: string;
+}
+
+/** The second step of a sign-in with two factors: the challenge and a code; the session starts. */
+export function useSecondFactor() {
+  const { api, sessions } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: (body: SecondStep) => unwrap(api.POST('/api/auth/login/2fa', { body })),
+    onSuccess: (answer) => {
       queries.clear();
       sessions.signIn({ token: answer.access_token, username: answer.username, role: answer.role });
     },

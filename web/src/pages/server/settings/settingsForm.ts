@@ -6,8 +6,11 @@ import type { ApiError } from '../../../api/errors';
 import type { paths } from '../../../api/schema';
 
 type ConfigPath = paths['/api/servers/{server}/config'];
-export type ServerConfig =
-  ConfigPath['get']['responses'][200]['content']['application/json']['data'];
+/** The configuration, as read or as saved (a save does not answer the caller's permissions). */
+export type ServerConfig = Omit<
+  ConfigPath['get']['responses'][200]['content']['application/json']['data'],
+  'permissions'
+>;
 export type ConfigChanges = NonNullable<
   ConfigPath['put']['requestBody']
 >['content']['application/json'];
