@@ -22,6 +22,7 @@ import { registerInputGuards } from './http/input.js';
 import { LazySchemas } from './http/lazy-schemas.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
+import type { App } from './http/types.js';
 import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
@@ -39,6 +40,9 @@ import { DownloadLinks } from './modules/files/download-links.js';
 import { DOWNLOADS, filesRoutes } from './modules/files/files.routes.js';
 import { FilesService } from './modules/files/files.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { MetricsListener } from './modules/metrics/metrics.listener.js';
+import { metricsRoutes } from './modules/metrics/metrics.routes.js';
+import { PanelMetrics, type MetricsSources } from './modules/metrics/metrics.service.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import { OidcService } from './modules/oidc/oidc.service.js';
 import { profileRoutes } from './modules/profile/profile.routes.js';
@@ -394,6 +398,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     { maxEditBytes: config.maxEditBytes },
   );
 
+  registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
+
   // Start what should run once the panel is ready. Servers are stopped at close (see the
   // websocket plugin above), before the database they record their state in is closed.
   app.addHook('onReady', async () => {
@@ -435,6 +441,39 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
 
   return app;
+}
+
+/**
+ * `/metrics` (docs/metrics.md): on this port to METRICS_TOKEN's bearer, on METRICS_ADDRESS's own
+ * listener without a token, both, or, with neither set, nowhere; nothing is even counted then.
+ * Never exposed by accident: no setting serves it to anyone without a token on the panel's port.
+ */
+function registerMetrics(app: App, settings: Config['metrics'], sources: MetricsSources): void {
+  const { token, address } = settings;
+  if (token === null && address === null) {
+    app.addHook('onReady', (done) => {
+      app.log.info(
+        'metrics are not served: set METRICS_TOKEN to serve /metrics on this port to that bearer token, or METRICS_ADDRESS (host:port) to serve them on an address of their own (docs/metrics.md)',
+      );
+      done();
+    });
+    return;
+  }
+  const metrics = new PanelMetrics(sources);
+  metricsRoutes(app, metrics, { token });
+  const listener = address && new MetricsListener({ metrics, address, log: app.log });
+  app.addHook('onReady', async () => {
+    if (token !== null) {
+      app.log.info('metrics served at /metrics on this port, to the METRICS_TOKEN bearer token');
+    }
+    if (listener) {
+      await listener.listen();
+      app.log.info({ url: listener.url() }, `metrics served at ${listener.url()}, without a token`);
+    }
+  });
+  app.addHook('onClose', async () => {
+    await listener?.close();
+  });
 }
 
 /**

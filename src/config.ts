@@ -104,11 +104,32 @@ export interface Config {
    * the client's address (login throttling). Empty: the socket's address counts.
    */
   readonly trustProxy: readonly string[];
+  /**
+   * Where `/metrics` (Prometheus text) is served; docs/metrics.md. Neither set: nowhere.
+   */
+  readonly metrics: {
+    /**
+     * `METRICS_TOKEN`: served on the panel's own port to a caller sending
+     * `Authorization: Bearer <token>`; `null`: not served there.
+     */
+    readonly token: string | null;
+    /**
+     * `METRICS_ADDRESS`: served without a token by a listener of its own on this address
+     * (port 0: any free port); `null`: no such listener.
+     */
+    readonly address: MetricsAddress | null;
+  };
   readonly oidc: {
     readonly providers: readonly OidcProviderConfig[];
     /** Origins the browser may be sent back to after an OpenID Connect sign-in. */
     readonly redirectAllowlist: readonly string[];
   };
+}
+
+export interface MetricsAddress {
+  /** An IP address (IPv6 without brackets) or a host name. */
+  readonly host: string;
+  readonly port: number;
 }
 
 export class ConfigError extends Error {
@@ -203,6 +224,10 @@ export function loadConfig(env: Env = process.env): Config {
       windowSeconds: integer(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 900, 1, 86_400),
     },
     trustProxy: addressList(env, 'TRUST_PROXY'),
+    metrics: {
+      token: metricsToken(env),
+      address: metricsAddress(env),
+    },
     oidc: {
       providers: oidcProviders(env),
       redirectAllowlist: originList(env, 'OIDC_REDIRECT_ALLOWLIST', publicUrl),
@@ -221,6 +246,43 @@ function portRange(env: Env, name: string): { min: number; max: number } {
     throw new ConfigError(name, `must be two ports from 1 to 65535 as low-high, got "${raw}"`);
   }
   return { min, max };
+}
+
+const MIN_METRICS_TOKEN_LENGTH = 16;
+
+/** At least 16 visible ASCII characters: a bearer token, sent as it is in a header. */
+function metricsToken(env: Env): string | null {
+  const value = optionalText(env, 'METRICS_TOKEN');
+  if (value === null) return null;
+  if (!/^[\x21-\x7e]+$/.test(value)) {
+    throw new ConfigError('METRICS_TOKEN', 'must be visible ASCII characters, without spaces');
+  }
+  if (value.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw new ConfigError(
+      'METRICS_TOKEN',
+      `must be at least ${MIN_METRICS_TOKEN_LENGTH} characters, got ${value.length}`,
+    );
+  }
+  return value;
+}
+
+/** `host:port`, `[ipv6]:port`: where the metrics listener listens. */
+function metricsAddress(env: Env): MetricsAddress | null {
+  const raw = optionalText(env, 'METRICS_ADDRESS');
+  if (raw === null) return null;
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(raw);
+  const bracketed = match?.[1];
+  const host = bracketed ?? match?.[2];
+  const port = Number(match?.[3]);
+  const badHost =
+    host === undefined || (bracketed === undefined ? /^[.-]/.test(host) : isIP(host) !== 6);
+  if (host === undefined || badHost || port > 65535) {
+    throw new ConfigError(
+      'METRICS_ADDRESS',
+      `must be host:port with a port up to 65535 (127.0.0.1:9464, [::1]:9464), got "${raw}"`,
+    );
+  }
+  return { host, port };
 }
 
 function dockerHost(env: Env): string | null {

@@ -42,7 +42,10 @@ process.once('SIGTERM', shutdown);
 try {
   await app.listen({ host: config.host, port: config.port });
 } catch (error) {
-  app.log.fatal({ err: error }, 'cannot listen');
+  // A setting found wrong only when the panel gets ready (METRICS_ADDRESS taken) is told like
+  // any other bad setting.
+  if (error instanceof ConfigError) process.stderr.write(`Configuration error: ${error.message}\n`);
+  else app.log.fatal({ err: error }, 'cannot listen');
   await app.close();
   process.exit(1);
 }

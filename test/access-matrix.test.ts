@@ -431,6 +431,7 @@ const PUBLIC_ROUTES: readonly string[] = [
   'GET /api/auth/oidc/:provider/callback',
   'GET /api/openapi.json',
   'GET /api/downloads/:id', // a single-use download link is its own credential (test/files-download-link.test.ts)
+  'GET /metrics', // no user's token: METRICS_TOKEN, checked by the route itself (test/metrics.test.ts)
   'GET /api/docs …', // the interactive docs page and its assets (swagger-ui's own routes)
   'GET /*', // the web UI: its files and index page; never an /api or /ws path (test/http.test.ts)
 ];
@@ -626,7 +627,8 @@ describe('access matrix', () => {
   let world: World;
 
   before(async () => {
-    panel = await startPanel();
+    // With METRICS_TOKEN, so that /metrics is registered on this port too.
+    panel = await startPanel({ METRICS_TOKEN: 'access-matrix-metrics-token' });
     world = new World(panel);
     world.base = await panel.listen();
 

@@ -44,6 +44,8 @@ describe('configuration', () => {
         MAX_EDIT_BYTES: '1000',
         LOG_LEVEL: 'warn',
         TRUST_PROXY: '127.0.0.1, 10.0.0.0/8',
+        METRICS_TOKEN: 'a-metrics-token-of-some-length',
+        METRICS_ADDRESS: '127.0.0.1:9464',
       }),
     );
     assert.equal(config.host, '0.0.0.0');
@@ -60,6 +62,15 @@ describe('configuration', () => {
     assert.equal(config.maxEditBytes, 1000);
     assert.equal(config.logLevel, 'warn');
     assert.deepEqual(config.trustProxy, ['127.0.0.1', '10.0.0.0/8']);
+    assert.deepEqual(config.metrics, {
+      token: 'a-metrics-token-of-some-length',
+      address: { host: '127.0.0.1', port: 9464 },
+    });
+    assert.deepEqual(loadConfig(env({ METRICS_ADDRESS: '[::1]:0' })).metrics.address, {
+      host: '::1',
+      port: 0,
+    });
+    assert.deepEqual(loadConfig(env()).metrics, { token: null, address: null });
   });
 
   it('refuses bad values with an error naming the variable', () => {
@@ -79,6 +90,14 @@ describe('configuration', () => {
       ['MAX_UPLOAD_BYTES', '0'],
       ['LOG_LEVEL', 'loud'],
       ['TRUST_PROXY', 'proxy.example'],
+      ['METRICS_TOKEN', 'too-short'],
+      ['METRICS_TOKEN', 'has a space in the middle'],
+      ['METRICS_ADDRESS', '9464'],
+      ['METRICS_ADDRESS', '127.0.0.1'],
+      ['METRICS_ADDRESS', '127.0.0.1:70000'],
+      ['METRICS_ADDRESS', '::1:9464'],
+      ['METRICS_ADDRESS', '[localhost]:9464'],
+      ['METRICS_ADDRESS', 'http://127.0.0.1:9464'],
     ];
     for (const [variable, value] of cases) {
       assert.throws(

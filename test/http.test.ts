@@ -280,6 +280,7 @@ describe('the web UI', () => {
       ['/api/nothing-here', html],
       ['/api', html],
       ['/ws/nothing-here', html],
+      ['/metrics', html], // metrics not served here (docs/metrics.md)
       ['/missing.js', {}],
       ['/assets/gone-0000.js', { accept: '*/*' }],
       ['/servers', { accept: 'application/json' }],

@@ -2,8 +2,8 @@
  * The web UI: the single-page app built by Vite into `dist/web`, served by the panel itself.
  *
  * Contract of `GET /*` (and its HEAD), public:
- * - `/api`, `/api/…`, `/ws` and `/ws/…` are never the UI: a path there that no API route took
- *   answers the API's own 404 error body.
+ * - `/api`, `/api/…`, `/ws`, `/ws/…` and `/metrics` are never the UI: a path there that no API
+ *   route took answers the API's own 404 error body (`/metrics` when metrics are not served here).
  * - A file of the build answers with its bytes. Hashed assets (`/assets/…`) are cached for a year
  *   as immutable; everything else, `index.html` above all, is revalidated on every use, so a new
  *   build is picked up at the next page load.
@@ -63,7 +63,7 @@ export function acceptsHtml(accept: string | undefined): boolean {
 }
 
 function isApiPath(pathname: string): boolean {
-  return /^\/(?:api|ws)(?:\/|$)/.test(pathname);
+  return /^\/(?:api|ws)(?:\/|$)/.test(pathname) || pathname === '/metrics';
 }
 
 /** The build file a decoded URL path names, relative to the root, or `null` when it names none. */

@@ -129,6 +129,13 @@ export class ConsoleHub {
     return this.#byUser.get(userId)?.size ?? 0;
   }
 
+  /** Console sockets open now, of every user. */
+  openSockets(): number {
+    let count = 0;
+    for (const clients of this.#byUser.values()) count += clients.size;
+    return count;
+  }
+
   /**
    * Takes over a socket whose owner may use the server: `console` is what the servers service
    * gave them, after checking that.

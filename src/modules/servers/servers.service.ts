@@ -93,6 +93,16 @@ export interface ServerStats {
   readonly disk: { readonly bytes: number; readonly limit: number | null };
 }
 
+/** One server's status and use of the machine, as the panel's metrics read them. */
+export interface ServerReading {
+  readonly name: string;
+  readonly status: ServerStatus;
+  /** `null` when it could not be read (the process or container went away meanwhile). */
+  readonly usage: { readonly cpuPercent: number; readonly memoryBytes: number } | null;
+  /** `null` when the folder could not be measured. */
+  readonly diskBytes: number | null;
+}
+
 /** What the panel itself may do to a server (see `ServersService.actingAs`). */
 export interface ServerActor {
   status(name: string): ServerStatus;
@@ -550,6 +560,30 @@ export class ServersService {
       },
       subscribe: (name, listener) => host.console(name).subscribe(listener),
     };
+  }
+
+  /**
+   * Every server's status, CPU, memory and disk use, for the panel itself (its metrics): no user
+   * is checked. A reading that fails is `null`, never a failure of the whole. CPU is measured
+   * since the previous reading of the server, whoever asked (a scrape or a stats request).
+   */
+  async readings(): Promise<ServerReading[]> {
+    const host = this.deps.host;
+    const names = await this.deps.servers.allNames();
+    return Promise.all(
+      names.map(async (name) => {
+        const [usage, diskBytes] = await Promise.all([
+          host.usage(name).catch(() => null),
+          host.files.diskUsage(name).catch(() => null),
+        ]);
+        return {
+          name,
+          status: host.state(name).status,
+          usage: usage && { cpuPercent: usage.cpuPercent, memoryBytes: usage.memoryBytes },
+          diskBytes,
+        };
+      }),
+    );
   }
 
   /** The server's console, for a caller who may use the server. */
