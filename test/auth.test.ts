@@ -35,6 +35,7 @@ describe('registration', () => {
       role: 'user',
       servers: [],
       signIn: { hasPassword: true, providers: [] },
+      twoFactor: { enabled: false, mustEnrol: false },
     });
   });
 

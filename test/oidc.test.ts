@@ -293,6 +293,7 @@ describe('OpenID Connect sign-in', () => {
       role: 'user',
       servers: [],
       signIn: { hasPassword: false, providers: ['test'] },
+      twoFactor: { enabled: false, mustEnrol: false },
     });
 
     // The same person signing in again gets the same account.

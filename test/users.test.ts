@@ -455,6 +455,7 @@ describe('deleting users', () => {
       role: 'user',
       servers: [],
       signIn: { hasPassword: true, providers: [] },
+      twoFactor: { enabled: false, mustEnrol: false },
     });
     assertError(await me(panel, leaver.token), 401, 'UNAUTHORIZED');
   });
