@@ -10,35 +10,10 @@ import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'n
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { Header, type HeaderData } from 'tar';
 import yazl from 'yazl';
+import { tarOf, type TarEntry } from './helpers/archives.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import { assertError, createServer, json, register, type Session } from './helpers/factories.js';
-
-interface TarEntry extends HeaderData {
-  body?: Buffer;
-}
-
-/** A tar archive written header by header, with whatever types and names a test wants. */
-function tarOf(entries: TarEntry[]): Buffer {
-  const blocks: Buffer[] = [];
-  for (const { body, ...data } of entries) {
-    const header = new Header({
-      mode: 0o644,
-      mtime: new Date(0),
-      size: body?.length ?? 0,
-      ...data,
-    });
-    header.encode();
-    assert.ok(header.block);
-    blocks.push(header.block);
-    if (body) {
-      blocks.push(body, Buffer.alloc((512 - (body.length % 512)) % 512));
-    }
-  }
-  blocks.push(Buffer.alloc(1024));
-  return Buffer.concat(blocks);
-}
 
 interface ZipEntry {
   name: string;

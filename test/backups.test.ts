@@ -21,9 +21,10 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { Header, Parser, type HeaderData, type ReadEntry } from 'tar';
+import { Parser, type ReadEntry } from 'tar';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
+import { tarOf } from './helpers/archives.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import {
   assertError,
@@ -50,29 +51,6 @@ interface BackupBody {
   message: string | null;
   lastRestore: { status: string; message: string; at: string } | null;
   progress: unknown;
-}
-
-interface TarEntry extends HeaderData {
-  body?: Buffer;
-}
-
-/** A tar archive written header by header, with whatever types and names a test wants. */
-function tarOf(entries: TarEntry[]): Buffer {
-  const blocks: Buffer[] = [];
-  for (const { body, ...data } of entries) {
-    const header = new Header({
-      mode: 0o644,
-      mtime: new Date(0),
-      size: body?.length ?? 0,
-      ...data,
-    });
-    header.encode();
-    assert.ok(header.block);
-    blocks.push(header.block);
-    if (body) blocks.push(body, Buffer.alloc((512 - (body.length % 512)) % 512));
-  }
-  blocks.push(Buffer.alloc(1024));
-  return Buffer.concat(blocks);
 }
 
 /** The names in a .tar.gz. */
