@@ -48,7 +48,7 @@ async function enrol(page: Page): Promise<{ secret: string; codes: string[] }> {
   return { secret, codes };
 }
 
-/** Password, then the second step with `code`, then the servers page. */
+/** Password, then the second step with `code`, then the panel. */
 async function signInWithCode(page: Page, username: string, code: string) {
   await page.goto('/sign-in');
   await page.getByLabel('Username').fill(username);
@@ -57,7 +57,7 @@ async function signInWithCode(page: Page, username: string, code: string) {
   await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
   await page.getByLabel('Authentication code').fill(code);
   await page.getByRole('button', { name: 'Verify' }).click();
-  await page.waitForURL('**/servers');
+  // Back to the page signed out of (the sign-in page's `from`), or the servers.
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
@@ -156,14 +156,15 @@ describe('two-factor sign-in', () => {
           const policy = page.getByRole('form', { name: 'Two-factor sign-in' });
           await policy.scrollIntoViewIfNeeded();
           await shoot(page, 'users-two-factor-policy', 'the two-factor policy');
-          await signOut(page);
+          assertClean();
 
-          await signIn(page, 'carol');
-          await page
+          const user = await tab(viewport, colorScheme);
+          await signIn(user.page, 'carol');
+          await user.page
             .getByRole('heading', { level: 1, name: 'Set up two-factor sign-in' })
             .waitFor();
-          await shoot(page, 'two-factor-required', 'the required enrolment');
-          assertClean();
+          await shoot(user.page, 'two-factor-required', 'the required enrolment');
+          user.assertClean();
         });
       }
     }

@@ -69,13 +69,7 @@ export default function PeopleTab() {
         ) : (
           <ul className={styles.list} aria-label="People">
             {people.data.map((person) => (
-              <PersonRow
-                // A new key after a save starts the row from what the API answered.
-                key={`${person.username} ${person.permissions.join(',')}`}
-                server={name}
-                person={person}
-                held={held}
-              />
+              <PersonRow key={person.username} server={name} person={person} held={held} />
             ))}
           </ul>
         )}
