@@ -3,6 +3,7 @@ import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Shell } from './components/Shell';
 import { useSession } from './hooks/useSession';
 import { NotFoundPage } from './pages/not-found/NotFoundPage';
+import { Allowed } from './pages/server/Allowed';
 import { ServersPage } from './pages/servers/ServersPage';
 import { SignInPage } from './pages/sign-in/SignInPage';
 
@@ -15,6 +16,7 @@ const FilesTab = lazy(() => import('./pages/server/files/FilesTab'));
 const SettingsTab = lazy(() => import('./pages/server/settings/SettingsTab'));
 const SchedulesTab = lazy(() => import('./pages/server/schedules/SchedulesTab'));
 const BackupsTab = lazy(() => import('./pages/server/backups/BackupsTab'));
+const PeopleTab = lazy(() => import('./pages/server/people/PeopleTab'));
 const TicketsPage = lazy(() => import('./pages/tickets/TicketsPage'));
 const NewTicketPage = lazy(() => import('./pages/tickets/NewTicketPage'));
 const TicketPage = lazy(() => import('./pages/tickets/TicketPage'));
@@ -88,10 +90,46 @@ export function App() {
         >
           <Route index element={<ConsoleTab />} />
           <Route path="stats" element={<StatsTab />} />
-          <Route path="files/*" element={<FilesTab />} />
-          <Route path="schedules" element={<SchedulesTab />} />
-          <Route path="backups" element={<BackupsTab />} />
-          <Route path="settings" element={<SettingsTab />} />
+          <Route
+            path="files/*"
+            element={
+              <Allowed permission="files.read" title="Files" what="see the files">
+                <FilesTab />
+              </Allowed>
+            }
+          />
+          <Route
+            path="schedules"
+            element={
+              <Allowed permission="schedules" title="Schedules" what="see the schedules">
+                <SchedulesTab />
+              </Allowed>
+            }
+          />
+          <Route
+            path="backups"
+            element={
+              <Allowed permission="backups" title="Backups" what="see the backups">
+                <BackupsTab />
+              </Allowed>
+            }
+          />
+          <Route
+            path="settings"
+            element={
+              <Allowed permission="settings" title="Settings" what="change the settings">
+                <SettingsTab />
+              </Allowed>
+            }
+          />
+          <Route
+            path="people"
+            element={
+              <Allowed permission="users" title="People" what="see or invite its people">
+                <PeopleTab />
+              </Allowed>
+            }
+          />
         </Route>
         <Route
           path="/tickets"

@@ -4,8 +4,8 @@
  *
  * The bearer token of the current session goes on every request. A 401 on a request that carried
  * one means the session is over (expired, revoked by a password change, account deleted): the
- * session ends and the app returns to sign-in. A 403 `BANNED` tells the app to look at the
- * account again, which then shows the banned page.
+ * session ends and the app returns to sign-in. A 403 `BANNED` or `TWO_FACTOR_REQUIRED` tells the
+ * app to look at the account again, which then shows the banned page or the enrolment.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { SessionStore } from '../session/store';
@@ -15,7 +15,10 @@ import type { paths } from './schema';
 export type Api = ReturnType<typeof createApi>;
 
 export interface ApiEvents {
-  /** The account turned out banned: look at it again. */
+  /**
+   * The account turned out banned, or required to set up two-factor sign-in first: look at it
+   * again (the shell then shows the banned page, or the enrolment).
+   */
   readonly onBanned: () => void;
 }
 
@@ -48,7 +51,8 @@ export function createApi(sessions: SessionStore, events: ApiEvents, options: Ap
           .clone()
           .json()
           .catch(() => null);
-        if (apiErrorFrom(403, response.headers, body).code === 'BANNED') events.onBanned();
+        const { code } = apiErrorFrom(403, response.headers, body);
+        if (code === 'BANNED' || code === 'TWO_FACTOR_REQUIRED') events.onBanned();
       }
       return response;
     },

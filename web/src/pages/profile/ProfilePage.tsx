@@ -7,8 +7,9 @@ import { PasswordForm } from './PasswordForm';
 import { ProfileStats } from './ProfileStats';
 import styles from './ProfilePage.module.css';
 import { RenameForm } from './RenameForm';
+import { TwoFactorSection } from './TwoFactorSection';
 
-/** The signed-in account: its statistics, a new name, a new password. */
+/** The signed-in account: its statistics, a new name, a new password, two-factor sign-in. */
 export function ProfilePage() {
   useTitle('Profile');
   const me = useMe();
@@ -32,6 +33,7 @@ export function ProfilePage() {
             hasPassword={me.data.signIn.hasPassword}
             providers={me.data.signIn.providers}
           />
+          <TwoFactorSection username={me.data.username} hasPassword={me.data.signIn.hasPassword} />
         </div>
       )}
     </>

@@ -107,9 +107,12 @@ function useTerminal(): [
 export default function Console({
   server,
   onStatus,
+  canWrite,
 }: {
   server: string;
   onStatus: (status: ServerStatus | null) => void;
+  /** Holds `console.write`: without it the console is read-only, with no command box. */
+  canWrite: boolean;
 }) {
   const [attach, terminal] = useTerminal();
   const live = useConsole(server, terminal, onStatus);
@@ -157,7 +160,14 @@ export default function Console({
       {notConnected && live.error === null && (
         <Alert tone="error">The console is not connected; the command was not sent</Alert>
       )}
-      <CommandBox server={server} onSend={send} />
+      {canWrite ? (
+        <CommandBox server={server} onSend={send} />
+      ) : (
+        <p className={page.muted}>
+          You can read this console but don&apos;t have permission to type commands into it (
+          <code>console.write</code>).
+        </p>
+      )}
     </div>
   );
 }

@@ -1,5 +1,6 @@
 import { lazy, Suspense } from 'react';
 import page from '../Page.module.css';
+import { Allowed } from './Allowed';
 import { useServerOutlet } from './outlet';
 
 // The terminal's code (xterm.js) is fetched only when a server's console opens.
@@ -7,19 +8,25 @@ const Console = lazy(() => import('./Console'));
 
 /** The server's Console tab: the live console and the command box. */
 export default function ConsoleTab() {
-  const { name, onStatus } = useServerOutlet();
+  const { name, onStatus, permissions } = useServerOutlet();
   return (
-    <Suspense
-      fallback={
-        <div className={page.card}>
-          <h2>Console</h2>
-          <p className={page.muted} role="status">
-            Loading the console…
-          </p>
-        </div>
-      }
-    >
-      <Console server={name} onStatus={onStatus} />
-    </Suspense>
+    <Allowed permission="console.read" title="Console" what="read the console">
+      <Suspense
+        fallback={
+          <div className={page.card}>
+            <h2>Console</h2>
+            <p className={page.muted} role="status">
+              Loading the console…
+            </p>
+          </div>
+        }
+      >
+        <Console
+          server={name}
+          onStatus={onStatus}
+          canWrite={permissions?.has('console.write') === true}
+        />
+      </Suspense>
+    </Allowed>
   );
 }

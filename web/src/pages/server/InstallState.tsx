@@ -32,11 +32,14 @@ export function InstallState({
   install,
   status,
   isAdmin,
+  canInstall,
 }: {
   server: string;
   install: Install;
   status: ServerStatus | null;
   isAdmin: boolean;
+  /** Holds the `settings` permission, which running the install needs. */
+  canInstall: boolean;
 }) {
   const run = useInstall(server);
   const mark = useSetInstallState(server);
@@ -57,7 +60,7 @@ export function InstallState({
             : 'The server cannot start until an install succeeds or an admin marks it installed.'}
         </p>
       </div>
-      {install.state !== 'installing' && (
+      {install.state !== 'installing' && (canInstall || isAdmin) && (
         <div className={styles.installActions}>
           <button
             type="button"

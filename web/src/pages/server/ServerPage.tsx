@@ -13,18 +13,23 @@ import page from '../Page.module.css';
 import { formatBytes, formatDuration, formatExit } from './format';
 import { InstallState } from './InstallState';
 import type { ServerOutlet } from './outlet';
+import { heldFrom, type Permission } from './permissions';
 import styles from './ServerPage.module.css';
 import { UsageTerm } from './Usage';
 
-/** The tabs of a server's page, each with its own URL under /servers/<name>. */
-const TABS = [
-  { to: '', label: 'Console' },
-  { to: 'stats', label: 'Stats' },
-  { to: 'files', label: 'Files' },
-  { to: 'schedules', label: 'Schedules' },
-  { to: 'backups', label: 'Backups' },
-  { to: 'settings', label: 'Settings' },
-] as const;
+/**
+ * The tabs of a server's page, each with its own URL under /servers/<name>, and the permission
+ * it needs (none for Stats): a tab the caller may not use is not shown.
+ */
+const TABS: readonly { to: string; label: string; needs: Permission | null }[] = [
+  { to: '', label: 'Console', needs: 'console.read' },
+  { to: 'stats', label: 'Stats', needs: null },
+  { to: 'files', label: 'Files', needs: 'files.read' },
+  { to: 'schedules', label: 'Schedules', needs: 'schedules' },
+  { to: 'backups', label: 'Backups', needs: 'backups' },
+  { to: 'settings', label: 'Settings', needs: 'settings' },
+  { to: 'people', label: 'People', needs: 'users' },
+];
 
 const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed'];
 const CAN_STOP: readonly ServerStatus[] = ['starting', 'running'];
@@ -33,7 +38,8 @@ const CAN_KILL: readonly ServerStatus[] = ['installing', 'starting', 'running', 
 
 /**
  * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and
- * its tabs: Console, Stats, Files, Schedules, Backups, Settings.
+ * its tabs: Console, Stats, Files, Schedules, Backups, Settings, People. What the caller lacks
+ * the permission for (docs/web.md, "Permissions in the UI") is not offered.
  */
 export default function ServerPage() {
   const name = useParams().name ?? '';
@@ -61,6 +67,8 @@ export default function ServerPage() {
       (candidate) => candidate !== undefined && candidate !== '',
     ) ?? name;
   useTitle(displayName);
+  const permissions = heldFrom(config.data?.permissions ?? listed?.permissions);
+  const canPower = permissions?.has('power') === true;
   // The install state lives in the config, which is not polled: a status change (an install
   // begun or ended, here or elsewhere) is when it may have changed.
   const queries = useQueryClient();
@@ -98,54 +106,61 @@ export default function ServerPage() {
         </div>
         {status !== null && <StatusBadge status={status} />}
         {outOfMemory && <span className={styles.reason}>Out of memory</span>}
-        <div className={styles.actions}>
-          <button
-            type="button"
-            className="button primary"
-            disabled={status === null || !CAN_START.includes(status) || power !== null}
-            onClick={() => {
-              only(start);
-            }}
-          >
-            Start
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            disabled={status === null || !CAN_STOP.includes(status) || power !== null}
-            onClick={() => {
-              only(stop);
-            }}
-          >
-            Stop
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            disabled={status === null || !CAN_STOP.includes(status) || power !== null}
-            onClick={() => {
-              only(restart);
-            }}
-          >
-            Restart
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            title="End every process of the server at once, without its stop command"
-            disabled={
-              status === null ||
-              !CAN_KILL.includes(status) ||
-              (power !== null && power !== stop) ||
-              kill.isPending
-            }
-            onClick={() => {
-              only(kill);
-            }}
-          >
-            Kill
-          </button>
-        </div>
+        {permissions !== null && !canPower && (
+          <p className={`${page.muted} ${styles.actions}`}>
+            You don&apos;t have permission to start or stop this server.
+          </p>
+        )}
+        {canPower && (
+          <div className={styles.actions}>
+            <button
+              type="button"
+              className="button primary"
+              disabled={status === null || !CAN_START.includes(status) || power !== null}
+              onClick={() => {
+                only(start);
+              }}
+            >
+              Start
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              disabled={status === null || !CAN_STOP.includes(status) || power !== null}
+              onClick={() => {
+                only(stop);
+              }}
+            >
+              Stop
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              disabled={status === null || !CAN_STOP.includes(status) || power !== null}
+              onClick={() => {
+                only(restart);
+              }}
+            >
+              Restart
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              title="End every process of the server at once, without its stop command"
+              disabled={
+                status === null ||
+                !CAN_KILL.includes(status) ||
+                (power !== null && power !== stop) ||
+                kill.isPending
+              }
+              onClick={() => {
+                only(kill);
+              }}
+            >
+              Kill
+            </button>
+          </div>
+        )}
       </div>
       {stop.isPending && (
         <Alert tone="info">
@@ -162,6 +177,7 @@ export default function ServerPage() {
           install={config.data.install}
           status={status}
           isAdmin={role === 'admin'}
+          canInstall={permissions?.has('settings') === true}
         />
       )}
       {outOfMemory && failed === null && (
@@ -216,7 +232,9 @@ export default function ServerPage() {
       </section>
 
       <nav aria-label="Server sections" className={styles.tabs}>
-        {TABS.map((tab) => (
+        {TABS.filter(
+          (tab) => tab.needs === null || permissions === null || permissions.has(tab.needs),
+        ).map((tab) => (
           <NavLink
             key={tab.label}
             to={tab.to === '' ? `/servers/${encodeURIComponent(name)}` : tab.to}
@@ -234,7 +252,9 @@ export default function ServerPage() {
           </p>
         }
       >
-        <Outlet context={{ name, status, onStatus: setLiveStatus } satisfies ServerOutlet} />
+        <Outlet
+          context={{ name, status, onStatus: setLiveStatus, permissions } satisfies ServerOutlet}
+        />
       </Suspense>
     </>
   );

@@ -1,5 +1,6 @@
 import { useOutletContext } from 'react-router';
 import type { ServerStatus } from '../../components/StatusBadge';
+import type { Held, Permission } from './permissions';
 
 /** What a server's page hands to the tab it shows. */
 export interface ServerOutlet {
@@ -9,6 +10,13 @@ export interface ServerOutlet {
   readonly status: ServerStatus | null;
   /** The console tab reports each status frame here, the freshest word on the status. */
   readonly onStatus: (status: ServerStatus | null) => void;
+  /** The caller's permissions on the server, `null` until known. */
+  readonly permissions: Held;
 }
 
 export const useServerOutlet = (): ServerOutlet => useOutletContext<ServerOutlet>();
+
+/** Whether the caller holds `permission` on the server the page shows (false until known). */
+export function useCan(permission: Permission): boolean {
+  return useServerOutlet().permissions?.has(permission) === true;
+}

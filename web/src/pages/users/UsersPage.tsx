@@ -8,6 +8,7 @@ import { useSession } from '../../hooks/useSession';
 import { useTitle } from '../../hooks/useTitle';
 import { useUsers } from '../../hooks/useUsers';
 import page from '../Page.module.css';
+import { TwoFactorPolicy } from './TwoFactorPolicy';
 import { UserRow } from './UserRow';
 import { filterUsers } from './users';
 import styles from './UsersPage.module.css';
@@ -15,7 +16,7 @@ import styles from './UsersPage.module.css';
 /**
  * Every account, with a filter. Admins change a user's role and servers and delete accounts;
  * support sees the same list without the controls (and is told why); anyone else gets the
- * API's refusal.
+ * API's refusal. Admins also choose which roles must use two-factor sign-in.
  */
 export function UsersPage() {
   useTitle('Users');
@@ -100,6 +101,7 @@ export function UsersPage() {
           </section>
         </>
       )}
+      {canEdit && <TwoFactorPolicy myTwoFactor={me.data?.twoFactor.enabled === true} />}
     </>
   );
 }

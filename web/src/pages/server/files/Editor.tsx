@@ -16,7 +16,16 @@ import { baseName, filesUrl, parent } from './paths';
  * A text file in CodeMirror: Save (or Ctrl+S / Cmd+S) writes it; leaving with unsaved changes,
  * by a link, the browser's back or closing the tab, asks first.
  */
-export default function Editor({ server, path }: { server: string; path: string }) {
+export default function Editor({
+  server,
+  path,
+  canWrite,
+}: {
+  server: string;
+  path: string;
+  /** Holds `files.write`: without it the file is shown read-only, with no Save. */
+  canWrite: boolean;
+}) {
   const content = useFileContent(server, path);
   const download = useDownload(server);
   const name = baseName(path);
@@ -62,13 +71,28 @@ export default function Editor({ server, path }: { server: string; path: string 
             : errorMessage(content.error)}
         </Alert>
       ) : (
-        <TextEditor server={server} path={path} initial={content.data.content} />
+        <TextEditor
+          server={server}
+          path={path}
+          initial={content.data.content}
+          canWrite={canWrite}
+        />
       )}
     </section>
   );
 }
 
-function TextEditor({ server, path, initial }: { server: string; path: string; initial: string }) {
+function TextEditor({
+  server,
+  path,
+  initial,
+  canWrite,
+}: {
+  server: string;
+  path: string;
+  initial: string;
+  canWrite: boolean;
+}) {
   const save = useSaveFile(server, path);
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
@@ -108,6 +132,7 @@ function TextEditor({ server, path, initial }: { server: string; path: string; i
       onSave: () => {
         saveRef.current();
       },
+      readOnly: !canWrite,
     });
     view.current = editor;
     return () => {
@@ -115,7 +140,7 @@ function TextEditor({ server, path, initial }: { server: string; path: string; i
       parentElement.remove();
       view.current = null;
     };
-  }, [initial, path]);
+  }, [initial, path, canWrite]);
 
   useEffect(() => {
     if (!dirty) return;
@@ -152,20 +177,27 @@ function TextEditor({ server, path, initial }: { server: string; path: string; i
           </div>
         </div>
       )}
-      <div className={styles.bar}>
-        <button
-          type="button"
-          className="button primary"
-          disabled={!dirty || save.isPending}
-          onClick={saveNow}
-        >
-          Save
-        </button>
-        <p className={styles.state} role="status">
-          {save.isPending ? 'Saving…' : dirty ? 'Unsaved changes' : 'Saved'}
+      {canWrite ? (
+        <div className={styles.bar}>
+          <button
+            type="button"
+            className="button primary"
+            disabled={!dirty || save.isPending}
+            onClick={saveNow}
+          >
+            Save
+          </button>
+          <p className={styles.state} role="status">
+            {save.isPending ? 'Saving…' : dirty ? 'Unsaved changes' : 'Saved'}
+          </p>
+          <p className={styles.keys}>Ctrl+S saves</p>
+        </div>
+      ) : (
+        <p className={page.muted}>
+          Read-only: you don&apos;t have permission to change files on this server (
+          <code>files.write</code>).
         </p>
-        <p className={styles.keys}>Ctrl+S saves</p>
-      </div>
+      )}
       {save.isError && <Alert tone="error">{errorMessage(save.error)}</Alert>}
       <div ref={host} className={styles.host} />
     </>

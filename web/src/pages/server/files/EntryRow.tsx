@@ -29,11 +29,14 @@ const ARCHIVE = /\.(zip|tar|tar\.gz|tgz)$/i;
 export function EntryRow({
   server,
   entry,
+  canWrite,
   selected,
   onSelect,
 }: {
   server: string;
   entry: FileEntry;
+  /** Holds `files.write`: without it only opening and downloading are offered. */
+  canWrite: boolean;
   selected: boolean;
   onSelect: (selected: boolean) => void;
 }) {
@@ -107,15 +110,19 @@ export function EntryRow({
   return (
     <li className={styles.row}>
       <div className={styles.entry}>
-        <input
-          type="checkbox"
-          className={styles.select}
-          aria-label={`Select ${entry.name}`}
-          checked={selected}
-          onChange={(event) => {
-            onSelect(event.target.checked);
-          }}
-        />
+        {canWrite ? (
+          <input
+            type="checkbox"
+            className={styles.select}
+            aria-label={`Select ${entry.name}`}
+            checked={selected}
+            onChange={(event) => {
+              onSelect(event.target.checked);
+            }}
+          />
+        ) : (
+          <span className={styles.select} aria-hidden="true" />
+        )}
         <span className={styles.kind} aria-hidden="true">
           {isFolder ? '▸' : entry.type === 'symlink' ? '↪' : '·'}
         </span>
@@ -143,7 +150,7 @@ export function EntryRow({
                 Download
               </button>
             )}
-            {!isFolder && ARCHIVE.test(entry.name) && (
+            {canWrite && !isFolder && ARCHIVE.test(entry.name) && (
               <button
                 type="button"
                 className={styles.action}
@@ -154,42 +161,46 @@ export function EntryRow({
                 {decompress.isPending ? 'Extracting…' : 'Extract'}
               </button>
             )}
-            <button
-              type="button"
-              className={styles.action}
-              aria-label={`Compress ${entry.name}`}
-              disabled={compress.isPending}
-              onClick={runCompress}
-            >
-              {compress.isPending ? 'Compressing…' : 'Compress'}
-            </button>
-            <button
-              type="button"
-              className={styles.action}
-              onClick={() => {
-                open('rename');
-              }}
-            >
-              Rename
-            </button>
-            <button
-              type="button"
-              className={styles.action}
-              onClick={() => {
-                open('move');
-              }}
-            >
-              Move
-            </button>
-            <button
-              type="button"
-              className={`${styles.action} ${styles.dangerText}`}
-              onClick={() => {
-                open('delete');
-              }}
-            >
-              Delete
-            </button>
+            {canWrite && (
+              <>
+                <button
+                  type="button"
+                  className={styles.action}
+                  aria-label={`Compress ${entry.name}`}
+                  disabled={compress.isPending}
+                  onClick={runCompress}
+                >
+                  {compress.isPending ? 'Compressing…' : 'Compress'}
+                </button>
+                <button
+                  type="button"
+                  className={styles.action}
+                  onClick={() => {
+                    open('rename');
+                  }}
+                >
+                  Rename
+                </button>
+                <button
+                  type="button"
+                  className={styles.action}
+                  onClick={() => {
+                    open('move');
+                  }}
+                >
+                  Move
+                </button>
+                <button
+                  type="button"
+                  className={`${styles.action} ${styles.dangerText}`}
+                  onClick={() => {
+                    open('delete');
+                  }}
+                >
+                  Delete
+                </button>
+              </>
+            )}
           </div>
         )}
       </div>

@@ -13,8 +13,19 @@ import { useUploads } from './useUploads';
 
 const hasFiles = (event: DragEvent) => event.dataTransfer.types.includes('Files');
 
-/** A folder of the server: its entries, making files and folders, uploads by button or drop. */
-export function FileBrowser({ server, folder }: { server: string; folder: string }) {
+/**
+ * A folder of the server: its entries, making files and folders, uploads by button or drop; only
+ * the entries and downloads without `files.write`.
+ */
+export function FileBrowser({
+  server,
+  folder,
+  canWrite,
+}: {
+  server: string;
+  folder: string;
+  canWrite: boolean;
+}) {
   const listing = useFolder(server, folder);
   const uploads = useUploads(server);
   const [creating, setCreating] = useState<'file' | 'folder' | null>(null);
@@ -25,13 +36,13 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
   const inputId = useId();
 
   const onDragOver = (event: DragEvent) => {
-    if (!hasFiles(event)) return;
+    if (!canWrite || !hasFiles(event)) return;
     event.preventDefault();
     event.dataTransfer.dropEffect = 'copy';
     setDragging(true);
   };
   const onDrop = (event: DragEvent) => {
-    if (!hasFiles(event)) return;
+    if (!canWrite || !hasFiles(event)) return;
     event.preventDefault();
     setDragging(false);
     uploads.upload(event.dataTransfer.files, folder);
@@ -41,39 +52,43 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
     <section className={`${page.card} ${styles.card}`} aria-labelledby="files-title">
       <div className={styles.header}>
         <h2 id="files-title">Files</h2>
-        <div className={styles.toolbar}>
-          <button
-            type="button"
-            className="button secondary"
-            onClick={() => {
-              setCreating('file');
-            }}
-          >
-            New file
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            onClick={() => {
-              setCreating('folder');
-            }}
-          >
-            New folder
-          </button>
-          <input
-            id={inputId}
-            type="file"
-            multiple
-            className={styles.fileInput}
-            onChange={(event) => {
-              if (event.target.files !== null) uploads.upload(event.target.files, folder);
-              event.target.value = '';
-            }}
-          />
-          <label htmlFor={inputId} className="button primary">
-            Upload
-          </label>
-        </div>
+        {canWrite ? (
+          <div className={styles.toolbar}>
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => {
+                setCreating('file');
+              }}
+            >
+              New file
+            </button>
+            <button
+              type="button"
+              className="button secondary"
+              onClick={() => {
+                setCreating('folder');
+              }}
+            >
+              New folder
+            </button>
+            <input
+              id={inputId}
+              type="file"
+              multiple
+              className={styles.fileInput}
+              onChange={(event) => {
+                if (event.target.files !== null) uploads.upload(event.target.files, folder);
+                event.target.value = '';
+              }}
+            />
+            <label htmlFor={inputId} className="button primary">
+              Upload
+            </label>
+          </div>
+        ) : (
+          <p className={page.muted}>Read-only: you don&apos;t have permission to change files.</p>
+        )}
       </div>
       <Breadcrumbs server={server} path={folder} />
       {creating !== null && (
@@ -103,7 +118,7 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
             Drop to upload into /{folder}
           </p>
         )}
-        {listing.data !== undefined && (
+        {canWrite && listing.data !== undefined && (
           <BulkActions
             server={server}
             folder={folder}
@@ -123,7 +138,11 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
         ) : listing.data.length === 0 ? (
           <div className={page.placeholder}>
             <p className={page.emptyTitle}>This folder is empty</p>
-            <p className={page.muted}>Upload files, drop them here, or create a file or folder.</p>
+            {canWrite && (
+              <p className={page.muted}>
+                Upload files, drop them here, or create a file or folder.
+              </p>
+            )}
           </div>
         ) : (
           <ul className={styles.list} aria-label={`Content of /${folder}`}>
@@ -132,6 +151,7 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
                 key={entry.path}
                 server={server}
                 entry={entry}
+                canWrite={canWrite}
                 selected={chosen.has(entry.path)}
                 onSelect={(on) => {
                   setChosen((current) => {
@@ -145,7 +165,9 @@ export function FileBrowser({ server, folder }: { server: string; folder: string
             ))}
           </ul>
         )}
-        <p className={styles.hint}>You can also drop files onto the list to upload them here.</p>
+        {canWrite && (
+          <p className={styles.hint}>You can also drop files onto the list to upload them here.</p>
+        )}
       </div>
     </section>
   );

@@ -13,7 +13,8 @@ const Editor = lazy(() => import('./Editor'));
  * file open in the editor: a reload or a pasted link opens the same place.
  */
 export default function FilesTab() {
-  const { name } = useServerOutlet();
+  const { name, permissions } = useServerOutlet();
+  const canWrite = permissions?.has('files.write') === true;
   const path = normalise(useParams()['*'] ?? '');
   const [search] = useSearchParams();
   if (search.has('edit') && path !== '') {
@@ -25,9 +26,9 @@ export default function FilesTab() {
           </p>
         }
       >
-        <Editor key={path} server={name} path={path} />
+        <Editor key={path} server={name} path={path} canWrite={canWrite} />
       </Suspense>
     );
   }
-  return <FileBrowser key={path} server={name} folder={path} />;
+  return <FileBrowser key={path} server={name} folder={path} canWrite={canWrite} />;
 }

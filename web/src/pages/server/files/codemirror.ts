@@ -113,6 +113,8 @@ export interface EditorOptions {
   readonly onChange: (content: string) => void;
   /** Ctrl+S (Cmd+S on macOS). */
   readonly onSave: () => void;
+  /** Shown, selectable and searchable, but not changed (the caller lacks `files.write`). */
+  readonly readOnly?: boolean;
 }
 
 export function createEditor(options: EditorOptions): EditorView {
@@ -145,6 +147,7 @@ export function createEditor(options: EditorOptions): EditorView {
         language(options.language),
         syntaxHighlighting(highlight),
         theme,
+        EditorState.readOnly.of(options.readOnly === true),
         EditorView.contentAttributes.of({ 'aria-label': options.label }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) options.onChange(update.state.doc.toString());

@@ -1,0 +1,70 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+import type { Permission } from '../pages/server/permissions';
+import { USERS_KEY } from './useUsers';
+
+type ListAnswer =
+  paths['/api/servers/{server}/users']['get']['responses'][200]['content']['application/json'];
+/** Someone with the server in their list, and what they may do on it. */
+export type Person = ListAnswer['data'][number];
+
+const peopleKey = (server: string) => ['server', server, 'people'] as const;
+
+/** Who has the server in their list (needs the `users` permission). */
+export function useServerPeople(server: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: peopleKey(server),
+    queryFn: async () =>
+      (await unwrap(api.GET('/api/servers/{server}/users', { params: { path: { server } } }))).data,
+  });
+}
+
+function usePeopleChanged(server: string) {
+  const queries = useQueryClient();
+  return () =>
+    Promise.all([
+      queries.invalidateQueries({ queryKey: peopleKey(server) }),
+      queries.invalidateQueries({ queryKey: USERS_KEY }),
+    ]);
+}
+
+export interface Grant {
+  readonly username: string;
+  readonly permissions: readonly Permission[];
+}
+
+/** Gives someone the server with exactly these permissions (an invitation), or changes theirs. */
+export function useGrant(server: string) {
+  const { api } = useServices();
+  const changed = usePeopleChanged(server);
+  return useMutation({
+    mutationFn: async ({ username, permissions }: Grant) =>
+      (
+        await unwrap(
+          api.PUT('/api/servers/{server}/users/{username}', {
+            params: { path: { server, username } },
+            body: { permissions: [...permissions] },
+          }),
+        )
+      ).data,
+    onSuccess: changed,
+  });
+}
+
+/** Takes the server out of someone's list. */
+export function useRemovePerson(server: string) {
+  const { api } = useServices();
+  const changed = usePeopleChanged(server);
+  return useMutation({
+    mutationFn: (username: string) =>
+      unwrap(
+        api.DELETE('/api/servers/{server}/users/{username}', {
+          params: { path: { server, username } },
+        }),
+      ),
+    onSuccess: changed,
+  });
+}
