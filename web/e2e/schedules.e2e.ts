@@ -37,6 +37,8 @@ describe('schedules', () => {
     await signIn(page, 'admin');
     // The command task needs a running server.
     await page.goto('/servers/survival');
+    // A status change is shown live, never in the history: the console must be connected first.
+    await page.getByRole('status').getByText('Connected', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Start', exact: true }).click();
     await seeInConsole(page, '[status] running');
 
