@@ -163,8 +163,7 @@ export class ServersService {
     user: User,
     name: string,
   ): Promise<ServerRecord & { permissions: readonly ServerPermission[] }> {
-    const record = await this.require(user, name, 'server.view');
-    const grant = await this.#grant(user, name);
+    const { record, grant } = await this.#checked(user, name, 'server.view');
     return {
       ...record,
       permissions: SERVER_PERMISSIONS.filter((p) => can(user, `server.${p}`, grant)),
@@ -177,6 +176,15 @@ export class ServersService {
    * but not do `action`.
    */
   async require(user: User, name: string, action: ServerAction): Promise<ServerRecord> {
+    return (await this.#checked(user, name, action)).record;
+  }
+
+  /** `require`, answering also what the user holds on the server (read once). */
+  async #checked(
+    user: User,
+    name: string,
+    action: ServerAction,
+  ): Promise<{ record: ServerRecord; grant: ServerGrant }> {
     const record = await this.deps.servers.find(name);
     if (!record) throw notFound('Server');
     const grant = await this.#grant(user, name);
@@ -189,7 +197,7 @@ export class ServersService {
         `You lack the ${action.slice('server.'.length)} permission on this server`,
       );
     }
-    return record;
+    return { record, grant };
   }
 
   async list(user: User): Promise<ServerSummary[]> {
