@@ -26,6 +26,12 @@ const UsersPage = lazy(() =>
 const TemplatesPage = lazy(() =>
   import('./pages/templates/TemplatesPage').then((module) => ({ default: module.TemplatesPage })),
 );
+const AuditPage = lazy(() =>
+  import('./pages/audit/AuditPage').then((module) => ({ default: module.AuditPage })),
+);
+const WebhooksPage = lazy(() =>
+  import('./pages/webhooks/WebhooksPage').then((module) => ({ default: module.WebhooksPage })),
+);
 const ProfilePage = lazy(() =>
   import('./pages/profile/ProfilePage').then((module) => ({ default: module.ProfilePage })),
 );
@@ -168,6 +174,22 @@ export function App() {
           element={
             <Suspense fallback={loading}>
               <TemplatesPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/audit"
+          element={
+            <Suspense fallback={loading}>
+              <AuditPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/webhooks"
+          element={
+            <Suspense fallback={loading}>
+              <WebhooksPage />
             </Suspense>
           }
         />

@@ -40,9 +40,17 @@ export function Shell({ session }: { session: Session }) {
               </NavLink>
             )}
             {role === 'admin' && (
-              <NavLink to="/templates" className={styles.navLink}>
-                Templates
-              </NavLink>
+              <>
+                <NavLink to="/templates" className={styles.navLink}>
+                  Templates
+                </NavLink>
+                <NavLink to="/audit" className={styles.navLink}>
+                  Audit log
+                </NavLink>
+                <NavLink to="/webhooks" className={styles.navLink}>
+                  Webhooks
+                </NavLink>
+              </>
             )}
             <NavLink to="/profile" className={styles.navLink}>
               Profile

@@ -3,13 +3,17 @@ import { Alert } from '../../components/Alert';
 import { useMe } from '../../hooks/useMe';
 import { useTitle } from '../../hooks/useTitle';
 import page from '../Page.module.css';
+import { ApiKeysSection } from './ApiKeysSection';
 import { PasswordForm } from './PasswordForm';
 import { ProfileStats } from './ProfileStats';
 import styles from './ProfilePage.module.css';
 import { RenameForm } from './RenameForm';
 import { TwoFactorSection } from './TwoFactorSection';
 
-/** The signed-in account: its statistics, a new name, a new password, two-factor sign-in. */
+/**
+ * The signed-in account: its statistics, a new name, a new password, two-factor sign-in, and its
+ * API keys.
+ */
 export function ProfilePage() {
   useTitle('Profile');
   const me = useMe();
@@ -36,6 +40,7 @@ export function ProfilePage() {
           <TwoFactorSection username={me.data.username} hasPassword={me.data.signIn.hasPassword} />
         </div>
       )}
+      {me.data !== undefined && <ApiKeysSection />}
     </>
   );
 }

@@ -10,6 +10,7 @@ import { useSession } from '../../../hooks/useSession';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { DeleteServer } from './DeleteServer';
+import { Activity } from './Activity';
 import { AllocationsForm } from './AllocationsForm';
 import { Reinstall } from './Reinstall';
 import { VariablesForm } from './VariablesForm';
@@ -41,7 +42,10 @@ const RUNTIME_HINT: Readonly<Record<Runtime, string>> = {
 };
 const DISK_UNITS: readonly DiskUnit[] = ['MiB', 'GiB'];
 
-/** The server's Settings tab: its configuration, and its deletion for admins. */
+/**
+ * The server's Settings tab: its configuration, its activity (the route is only for holders of
+ * `settings` and admins, as the server's audit log), and its deletion for admins.
+ */
 export default function SettingsTab() {
   const { name } = useServerOutlet();
   const config = useServerConfig(name);
@@ -68,6 +72,7 @@ export default function SettingsTab() {
         <AllocationsForm server={name} allocations={config.data.allocations} />
       )}
       {config.data?.template != null && <Reinstall server={name} template={config.data.template} />}
+      <Activity server={name} />
       {role === 'admin' && config.data !== undefined && (
         <DeleteServer server={name} displayName={config.data.displayName} />
       )}

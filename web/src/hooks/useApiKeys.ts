@@ -1,0 +1,45 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+const API_KEYS_KEY = ['profile', 'api-keys'] as const;
+
+type ListAnswer =
+  paths['/api/profile/api-keys']['get']['responses'][200]['content']['application/json'];
+/** One of the caller's API keys as the API shows it: never its token, only the token's start. */
+export type ApiKey = ListAnswer['data'][number];
+/** What the create form sends: a name, and optionally an expiry, servers and permissions. */
+export type NewApiKey =
+  paths['/api/profile/api-keys']['post']['requestBody']['content']['application/json'];
+
+/** The caller's own API keys, newest first. */
+export function useApiKeys() {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: API_KEYS_KEY,
+    queryFn: async () => (await unwrap(api.GET('/api/profile/api-keys'))).data,
+  });
+}
+
+/** Makes a key; the answer holds its token, which the API shows this once. */
+export function useCreateApiKey() {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (body: NewApiKey) =>
+      (await unwrap(api.POST('/api/profile/api-keys', { body }))).data,
+    onSuccess: () => queries.invalidateQueries({ queryKey: API_KEYS_KEY }),
+  });
+}
+
+/** Revokes a key: it stops working at once. */
+export function useRevokeApiKey() {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) =>
+      unwrap(api.DELETE('/api/profile/api-keys/{id}', { params: { path: { id } } })),
+    onSettled: () => queries.invalidateQueries({ queryKey: API_KEYS_KEY }),
+  });
+}

@@ -1,0 +1,50 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+type ListAnswer = paths['/api/audit']['get']['responses'][200]['content']['application/json'];
+/** One recorded action: who, how, what, on which server, and whether it went through. */
+export type AuditEntry = ListAnswer['data'][number];
+export type AuditQuery = NonNullable<paths['/api/audit']['get']['parameters']['query']>;
+export type ServerAuditQuery = NonNullable<
+  paths['/api/servers/{server}/audit']['get']['parameters']['query']
+>;
+
+/** A page of entries and the number of all entries matching the filters (`X-Total-Count`). */
+export interface AuditPage {
+  readonly entries: readonly AuditEntry[];
+  readonly total: number;
+}
+
+async function pageOf(
+  request: Promise<{ data?: ListAnswer; error?: unknown; response: Response }>,
+): Promise<AuditPage> {
+  const { data } = await unwrap(request);
+  const header = (await request).response.headers.get('X-Total-Count');
+  return { entries: data, total: header === null ? data.length : Number(header) };
+}
+
+/**
+ * The whole panel's audit log (admins), newest first, a page at a time. The page shown stays
+ * while the next one loads, so the pager does not jump.
+ */
+export function useAuditLog(query: AuditQuery) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: ['audit', query],
+    queryFn: () => pageOf(api.GET('/api/audit', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** One server's activity (holders of its `settings` permission, and admins). */
+export function useServerAudit(server: string, query: ServerAuditQuery) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: ['server', server, 'audit', query],
+    queryFn: () =>
+      pageOf(api.GET('/api/servers/{server}/audit', { params: { path: { server }, query } })),
+    placeholderData: keepPreviousData,
+  });
+}

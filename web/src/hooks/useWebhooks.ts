@@ -1,0 +1,116 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+const WEBHOOKS_KEY = ['admin', 'webhooks'] as const;
+const deliveriesKey = (id: number) => [...WEBHOOKS_KEY, id, 'deliveries'] as const;
+
+type ListAnswer =
+  paths['/api/admin/webhooks']['get']['responses'][200]['content']['application/json'];
+type DeliveriesAnswer =
+  paths['/api/admin/webhooks/{id}/deliveries']['get']['responses'][200]['content']['application/json'];
+/** A webhook as the API shows it: never its secret. */
+export type Webhook = ListAnswer['data'][number];
+export type WebhookEvent = Webhook['events'][number];
+export type Delivery = DeliveriesAnswer['data'][number];
+export type NewWebhook =
+  paths['/api/admin/webhooks']['post']['requestBody']['content']['application/json'];
+export type WebhookChanges = NonNullable<
+  paths['/api/admin/webhooks/{id}']['patch']['requestBody']
+>['content']['application/json'];
+
+/** While a delivery of the history shown is pending, it is asked for this often. */
+export const DELIVERIES_BUSY_INTERVAL_MS = 2_000;
+
+/** Every webhook (admins), with the state of its last delivery. */
+export function useWebhooks() {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: WEBHOOKS_KEY,
+    queryFn: async () => (await unwrap(api.GET('/api/admin/webhooks'))).data,
+    // A delivery's outcome arrives later (retries with back-off): the list follows it.
+    refetchInterval: (query) =>
+      query.state.data?.some((hook) => hook.lastDelivery?.status === 'pending') === true
+        ? DELIVERIES_BUSY_INTERVAL_MS
+        : 15_000,
+  });
+}
+
+function useWebhooksChanged() {
+  const queries = useQueryClient();
+  return () => queries.invalidateQueries({ queryKey: WEBHOOKS_KEY });
+}
+
+/** Makes a webhook; the answer holds its signing secret, which the API shows this once. */
+export function useCreateWebhook() {
+  const { api } = useServices();
+  const changed = useWebhooksChanged();
+  return useMutation({
+    mutationFn: async (body: NewWebhook) =>
+      (await unwrap(api.POST('/api/admin/webhooks', { body }))).data,
+    onSuccess: changed,
+  });
+}
+
+export function useUpdateWebhook(id: number) {
+  const { api } = useServices();
+  const changed = useWebhooksChanged();
+  return useMutation({
+    mutationFn: async (body: WebhookChanges) =>
+      (await unwrap(api.PATCH('/api/admin/webhooks/{id}', { params: { path: { id } }, body })))
+        .data,
+    onSuccess: changed,
+  });
+}
+
+export function useDeleteWebhook(id: number) {
+  const { api } = useServices();
+  const changed = useWebhooksChanged();
+  return useMutation({
+    mutationFn: () => unwrap(api.DELETE('/api/admin/webhooks/{id}', { params: { path: { id } } })),
+    onSuccess: changed,
+  });
+}
+
+/** A new signing secret, shown this once; the old one stops at once. */
+export function useRotateWebhookSecret(id: number) {
+  const { api } = useServices();
+  return useMutation({
+    mutationFn: async () =>
+      (await unwrap(api.POST('/api/admin/webhooks/{id}/secret', { params: { path: { id } } }))).data
+        .secret,
+  });
+}
+
+/** Queues a `ping` delivery; the list and the history follow its outcome. */
+export function useTestWebhook(id: number) {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async () =>
+      (await unwrap(api.POST('/api/admin/webhooks/{id}/test', { params: { path: { id } } }))).data,
+    onSuccess: () => queries.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
+  });
+}
+
+/** A page of a webhook's deliveries, newest first, with the number of all (`X-Total-Count`). */
+export function useDeliveries(id: number, query: { limit: number; offset: number }) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: [...deliveriesKey(id), query],
+    queryFn: async () => {
+      const answer = api.GET('/api/admin/webhooks/{id}/deliveries', {
+        params: { path: { id }, query },
+      });
+      const { data } = await unwrap(answer);
+      const header = (await answer).response.headers.get('X-Total-Count');
+      return { deliveries: data, total: header === null ? data.length : Number(header) };
+    },
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) =>
+      query.state.data?.deliveries.some((delivery) => delivery.status === 'pending') === true
+        ? DELIVERIES_BUSY_INTERVAL_MS
+        : false,
+  });
+}
