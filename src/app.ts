@@ -24,6 +24,9 @@ import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
 import type { App } from './http/types.js';
 import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
+import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
+import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
+import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { LoginThrottle } from './modules/auth/login-throttle.js';
@@ -86,7 +89,13 @@ import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archi
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every route as registered: method, URL pattern and access policy. */
-    registeredRoutes: readonly { method: string; url: string; access: unknown }[];
+    registeredRoutes: readonly {
+      method: string;
+      url: string;
+      access: unknown;
+      /** Refused to requests made with an API key. */
+      sessionOnly: boolean;
+    }[];
   }
 }
 
@@ -186,7 +195,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
 
   // Every route with its access policy, as registered: the access matrix test compares its
   // table with this list, so a new route cannot go untested.
-  const routes: { method: string; url: string; access: unknown }[] = [];
+  const routes: { method: string; url: string; access: unknown; sessionOnly: boolean }[] = [];
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       routes.push({
@@ -195,6 +204,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         // Read when asked: plugins may still set a route's policy after this hook saw it.
         get access() {
           return route.config?.access ?? 'active';
+        },
+        get sessionOnly() {
+          return route.config?.sessionOnly === true;
         },
       });
     }
@@ -261,6 +273,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     users,
     now,
   });
+  const apiKeys = new ApiKeysService({
+    keys: new ApiKeysRepository(db.kysely),
+    findUser: (id) => users.findById(id),
+    reachableServers: (user) => auth.reachableServers(user),
+    now,
+  });
   const auth = createAuthService({
     users,
     servers,
@@ -270,6 +288,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     registration: config.registration,
     now,
     secondFactor: twoFactor,
+    apiKeys,
   });
   const docker =
     overrides.dockerRuntime ??
@@ -362,6 +381,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   oidcRoutes(app, oidc, config.publicUrl);
   usersRoutes(app, createUsersService({ users, servers, events, now }));
   twoFactorRoutes(app, twoFactor);
+  apiKeysRoutes(app, apiKeys);
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
   serverUsersRoutes(app, new ServerUsersService({ servers: serversService, users, events }));

@@ -50,7 +50,8 @@ export type ErrorCode =
   | 'BACKUP_LIMIT'
   | 'BACKUP_LOCKED'
   | 'BACKUP_IN_PROGRESS'
-  | 'TWO_FACTOR_REQUIRED';
+  | 'TWO_FACTOR_REQUIRED'
+  | 'SESSION_REQUIRED';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -113,6 +114,7 @@ const STATUS: Record<ErrorCode, number> = {
   BACKUP_IN_PROGRESS: 409,
   /** The caller's role must use two-factor sign-in, and they have not set it up yet. */
   TWO_FACTOR_REQUIRED: 403,
+  SESSION_REQUIRED: 403,
 };
 
 export interface ErrorDetail {

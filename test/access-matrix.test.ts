@@ -280,6 +280,11 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/admin/two-factor',                      [401, 401, 403, 403, 403, 403, 403, 200]),
   row('PUT',    '/api/admin/two-factor',                      [401, 401, 403, 403, 403, 403, 403, 200], { payload: { requiredFor: [] } }),
 
+  // API keys: one's own (a key of someone else's, or none, is 404).
+  row('GET',    '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('POST',   '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { name: 'access matrix' } }),
+  row('DELETE', '/api/profile/api-keys/:id',                  [401, 401, 403, 404, 404, 404, 404, 404], { params: { id: '2147483647' } }),
+
   row('GET',    '/api/servers',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/servers/create',                        [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { name: c.made, startCommand: 'true' } }), { setup: fresh('made') }),
   row('GET',    '/api/servers/:server/config',                [401, 401, 403, 403, 200, 200, 403, 200]),

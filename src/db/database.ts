@@ -25,6 +25,8 @@ import * as schedules from './migrations/0007_schedules.js';
 import * as backups from './migrations/0008_backups.js';
 import * as serverPermissions from './migrations/0009_server_permissions.js';
 import * as twoFactor from './migrations/0010_two_factor.js';
+import * as apiKeys from './migrations/0011_api_keys.js';
+import * as auditLog from './migrations/0012_audit_log.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -48,6 +50,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_backups': backups,
   '0009_server_permissions': serverPermissions,
   '0010_two_factor': twoFactor,
+  '0011_api_keys': apiKeys,
+  '0012_audit_log': auditLog,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

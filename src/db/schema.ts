@@ -203,6 +203,45 @@ export interface PanelSettingsTable {
   value: string;
 }
 
+export interface ApiKeysTable {
+  id: Id;
+  user_id: number;
+  name: string;
+  /** SHA-256 of the key as shown, hex. */
+  token_hash: string;
+  /** The key's first characters, to recognise it by. */
+  prefix: string;
+  /** JSON array of server names; NULL: every server the user can reach. */
+  servers: string | null;
+  /** JSON array of server permissions; NULL: everything the user may do. */
+  permissions: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  last_used_address: string | null;
+}
+
+export interface AuditLogTable {
+  id: Id;
+  at: string;
+  actor_id: number | null;
+  /** The actor's username when the entry was written. */
+  actor_name: string | null;
+  /** `session`, `api-key`, `schedule` or `system`. */
+  via: string;
+  /** The API key's or schedule's name. */
+  via_name: string | null;
+  address: string | null;
+  action: string;
+  server: string | null;
+  target: string | null;
+  /** `ok` or `failed`. */
+  outcome: string;
+  status: number | null;
+  /** JSON object of safe details. */
+  details: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -218,4 +257,6 @@ export interface Database {
   backup_settings: BackupSettingsTable;
   recovery_codes: RecoveryCodesTable;
   panel_settings: PanelSettingsTable;
+  api_keys: ApiKeysTable;
+  audit_log: AuditLogTable;
 }

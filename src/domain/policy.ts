@@ -80,12 +80,36 @@ export type Action =
  */
 export interface ServerGrant {
   readonly permissions: ReadonlySet<ServerPermission> | null;
+  /** The server's name: a request with an API key reaches only the servers of its key. */
+  readonly server?: string;
 }
 
 const isStaff = (role: Role): boolean => role === 'admin' || role === 'support';
 
-/** Whether `user` may perform `action` (on `server`, for the server-scoped actions). */
-export function can(user: Pick<User, 'role'>, action: Action, server?: ServerGrant): boolean {
+/**
+ * Whether `user` may perform `action` (on `server`, for the server-scoped actions). A request
+ * made with an API key may do what its owner may, narrowed by the key (src/domain/api-key.ts).
+ */
+export function can(
+  user: Pick<User, 'role' | 'key'>,
+  action: Action,
+  server?: ServerGrant,
+): boolean {
+  if (!byRole(user, action, server)) return false;
+  const key = user.key;
+  if (key === undefined) return true;
+  if (!action.startsWith('server.') || action === 'server.configure-host') {
+    // Outside servers, a key limited to some permissions only reads its owner's own account.
+    return key.permissions === null || action === 'account.use';
+  }
+  if (key.servers !== null && (server?.server === undefined || !key.servers.has(server.server))) {
+    return false;
+  }
+  if (action === 'server.view' || key.permissions === null) return true;
+  return key.permissions.has(action.slice('server.'.length) as ServerPermission);
+}
+
+function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant): boolean {
   if (user.role === 'banned') return false;
   switch (action) {
     case 'account.use':

@@ -1,4 +1,5 @@
 /** A panel account and its role: what every part of the panel knows of a user. */
+import type { KeyScope } from './api-key.js';
 
 export type Role = 'admin' | 'user' | 'support' | 'banned';
 export const ROLES: readonly Role[] = ['admin', 'user', 'support', 'banned'];
@@ -14,6 +15,8 @@ export interface User {
   readonly hasPassword: boolean;
   /** Password sign-in asks for a TOTP code too. */
   readonly twoFactor: boolean;
+  /** Set when the request was made with an API key: what the key narrows the user to. */
+  readonly key?: KeyScope | undefined;
 }
 
 /** How an account can sign in: with a password, and through which providers. */

@@ -3,8 +3,9 @@
  * body is even parsed. A route that declares nothing is open to signed-in, non-banned users only:
  * forgetting the declaration can never make a route public.
  *
- * The token only says who the caller is; the user is loaded from the database on every request,
- * so roles, bans, deletions and password changes count at once.
+ * The token (a session's JWT, or an API key) only says who the caller is; the user is loaded
+ * from the database on every request, so roles, bans, deletions and password changes count at
+ * once.
  */
 import type { FastifyRequest } from 'fastify';
 import { can, type Action } from '../domain/policy.js';
@@ -30,6 +31,8 @@ declare module 'fastify' {
     tokenInQuery?: boolean;
     /** Open to a user whose role requires a second factor they have not set up yet. */
     beforeSecondFactor?: boolean;
+    /** Refused to a request made with an API key (key management, second factor, password). */
+    sessionOnly?: boolean;
   }
   interface FastifyRequest {
     /** The caller, loaded for every route that is not public. */
@@ -51,14 +54,17 @@ export async function authorize(
   auth: AuthService,
   token: string | undefined,
   access: Exclude<Access, 'public'>,
-  beforeSecondFactor = false,
+  options: { beforeSecondFactor?: boolean; sessionOnly?: boolean; address?: string } = {},
 ): Promise<User> {
   if (token === undefined) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
-  const user = await auth.authenticate(token);
+  const user = await auth.authenticate(token, options.address);
   if (!user) throw new AppError('UNAUTHORIZED', 'Invalid, expired or revoked token');
+  if (options.sessionOnly === true && user.key !== undefined) {
+    throw new AppError('SESSION_REQUIRED', 'API keys cannot do this: sign in instead');
+  }
   if (access === 'signed-in') return user;
   if (user.role === 'banned') throw new AppError('BANNED', 'This account is banned');
-  if (!beforeSecondFactor && auth.mustEnrolSecondFactor(user)) {
+  if (options.beforeSecondFactor !== true && auth.mustEnrolSecondFactor(user)) {
     throw new AppError(
       'TWO_FACTOR_REQUIRED',
       'Your role must sign in with a second factor: set it up on your profile first',
@@ -84,7 +90,11 @@ export function registerAccessControl(app: App, auth: AuthService): void {
     const token =
       bearerToken(request.headers.authorization) ??
       (typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined);
-    request.user = await authorize(auth, token, access, config.beforeSecondFactor === true);
+    request.user = await authorize(auth, token, access, {
+      beforeSecondFactor: config.beforeSecondFactor === true,
+      sessionOnly: config.sessionOnly === true,
+      address: request.ip,
+    });
   });
 }
 

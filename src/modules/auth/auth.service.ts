@@ -4,6 +4,7 @@
  * password change takes effect on the very next one.
  */
 import type { RegistrationMode } from '../../config.js';
+import { API_KEY_PREFIX } from '../../domain/api-key.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import { can } from '../../domain/policy.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
@@ -52,8 +53,11 @@ export interface AuthService {
   completeSignIn(challenge: string, code: string, address: string): Promise<TokenResponse>;
   /** The user's role requires a second factor they have not set up. */
   mustEnrolSecondFactor(user: User): boolean;
-  /** The current user behind a token, or `null` when the token is not (or no longer) valid. */
-  authenticate(token: string): Promise<User | null>;
+  /**
+   * The current user behind a token (a session's JWT, or an API key: the user narrowed by it,
+   * its use recorded with `address`), or `null` when the token is not (or no longer) valid.
+   */
+  authenticate(token: string, address?: string): Promise<User | null>;
   tokenResponse(user: User): Promise<TokenResponse>;
   /** The servers a user can reach: every server for an admin, else the assigned ones. */
   reachableServers(user: User): Promise<string[]>;
@@ -76,6 +80,7 @@ export function createAuthService(deps: {
   registration: RegistrationMode;
   now: () => Date;
   secondFactor?: SecondFactor;
+  apiKeys?: { authenticate(token: string, address: string | null): Promise<User | null> };
 }): AuthService {
   const { users, servers, hasher, tokens, throttle, now } = deps;
 
@@ -147,7 +152,10 @@ export function createAuthService(deps: {
       return deps.secondFactor?.mustEnrol(user) ?? false;
     },
 
-    async authenticate(token) {
+    async authenticate(token, address) {
+      if (token.startsWith(API_KEY_PREFIX)) {
+        return (await deps.apiKeys?.authenticate(token, address ?? null)) ?? null;
+      }
       const claims = tokens.verify(token);
       if (!claims) return null;
       const user = await users.findById(claims.userId);
@@ -155,7 +163,11 @@ export function createAuthService(deps: {
     },
 
     async reachableServers(user) {
-      return can(user, 'servers.list-all') ? servers.allNames() : users.serverNames(user.id);
+      const names = can({ role: user.role }, 'servers.list-all')
+        ? await servers.allNames()
+        : await users.serverNames(user.id);
+      const scope = user.key?.servers ?? null;
+      return scope === null ? names : names.filter((name) => scope.has(name));
     },
 
     async signIn(user) {

@@ -67,6 +67,8 @@ export function profileRoutes(app: App, profile: ProfileService): void {
   app.put(
     '/api/profile/password',
     {
+      // Never with an API key (which a password change leaves valid).
+      config: { sessionOnly: true },
       schema: {
         tags: ['profile'],
         summary: "Change the caller's password; revokes every earlier token",

@@ -86,10 +86,18 @@ export class ServerUsersService {
     return target;
   }
 
-  /** The caller's own permissions on the server; null for an admin (everything). */
+  /**
+   * The caller's own permissions on the server, narrowed by their API key; null for an admin
+   * (everything) without a key that narrows it.
+   */
   async #own(caller: User, server: string): Promise<ReadonlySet<ServerPermission> | null> {
-    if (caller.role === 'admin') return null;
-    return (await this.deps.users.permissionsOn(caller.id, server)) ?? new Set();
+    const held =
+      caller.role === 'admin'
+        ? null
+        : ((await this.deps.users.permissionsOn(caller.id, server)) ?? new Set());
+    const keyed = caller.key?.permissions ?? null;
+    if (keyed === null) return held;
+    return new Set([...keyed].filter((permission) => held === null || held.has(permission)));
   }
 
   /** 403 when the target holds a permission the caller does not. */

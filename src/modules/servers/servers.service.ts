@@ -149,8 +149,9 @@ export class ServersService {
   /** What `user` holds on `name` (which need not exist), for the policy. */
   async #grant(user: User, name: string): Promise<ServerGrant> {
     // Admins hold everything everywhere, the banned nothing: no need to look.
-    if (user.role === 'admin' || !can(user, 'account.use')) return { permissions: null };
-    return { permissions: await this.deps.grants.permissionsOn(user.id, name) };
+    if (user.role === 'admin' || !can(user, 'account.use'))
+      return { permissions: null, server: name };
+    return { permissions: await this.deps.grants.permissionsOn(user.id, name), server: name };
   }
 
   /** Whether `user` may do `action` on `name` (which need not exist). */
@@ -201,21 +202,31 @@ export class ServersService {
   }
 
   async list(user: User): Promise<ServerSummary[]> {
-    const held = can(user, 'servers.list-all')
+    // The servers of the account (every one for an admin), then those its API key reaches.
+    const held = can({ role: user.role }, 'servers.list-all')
       ? null
       : await this.deps.grants.serverPermissions(user.id);
     const records = await this.deps.servers.list(held === null ? undefined : [...held.keys()]);
-    return records.map((record) => ({
-      permissions: held === null ? SERVER_PERMISSIONS : (held.get(record.name) ?? []),
-      name: record.name,
-      displayName: record.displayName,
-      status: this.deps.host.state(record.name).status,
-      autoRestart: record.autoRestart,
-      template: record.template,
-      installState: record.install.state,
-      lastExit: this.#lastExit(record),
-      createdAt: record.createdAt,
-    }));
+    return records.flatMap((record) => {
+      const grant: ServerGrant = {
+        permissions: held === null ? null : new Set(held.get(record.name)),
+        server: record.name,
+      };
+      if (!can(user, 'server.view', grant)) return [];
+      return [
+        {
+          permissions: SERVER_PERMISSIONS.filter((p) => can(user, `server.${p}`, grant)),
+          name: record.name,
+          displayName: record.displayName,
+          status: this.deps.host.state(record.name).status,
+          autoRestart: record.autoRestart,
+          template: record.template,
+          installState: record.install.state,
+          lastExit: this.#lastExit(record),
+          createdAt: record.createdAt,
+        },
+      ];
+    });
   }
 
   /** This run's last exit, else the one recorded by an earlier run. */

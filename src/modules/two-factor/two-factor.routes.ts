@@ -31,7 +31,9 @@ const Roles = Type.Object(
 /** Two-factor sign-in: one's own (profile), and which roles must use it (admins). */
 export function twoFactorRoutes(app: App, twoFactor: TwoFactorService): void {
   // Open to a user whose role requires a second factor they have not set up: how they get one.
-  const enrolment = { beforeSecondFactor: true };
+  // Never with an API key: a key cannot change how its owner signs in.
+  const enrolment = { beforeSecondFactor: true, sessionOnly: true };
+  const sessionOnly = { sessionOnly: true };
 
   app.get(
     '/api/profile/2fa',
@@ -114,6 +116,7 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService): void {
   app.post(
     '/api/profile/2fa/disable',
     {
+      config: sessionOnly,
       schema: {
         tags: TAGS,
         summary: 'Turn it off: the password and a code (or a recovery code)',
@@ -145,6 +148,7 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService): void {
   app.post(
     '/api/profile/2fa/recovery-codes',
     {
+      config: sessionOnly,
       schema: {
         tags: TAGS,
         summary: 'New recovery codes in place of the old: the password and a code',
@@ -171,7 +175,7 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService): void {
   app.get(
     '/api/admin/two-factor',
     {
-      config: { access: { action: 'users.manage' } },
+      config: { access: { action: 'users.manage' }, sessionOnly: true },
       schema: {
         tags: TAGS,
         summary: 'The roles that must use two-factor sign-in (admin)',
@@ -184,7 +188,7 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService): void {
   app.put(
     '/api/admin/two-factor',
     {
-      config: { access: { action: 'users.manage' } },
+      config: { access: { action: 'users.manage' }, sessionOnly: true },
       schema: {
         tags: TAGS,
         summary: 'Set the roles that must use two-factor sign-in (admin)',
