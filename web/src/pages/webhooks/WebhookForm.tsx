@@ -8,7 +8,7 @@ import styles from './Webhooks.module.css';
 
 /**
  * A webhook's URL, events, description and whether it is on: to create one, or to edit one. The
- * API's refusal (a URL it may not call, 400 `URL_NOT_ALLOWED`) is shown as it says it.
+ * API's refusal (a URL it may not call, 400 `URL_NOT_ALLOWED`) is shown in an Alert as it says it.
  */
 export function WebhookForm({
   label,
@@ -37,8 +37,6 @@ export function WebhookForm({
   const details = error instanceof ApiError ? error.details : [];
   const at = (field: string) =>
     details.find((detail) => detail.path.startsWith(`body/${field}`))?.message;
-  const urlRefused =
-    error instanceof ApiError && error.code === 'URL_NOT_ALLOWED' ? error.message : undefined;
 
   const toggle = (event: WebhookEvent, on: boolean) => {
     setNoEvents(false);
@@ -74,7 +72,7 @@ export function WebhookForm({
           placeholder="https://example.com/panel-events"
           hint="The panel POSTs JSON there, signed with the webhook's secret"
           value={form.url}
-          error={urlRefused ?? at('url')}
+          error={at('url')}
           onChange={(event) => {
             setForm({ ...form, url: event.target.value });
           }}
