@@ -27,6 +27,10 @@ import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
+import { registerAuditHook } from './modules/audit/audit.hook.js';
+import { AuditRepository } from './modules/audit/audit.repository.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { LoginThrottle } from './modules/auth/login-throttle.js';
@@ -320,6 +324,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     portRange: config.serverPortRange,
     now,
   });
+  const audit = new AuditService({
+    repo: new AuditRepository(db.kysely),
+    requireSettings: (user, server) => serversService.require(user, server, 'server.settings'),
+    retentionDays: config.auditRetentionDays,
+    now,
+    log: app.log,
+  });
   const links = new DownloadLinks({ now });
   const backups = new BackupsService({
     backups: new BackupsRepository(db.kysely),
@@ -341,6 +352,40 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     },
     clock: scheduleClock,
     log: app.log,
+    ran: (schedule, outcome) =>
+      void audit.record({
+        actorId: null,
+        actor: null,
+        via: 'schedule',
+        viaName: schedule.name,
+        address: null,
+        action: 'schedule.run',
+        server: schedule.server,
+        target: String(schedule.id),
+        outcome: outcome.status === 'failed' ? 'failed' : 'ok',
+        status: null,
+        details: {
+          result: outcome.status,
+          message: outcome.message,
+          tasks: schedule.tasks.map((task) => task.action),
+        },
+      }),
+  });
+  events.on('backup-progress', (server, progress) => {
+    if (progress.status === 'running') return;
+    void audit.record({
+      actorId: null,
+      actor: null,
+      via: 'system',
+      viaName: null,
+      address: null,
+      action: `${progress.action}.${progress.status}`,
+      server,
+      target: progress.backup,
+      outcome: progress.status === 'done' ? 'ok' : 'failed',
+      status: null,
+      details: progress.message === null ? {} : { message: progress.message },
+    });
   });
   events.on('server-deleted', (name) => {
     scheduler.serverRemoved(name);
@@ -351,6 +396,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // No schedule acts while servers are being stopped for the close.
   stopServers = () => {
     scheduler.stop();
+    audit.stop();
     return host.shutdown();
   };
   const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
@@ -376,11 +422,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
 
   registerAccessControl(app, auth);
+  registerAuditHook(app, audit);
   healthRoutes(app, VERSION);
   authRoutes(app, auth);
   oidcRoutes(app, oidc, config.publicUrl);
   usersRoutes(app, createUsersService({ users, servers, events, now }));
   twoFactorRoutes(app, twoFactor);
+  auditRoutes(app, audit);
   apiKeysRoutes(app, apiKeys);
   profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
   serversRoutes(app, serversService);
@@ -433,6 +481,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     await host.recover();
     // After the servers are back: a missed run that starts at once finds them as they are.
     await scheduler.start();
+    await audit.start();
   });
   // What an earlier run left (temporary files of uploads and saves a killed panel cut short,
   // folders of deleted servers) is removed once the panel serves, in the background, so that

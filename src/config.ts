@@ -68,6 +68,8 @@ export interface Config {
    * in its console, before the panel stops it.
    */
   readonly diskGraceSeconds: number;
+  /** How many days the audit log keeps an entry (`AUDIT_RETENTION_DAYS`); 0 keeps them forever. */
+  readonly auditRetentionDays: number;
   /** The panel's own PATH: where bubblewrap is looked for (servers get a fixed, minimal PATH). */
   readonly searchPath: string;
   readonly registration: RegistrationMode;
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     dockerHost: dockerHost(env),
     dockerCertPath: dockerCertPath(env),
     diskGraceSeconds: integer(env, 'DISK_QUOTA_GRACE_SECONDS', 60, 0, 86_400),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 90, 0, 36_500),
     searchPath: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     registration: oneOf(env, 'REGISTRATION', ['open', 'closed'], 'open'),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),

@@ -285,6 +285,9 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { name: 'access matrix' } }),
   row('DELETE', '/api/profile/api-keys/:id',                  [401, 401, 403, 404, 404, 404, 404, 404], { params: { id: '2147483647' } }),
 
+  row('GET',    '/api/audit',                                 [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('GET',    '/api/servers/:server/audit',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+
   row('GET',    '/api/servers',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/servers/create',                        [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { name: c.made, startCommand: 'true' } }), { setup: fresh('made') }),
   row('GET',    '/api/servers/:server/config',                [401, 401, 403, 403, 200, 200, 403, 200]),
@@ -416,6 +419,7 @@ const NEEDS: Readonly<Record<string, ServerPermission | 'view' | 'admin'>> = {
   'POST /api/servers/:server/files/move-many': 'files.write',
   'POST /api/servers/:server/files/compress': 'files.write',
   'POST /api/servers/:server/files/decompress': 'files.write',
+  'GET /api/servers/:server/audit': 'settings',
 };
 
 const isServerRoute = (route: Row): boolean => /^\/(api|ws)\/servers\/:server/.test(route.url);

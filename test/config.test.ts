@@ -98,6 +98,8 @@ describe('configuration', () => {
       ['METRICS_ADDRESS', '::1:9464'],
       ['METRICS_ADDRESS', '[localhost]:9464'],
       ['METRICS_ADDRESS', 'http://127.0.0.1:9464'],
+      ['AUDIT_RETENTION_DAYS', '-1'],
+      ['AUDIT_RETENTION_DAYS', 'a year'],
     ];
     for (const [variable, value] of cases) {
       assert.throws(

@@ -32,6 +32,7 @@ const ON_ANOTHER: Readonly<Record<Action, Row>> = {
   'servers.list-all': ADMIN_ONLY,
   'servers.create': ADMIN_ONLY,
   'templates.manage': ADMIN_ONLY,
+  'audit.read': ADMIN_ONLY,
   'servers.delete': ADMIN_ONLY,
   'server.configure-host': ADMIN_ONLY,
   'tickets.manage': { admin: true, support: true, user: false, banned: false },
@@ -94,5 +95,43 @@ describe('the access policy', () => {
         ['admin'],
       );
     }
+  });
+
+  it('a request made with an API key does at most what its key and its owner both allow', () => {
+    const all = { permissions: null, server: 'alpha' };
+    const key = (servers: string[] | null, permissions: ServerPermission[] | null) => ({
+      id: 1,
+      name: 'k',
+      servers: servers === null ? null : new Set(servers),
+      permissions: permissions === null ? null : new Set(permissions),
+    });
+    const ACTIONS = Object.keys(ON_ANOTHER) as Action[];
+    // An unlimited key is its owner.
+    for (const role of ROLES) {
+      for (const action of ACTIONS) {
+        assert.equal(
+          can({ role, key: key(null, null) }, action, all),
+          can({ role }, action, all),
+          `${role}: ${action}`,
+        );
+      }
+    }
+    // A permission list: outside servers, only the account; on servers, only the list.
+    const power = { role: 'admin' as const, key: key(null, ['power']) };
+    assert.deepEqual(
+      ACTIONS.filter((action) => can(power, action, all)),
+      ['account.use', 'server.view', 'server.power'],
+    );
+    // A server list: other servers are out of reach whatever the owner holds there.
+    const scoped = { role: 'admin' as const, key: key(['alpha'], null) };
+    assert.equal(can(scoped, 'server.files.write', all), true);
+    assert.equal(can(scoped, 'server.view', { permissions: null, server: 'beta' }), false);
+    assert.equal(can(scoped, 'server.view', { permissions: null }), false);
+    // Never more than the owner holds.
+    const user = { role: 'user' as const, key: key(null, ['power', 'files.write']) };
+    const grant = { permissions: new Set<ServerPermission>(['power']), server: 'alpha' };
+    assert.equal(can(user, 'server.power', grant), true);
+    assert.equal(can(user, 'server.files.write', grant), false);
+    assert.equal(can({ role: 'banned', key: key(null, null) }, 'account.use'), false);
   });
 });

@@ -72,7 +72,9 @@ export type Action =
   /** See, answer and move on every ticket. */
   | 'tickets.manage'
   /** Import and delete server templates, and see every variable of a template. */
-  | 'templates.manage';
+  | 'templates.manage'
+  /** Read the whole audit log. */
+  | 'audit.read';
 
 /**
  * What a server-scoped decision needs to know of the server: the permissions the user holds on it
@@ -124,6 +126,7 @@ function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant):
     case 'servers.delete':
     case 'server.configure-host':
     case 'templates.manage':
+    case 'audit.read':
       return user.role === 'admin';
     default: {
       if (user.role === 'admin') return true;

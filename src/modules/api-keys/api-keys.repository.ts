@@ -10,8 +10,8 @@ export interface StoredKey extends ApiKey {
   readonly userId: number;
 }
 
-const list = <T extends string>(text: string | null): T[] | null =>
-  text === null ? null : (JSON.parse(text) as T[]);
+const names = (text: string | null): string[] | null =>
+  text === null ? null : (JSON.parse(text) as string[]);
 
 const toKey = (row: Row): StoredKey => ({
   id: row.id,
@@ -22,8 +22,8 @@ const toKey = (row: Row): StoredKey => ({
   expiresAt: row.expires_at,
   lastUsedAt: row.last_used_at,
   lastUsedAddress: row.last_used_address,
-  servers: list<string>(row.servers),
-  permissions: list<ServerPermission>(row.permissions),
+  servers: names(row.servers),
+  permissions: names(row.permissions) as ServerPermission[] | null,
 });
 
 export class ApiKeysRepository {

@@ -123,10 +123,20 @@ export class ApiKeysService {
   }
 
   #view(key: StoredKey): ApiKeyView {
-    const { userId: _owner, ...shown } = key;
     const expired =
       key.expiresAt !== null && Date.parse(key.expiresAt) <= this.deps.now().getTime();
-    return { ...shown, expired };
+    return {
+      id: key.id,
+      name: key.name,
+      prefix: key.prefix,
+      createdAt: key.createdAt,
+      expiresAt: key.expiresAt,
+      lastUsedAt: key.lastUsedAt,
+      lastUsedAddress: key.lastUsedAddress,
+      servers: key.servers,
+      permissions: key.permissions,
+      expired,
+    };
   }
 }
 

@@ -71,7 +71,15 @@ export function authRoutes(app: App, auth: AuthService): void {
         response: responses(TokenResponseSchema, 400, 401, 413, 429),
       },
     },
-    (request) => auth.completeSignIn(request.body.challenge, request.body.code, request.ip),
+    async (request) => {
+      const signedIn = await auth.completeSignIn(
+        request.body.challenge,
+        request.body.code,
+        request.ip,
+      );
+      request.auditActor = { id: null, name: signedIn.username };
+      return signedIn;
+    },
   );
 
   app.get(

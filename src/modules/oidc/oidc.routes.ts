@@ -86,6 +86,11 @@ export function oidcRoutes(app: App, oidc: OidcService, publicUrl: string): void
       // Built from PUBLIC_URL, never from the Host header: it must equal the registered callback.
       const callbackUrl = new URL(`${publicUrl}/api/auth/oidc/${provider}/callback${query}`);
       const location = await oidc.finish(provider, callbackUrl, request.cookies[COOKIE]);
+      // For the audit log: who signed in, or that it failed (the fragment says which).
+      const fragment = new URLSearchParams(location.slice(location.indexOf('#') + 1));
+      const username = fragment.get('username');
+      if (username === null) request.auditFailed = true;
+      else request.auditActor = { id: null, name: username };
       return reply.clearCookie(COOKIE, cookieOptions).redirect(location, 302);
     },
   );

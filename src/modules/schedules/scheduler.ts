@@ -80,6 +80,8 @@ export class Scheduler {
       readonly backup: (server: string, by: string) => Promise<void>;
       readonly clock: ScheduleClock;
       readonly log: Logger;
+      /** Told how each run ended or why it was skipped (the audit log records it). */
+      readonly ran?: (schedule: Schedule, outcome: ScheduleOutcome) => void;
     },
   ) {}
 
@@ -193,7 +195,7 @@ export class Scheduler {
       );
       this.#launch(schedule);
     } else {
-      await this.#record(schedule.id, {
+      await this.#record(schedule, {
         status: 'skipped',
         message: `Missed while the panel was down: due at ${missed.toISOString()}, more than one interval late`,
         at: now.toISOString(),
@@ -235,7 +237,7 @@ export class Scheduler {
       entry.next = entry.cron.nextRun(now);
       const { schedule } = entry;
       if (this.#running.has(schedule.id)) {
-        void this.#record(schedule.id, {
+        void this.#record(schedule, {
           status: 'skipped',
           message: `The run due at ${due.toISOString()} was skipped: the previous run was still going`,
           at: now.toISOString(),
@@ -267,7 +269,7 @@ export class Scheduler {
       if (schedule.onlyWhenRunning) {
         const status = actor.status(server);
         if (status !== 'running' && status !== 'starting') {
-          await this.#record(id, {
+          await this.#record(schedule, {
             status: 'skipped',
             message: `The server is ${status}, and the schedule runs only while it runs`,
             at: at(),
@@ -291,7 +293,7 @@ export class Scheduler {
           if (!(error instanceof AppError)) {
             this.deps.log.error({ err: error, schedule: id }, 'a schedule task failed');
           }
-          await this.#record(id, {
+          await this.#record(schedule, {
             status: 'failed',
             message: `Task ${index + 1} (${task.action}) failed: ${reason}`,
             at: at(),
@@ -299,7 +301,7 @@ export class Scheduler {
           return;
         }
       }
-      await this.#record(id, {
+      await this.#record(schedule, {
         status: 'ok',
         message: `${schedule.tasks.length} task${schedule.tasks.length === 1 ? '' : 's'} done`,
         at: at(),
@@ -324,9 +326,10 @@ export class Scheduler {
     });
   }
 
-  #record(id: number, outcome: ScheduleOutcome): Promise<void> {
-    return this.#write(id, 'a schedule outcome could not be recorded', () =>
-      this.deps.schedules.recordOutcome(id, outcome),
+  #record(schedule: Schedule, outcome: ScheduleOutcome): Promise<void> {
+    this.deps.ran?.(schedule, outcome);
+    return this.#write(schedule.id, 'a schedule outcome could not be recorded', () =>
+      this.deps.schedules.recordOutcome(schedule.id, outcome),
     );
   }
 

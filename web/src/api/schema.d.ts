@@ -121,6 +121,108 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The audit log: every change, who made it, from where and through what (admin)
+     * @description Newest first. Paginated with limit (1-200, default 50) and offset; X-Total-Count holds the number of matching entries.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Exact, or every action under a prefix ending with a dot (`file.`) */
+          action?: string;
+          actor?: string;
+          limit?: number;
+          offset?: number;
+          outcome?: 'ok' | 'failed';
+          server?: string;
+          /** @description From this time on */
+          since?: string;
+          /** @description Before this time */
+          until?: string;
+          via?: 'session' | 'api-key' | 'schedule' | 'system';
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description A dotted name: server.start, file.write, auth.login… */
+                action: string;
+                /** @description The username at the time */
+                actor: string | null;
+                actorId: number | null;
+                address: string | null;
+                /** Format: date-time */
+                at: string;
+                details: {
+                  [key: string]: unknown;
+                };
+                id: number;
+                outcome: 'ok' | 'failed';
+                server: string | null;
+                status: number | null;
+                target: string | null;
+                via: 'session' | 'api-key' | 'schedule' | 'system';
+                /** @description The API key's or the schedule's name */
+                viaName: string | null;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/auth/login': {
     parameters: {
       query?: never;
@@ -2109,6 +2211,118 @@ export interface paths {
         };
       };
     };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A server's audit log (the settings permission)
+     * @description Newest first. Paginated with limit (1-200, default 50) and offset; X-Total-Count holds the number of matching entries.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Exact, or every action under a prefix ending with a dot (`file.`) */
+          action?: string;
+          actor?: string;
+          limit?: number;
+          offset?: number;
+          outcome?: 'ok' | 'failed';
+          /** @description From this time on */
+          since?: string;
+          /** @description Before this time */
+          until?: string;
+          via?: 'session' | 'api-key' | 'schedule' | 'system';
+        };
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description A dotted name: server.start, file.write, auth.login… */
+                action: string;
+                /** @description The username at the time */
+                actor: string | null;
+                actorId: number | null;
+                address: string | null;
+                /** Format: date-time */
+                at: string;
+                details: {
+                  [key: string]: unknown;
+                };
+                id: number;
+                outcome: 'ok' | 'failed';
+                server: string | null;
+                status: number | null;
+                target: string | null;
+                via: 'session' | 'api-key' | 'schedule' | 'system';
+                /** @description The API key's or the schedule's name */
+                viaName: string | null;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
     post?: never;
     delete?: never;
     options?: never;

@@ -1,0 +1,115 @@
+/**
+ * Records every change made through the API: each request to a route of `AUDITED_ROUTES` that
+ * succeeded, and each that was refused for lack of rights (403) or failed inside (5xx); sign-in
+ * routes record their refusals too. The entry is written before the answer is sent, so a client
+ * that got its answer finds the entry.
+ *
+ * What is recorded of the request: the route's action, its server and target (path parameters,
+ * the `path` query), and the `SAFE_FIELDS` of the body and query, shortened. Never a password,
+ * token, code, command or file content: those fields are not in the list.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../http/types.js';
+import { AUDITED_ROUTES, SAFE_FIELDS, SIGN_IN_ROUTES } from './audit-actions.js';
+import type { AuditService } from './audit.service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who acted, when the route knows better than the token (a sign-in names its user). */
+    auditActor: { id: number | null; name: string } | null;
+    /** The route answered a success status for what failed (a sign-in redirected with an error). */
+    auditFailed: boolean;
+  }
+}
+
+const MAX_TEXT = 200;
+const MAX_ITEMS = 50;
+const MAX_JSON = 1000;
+
+export function registerAuditHook(app: App, audit: AuditService): void {
+  app.decorateRequest('auditActor', null);
+  app.decorateRequest('auditFailed', false);
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.is404) return payload;
+    const key = `${request.method} ${request.routeOptions.url ?? ''}`;
+    const action = AUDITED_ROUTES[key];
+    if (action === undefined) return payload;
+    const status = reply.statusCode;
+    const ok = status < 400 && !request.auditFailed;
+    if (!ok && status !== 403 && status < 500 && !SIGN_IN_ROUTES.has(key) && !request.auditFailed) {
+      return payload;
+    }
+    await audit.record({
+      ...who(request),
+      action,
+      ...what(request),
+      outcome: ok ? 'ok' : 'failed',
+      status,
+    });
+    return payload;
+  });
+}
+
+function who(request: FastifyRequest) {
+  const user = request.user;
+  // A sign-in names who tried, right or wrong.
+  const tried = isObject(request.body) ? request.body.username : undefined;
+  const actor =
+    request.auditActor ??
+    (user
+      ? { id: user.id, name: user.username }
+      : typeof tried === 'string'
+        ? { id: null, name: tried.slice(0, MAX_TEXT) }
+        : null);
+  return {
+    actorId: actor?.id ?? null,
+    actor: actor?.name ?? null,
+    via: user?.key === undefined ? ('session' as const) : ('api-key' as const),
+    viaName: user?.key?.name ?? null,
+    address: request.ip,
+  };
+}
+
+function what(request: FastifyRequest) {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const body = isObject(request.body) ? request.body : {};
+  const details: Record<string, unknown> = {};
+  for (const source of [query, body]) {
+    for (const field of SAFE_FIELDS) {
+      if (field in source) details[field] = shortened(source[field]);
+    }
+  }
+  const text = (value: unknown): string | null =>
+    typeof value === 'string' || typeof value === 'number'
+      ? String(value).slice(0, MAX_TEXT)
+      : null;
+  const server = text(params.server);
+  const target =
+    text(params.username) ??
+    text(params.id) ??
+    text(params.provider) ??
+    text(query.path) ??
+    (server === null ? text(body.name) : null);
+  return {
+    // A server being made is named by the body.
+    server: server ?? (request.routeOptions.url === '/api/servers/create' ? text(body.name) : null),
+    target,
+    details,
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function shortened(value: unknown): unknown {
+  if (typeof value === 'string')
+    return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT)}…` : value;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return value;
+  if (Array.isArray(value)) {
+    const items = value.slice(0, MAX_ITEMS).map(shortened);
+    return value.length > MAX_ITEMS ? [...items, `… ${value.length - MAX_ITEMS} more`] : items;
+  }
+  const json = JSON.stringify(value);
+  return json.length > MAX_JSON ? `${json.slice(0, MAX_JSON)}…` : value;
+}

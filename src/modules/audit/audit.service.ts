@@ -1,0 +1,85 @@
+/**
+ * The audit log (src/domain/audit.ts): written by the HTTP hook for every change made through
+ * the API (audit.hook.ts), and by the panel for what happens without a request (schedule runs,
+ * backups ending, servers crashing); read by admins, and per server by holders of `settings`.
+ * Entries older than `AUDIT_RETENTION_DAYS` are removed every hour.
+ */
+import type { AuditEntry, AuditFilter, NewAuditEntry } from '../../domain/audit.js';
+import type { User } from '../../domain/user.js';
+import type { Logger } from '../../log.js';
+import type { AuditRepository } from './audit.repository.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+export interface AuditPage {
+  readonly entries: AuditEntry[];
+  readonly total: number;
+}
+
+export class AuditService {
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: {
+      readonly repo: AuditRepository;
+      /** Checks the caller may see the server's log (`server.settings`): throws 403/404. */
+      readonly requireSettings: (user: User, server: string) => Promise<unknown>;
+      readonly retentionDays: number;
+      readonly now: () => Date;
+      readonly log: Logger;
+    },
+  ) {}
+
+  /** Writes an entry; a failure is logged, never thrown (the change itself has happened). */
+  async record(entry: NewAuditEntry): Promise<void> {
+    try {
+      await this.deps.repo.insert({ ...entry, at: this.deps.now().toISOString() });
+    } catch (error) {
+      this.deps.log.error(
+        { err: error, action: entry.action },
+        'an audit entry could not be written',
+      );
+    }
+  }
+
+  page(filter: AuditFilter, limit: number, offset: number): Promise<AuditPage> {
+    return this.deps.repo.page(filter, limit, offset);
+  }
+
+  async pageOfServer(
+    user: User,
+    server: string,
+    filter: Omit<AuditFilter, 'server'>,
+    limit: number,
+    offset: number,
+  ): Promise<AuditPage> {
+    await this.deps.requireSettings(user, server);
+    return this.deps.repo.page({ ...filter, server }, limit, offset);
+  }
+
+  /** Removes what is past the retention now, then every hour. */
+  async start(): Promise<void> {
+    if (this.deps.retentionDays === 0) return;
+    await this.prune();
+    this.#timer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Removes the entries past the retention; answers how many. */
+  async prune(): Promise<number> {
+    if (this.deps.retentionDays === 0) return 0;
+    const before = new Date(this.deps.now().getTime() - this.deps.retentionDays * DAY_MS);
+    try {
+      return await this.deps.repo.prune(before.toISOString());
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'old audit entries could not be removed');
+      return 0;
+    }
+  }
+}
