@@ -1,5 +1,5 @@
 /**
- * The routes of issue 17 still being written (audit log, webhooks) typed by hand from the contract
+ * The routes of issue 17 still being written (webhooks) typed by hand from the contract
  * (/work/contracts-17.md) while their backends are written: they are added to the generated
  * `paths`, so the pages call them through the typed client like any other route. Delete this file
  * once `npm run gen:api` has them (the compiler then reports each route declared twice).
@@ -42,33 +42,6 @@ interface OpNoBody<P, Responses> {
   parameters: P;
   requestBody?: never;
   responses: Responses & Failures;
-}
-
-type Via = 'session' | 'api-key' | 'schedule' | 'system';
-interface PendingAuditEntry {
-  id: number;
-  at: string;
-  actor: string | null;
-  actorId: number | null;
-  via: Via;
-  viaName: string | null;
-  address: string | null;
-  action: string;
-  server: string | null;
-  target: string | null;
-  outcome: 'ok' | 'failed';
-  status: number | null;
-  details: Record<string, unknown>;
-}
-interface AuditQuery {
-  limit?: number;
-  offset?: number;
-  actor?: string;
-  action?: string;
-  via?: Via;
-  outcome?: 'ok' | 'failed';
-  since?: string;
-  until?: string;
 }
 
 type WebhookEvent =
@@ -117,17 +90,6 @@ interface IdPath {
 
 declare module './schema' {
   interface paths {
-    '/api/audit': {
-      parameters: NoParams;
-      get: OpNoBody<
-        { query?: AuditQuery & { server?: string }; header?: never; path?: never; cookie?: never },
-        { 200: Answer<PendingAuditEntry[]> }
-      >;
-    };
-    '/api/servers/{server}/audit': {
-      parameters: NoParams;
-      get: OpNoBody<Params<AuditQuery, { server: string }>, { 200: Answer<PendingAuditEntry[]> }>;
-    };
     '/api/admin/webhooks': {
       parameters: NoParams;
       get: OpNoBody<NoParams, { 200: Answer<PendingWebhook[]> }>;
