@@ -149,7 +149,7 @@ function Filters({
           autoComplete="off"
           autoCapitalize="none"
           spellCheck={false}
-          placeholder="e.g. file. or server.power"
+          placeholder="e.g. file."
           hint="Exact, or a prefix ending in a dot"
           value={filters.action}
           onChange={(event) => {
