@@ -182,24 +182,28 @@ function Filters({
             set('outcome')(outcome ?? '');
           }}
         />
-        <Field
-          label="Since"
-          name="since"
-          type="datetime-local"
-          value={filters.since}
-          onChange={(event) => {
-            set('since')(event.target.value);
-          }}
-        />
-        <Field
-          label="Until"
-          name="until"
-          type="datetime-local"
-          value={filters.until}
-          onChange={(event) => {
-            set('until')(event.target.value);
-          }}
-        />
+        <div className={styles.wide}>
+          <Field
+            label="Since"
+            name="since"
+            type="datetime-local"
+            value={filters.since}
+            onChange={(event) => {
+              set('since')(event.target.value);
+            }}
+          />
+        </div>
+        <div className={styles.wide}>
+          <Field
+            label="Until"
+            name="until"
+            type="datetime-local"
+            value={filters.until}
+            onChange={(event) => {
+              set('until')(event.target.value);
+            }}
+          />
+        </div>
         <div className={styles.filterButtons}>
           <button type="submit" className="button primary">
             Apply filters
