@@ -25,6 +25,7 @@ import * as schedules from './migrations/0007_schedules.js';
 import * as backups from './migrations/0008_backups.js';
 import * as serverPermissions from './migrations/0009_server_permissions.js';
 import * as twoFactor from './migrations/0010_two_factor.js';
+import * as webhooks from './migrations/0013_webhooks.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_backups': backups,
   '0009_server_permissions': serverPermissions,
   '0010_two_factor': twoFactor,
+  '0013_webhooks': webhooks,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

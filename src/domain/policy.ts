@@ -72,7 +72,9 @@ export type Action =
   /** See, answer and move on every ticket. */
   | 'tickets.manage'
   /** Import and delete server templates, and see every variable of a template. */
-  | 'templates.manage';
+  | 'templates.manage'
+  /** Register, change and delete webhooks, and see their deliveries. */
+  | 'webhooks.manage';
 
 /**
  * What a server-scoped decision needs to know of the server: the permissions the user holds on it
@@ -100,6 +102,7 @@ export function can(user: Pick<User, 'role'>, action: Action, server?: ServerGra
     case 'servers.delete':
     case 'server.configure-host':
     case 'templates.manage':
+    case 'webhooks.manage':
       return user.role === 'admin';
     default: {
       if (user.role === 'admin') return true;
