@@ -26,7 +26,7 @@ import {
   setRole,
 } from './helpers/factories.js';
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * The expected status for each kind of caller, in this order:
@@ -245,6 +245,20 @@ const stoppedWithBackup = async (world: World) => {
   return throwawayBackup(world);
 };
 const backupOf = (c: Cell): Req => ({ params: { id: c.made } });
+/** Where the matrix's webhooks point: allowed by WEBHOOK_ALLOWED_HOSTS (nothing listens there). */
+const WEBHOOK = { url: 'http://127.0.0.1:9/matrix', events: ['server.started'] };
+/** A webhook (its id). */
+const throwawayWebhook = async (world: World) => {
+  const response = await world.panel.app.inject({
+    method: 'POST',
+    url: '/api/admin/webhooks',
+    headers: world.adminSession().headers,
+    payload: WEBHOOK,
+  });
+  assert.equal(response.statusCode, 201, response.body);
+  return String(json<{ data: { webhook: { id: number } } }>(response).data.webhook.id);
+};
+const webhookOf = (c: Cell): Req => ({ params: { id: c.made } });
 const running = async (world: World) => {
   await world.ensureRunning();
   return '';
@@ -279,6 +293,15 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/profile/2fa/setup',                     [401, 401, 403, 200, 200, 200, 200, 200], { payload: { password: PASSWORD } }),
   row('GET',    '/api/admin/two-factor',                      [401, 401, 403, 403, 403, 403, 403, 200]),
   row('PUT',    '/api/admin/two-factor',                      [401, 401, 403, 403, 403, 403, 403, 200], { payload: { requiredFor: [] } }),
+
+  row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 201], { payload: WEBHOOK }),
+  row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('PATCH',  '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ ...webhookOf(c), payload: { description: 'changed' } }), { setup: throwawayWebhook }),
+  row('DELETE', '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('POST',   '/api/admin/webhooks/:id/secret',             [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('POST',   '/api/admin/webhooks/:id/test',               [401, 401, 403, 403, 403, 403, 403, 202], webhookOf, { setup: throwawayWebhook }),
+  row('GET',    '/api/admin/webhooks/:id/deliveries',         [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
 
   row('GET',    '/api/servers',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/servers/create',                        [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { name: c.made, startCommand: 'true' } }), { setup: fresh('made') }),
@@ -627,8 +650,12 @@ describe('access matrix', () => {
   let world: World;
 
   before(async () => {
-    // With METRICS_TOKEN, so that /metrics is registered on this port too.
-    panel = await startPanel({ METRICS_TOKEN: 'access-matrix-metrics-token' });
+    // With METRICS_TOKEN, so that /metrics is registered on this port too; the webhooks' URL
+    // allowed although it is loopback.
+    panel = await startPanel({
+      METRICS_TOKEN: 'access-matrix-metrics-token',
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1:9',
+    });
     world = new World(panel);
     world.base = await panel.listen();
 
