@@ -13,6 +13,7 @@ import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../src/app.js';
+import type { ExitInfo, RunningProcess, Runtime } from '../src/host/runtime/runtime.js';
 import type { ResolvedAddress } from '../src/modules/webhooks/url-guard.js';
 import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
 import {
@@ -159,6 +160,46 @@ function verified(request: Received, secret: string, skewMs = 0): Payload {
   assert.equal(request.headers['x-panel-delivery'], String(payload.id));
   assert.ok(!Number.isNaN(Date.parse(payload.at)));
   return payload;
+}
+
+/**
+ * A runtime whose servers the kernel ends at their memory limit 200 ms after they start: what an
+ * out-of-memory exit looks like to the panel, without a cgroup.
+ */
+function outOfMemoryRuntime(): Runtime {
+  return {
+    kind: 'process',
+    enforces: new Set(['memoryBytes', 'cpuPercent', 'pids']),
+    description: 'a runtime whose servers run out of memory (tests)',
+    isolated: false,
+    start: () => {
+      let end: (exit: ExitInfo) => void = () => undefined;
+      const exited = new Promise<ExitInfo>((resolve) => {
+        end = resolve;
+      });
+      setTimeout(() => {
+        end({ code: null, signal: 'SIGKILL', outOfMemory: true });
+      }, 200);
+      const stop = () => {
+        end({ code: 0, signal: null, outOfMemory: false });
+        return Promise.resolve();
+      };
+      const process: RunningProcess = {
+        pid: 2 ** 22 + 1,
+        identity: 'out-of-memory',
+        startedAt: new Date(),
+        exited,
+        onOutput: () => undefined,
+        writeLine: () => true,
+        readsInput: () => Promise.resolve(true),
+        terminate: stop,
+        kill: stop,
+        usage: () => Promise.resolve({ cpuPercent: 0, memoryBytes: 0, pids: 1 }),
+      };
+      return Promise.resolve(process);
+    },
+    reap: () => Promise.resolve(false),
+  };
 }
 
 describe('webhooks', () => {
@@ -538,6 +579,37 @@ describe('webhooks', () => {
     assert.deepEqual(await deliveries(disabled.webhook.id), []);
     for (const { webhook } of [everything, ticketsOnly, disabled]) {
       await call('DELETE', `/${webhook.id}`);
+    }
+  });
+
+  it('tells of a server that ran out of memory', async () => {
+    const other = await startPanel(
+      { WEBHOOK_ALLOWED_HOSTS: allowed },
+      { runtime: outOfMemoryRuntime(), logStream: { write: () => undefined } },
+    );
+    try {
+      const owner = await register(other, 'oom-admin');
+      const response = await other.app.inject({
+        method: 'POST',
+        url: '/api/admin/webhooks',
+        headers: owner.headers,
+        payload: { url: `${receiver.url}/oom`, events: ['server.crashed', 'server.out-of-memory'] },
+      });
+      assert.equal(response.statusCode, 201, response.body);
+      const { secret } = json<{ data: { secret: string } }>(response).data;
+      rememberSecret(secret);
+      await createServer(other, owner, 'hungry', { autoRestart: false });
+      assert.equal((await serverAction(other, owner, 'hungry', 'start')).statusCode, 200);
+      const payload = await eventually(
+        () => receiver.on('/oom').map((request) => verified(request, secret))[0],
+        'the out-of-memory event',
+      );
+      assert.equal(payload.event, 'server.out-of-memory');
+      assert.deepEqual(payload.data, { server: 'hungry' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.on('/oom').length, 1, 'not also sent as server.crashed');
+    } finally {
+      await other.close();
     }
   });
 
