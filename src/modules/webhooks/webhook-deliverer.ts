@@ -94,14 +94,18 @@ export class WebhookDeliverer {
   }
 
   async #drain(): Promise<void> {
-    for (;;) {
-      if (this.#stopped) return;
-      this.#again = false;
-      const due = await this.deps.repo.due(this.deps.now().toISOString(), BATCH);
-      if (due.length === 0) break;
-      await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+    try {
+      for (;;) {
+        if (this.#stopped) return;
+        this.#again = false;
+        const due = await this.deps.repo.due(this.deps.now().toISOString(), BATCH);
+        if (due.length === 0) break;
+        await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+      }
+    } finally {
+      // Also after a failure: what is still pending is tried when it is due.
+      await this.#arm();
     }
-    await this.#arm();
   }
 
   /** Sleeps until the next pending delivery is due. */
