@@ -29,9 +29,9 @@ interface PanelEventMap {
    */
   'server-event': [server: string, kind: ServerEventKind];
   /**
-   * A ticket was opened (`created`), a staff member (admin or support) wrote on it (`answered`),
-   * or its status changed (`status-changed`, only when it really changed). Emitted by the tickets
-   * service once the change is stored.
+   * A ticket was opened (`created`), a staff member (admin or support) wrote on somebody else's
+   * ticket (`answered`), or its status changed (`status-changed`, only when it really changed).
+   * Emitted by the tickets service once the change is stored.
    */
   'ticket-event': [ticketId: number, kind: TicketEventKind, details: TicketEventDetails];
 }
