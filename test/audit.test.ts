@@ -208,6 +208,8 @@ describe('the audit log', () => {
     );
     assert.equal(backup.server, 'beta');
     assert.equal((await latest('schedule.run-now')).actor, 'admin');
+    // A creation's target is what it made.
+    assert.equal((await latest('schedule.create')).target, String(id));
   });
 
   it('records a server crashing by itself as the panel', async () => {
