@@ -80,6 +80,13 @@ import { TwoFactorRepository } from './modules/two-factor/two-factor.repository.
 import { twoFactorRoutes } from './modules/two-factor/two-factor.routes.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UsersRepository } from './modules/users/users.repository.js';
+import { RETRY_DELAYS_MS } from './domain/webhook.js';
+import { UrlGuard, type Resolver } from './modules/webhooks/url-guard.js';
+import { WebhookDeliverer } from './modules/webhooks/webhook-deliverer.js';
+import { publishPanelEvents } from './modules/webhooks/webhook-events.js';
+import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDockerRuntime } from './host/runtime/docker/docker-runtime.js';
 import {
@@ -134,7 +141,19 @@ export interface AppOverrides {
    * they advance). By default `now` and the real timers.
    */
   readonly scheduleClock?: ScheduleClock;
+  /**
+   * The waits between a webhook delivery's attempts (by default 10 s, 1 min, 5 min, 30 min,
+   * 2 h); tests shorten them.
+   */
+  readonly webhookRetryDelaysMs?: readonly number[];
+  /** How long a webhook delivery waits for its answer; 10 s by default. */
+  readonly webhookTimeoutMs?: number;
+  /** How webhook hosts are resolved (tests answer chosen addresses); DNS by default. */
+  readonly webhookResolver?: Resolver;
 }
+
+/** How long a webhook delivery waits for its answer by default. */
+const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export const VERSION = (
   JSON.parse(readFileSync(path.join(PANEL_ROOT, 'package.json'), 'utf8')) as {
@@ -314,6 +333,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     diskGraceSeconds: config.diskGraceSeconds,
     diskCheckMs: overrides.diskCheckMs,
     diskUsageTtlMs: overrides.diskUsageTtlMs,
+    onServerEvent: (server, kind) => {
+      events.emit('server-event', server, kind);
+    },
   });
   const serversService = new ServersService({
     servers,
@@ -370,6 +392,23 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
           tasks: schedule.tasks.map((task) => task.action),
         },
       }),
+  });
+  events.on('server-event', (server, kind) => {
+    // Starts and stops are recorded as the requests that made them; these happen by themselves.
+    if (kind !== 'crashed' && kind !== 'out-of-memory') return;
+    void audit.record({
+      actorId: null,
+      actor: null,
+      via: 'system',
+      viaName: null,
+      address: null,
+      action: `server.${kind}`,
+      server,
+      target: null,
+      outcome: 'failed',
+      status: null,
+      details: {},
+    });
   });
   events.on('backup-progress', (server, progress) => {
     if (progress.status === 'running') return;
@@ -446,7 +485,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   await templatesRoutes(app, templates);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
   const messageMaxBytes = config.ticketMessageMaxBytes;
-  ticketsRoutes(app, new TicketsService({ tickets, now, messageMaxBytes }), { messageMaxBytes });
+  ticketsRoutes(app, new TicketsService({ tickets, now, messageMaxBytes, events }), {
+    messageMaxBytes,
+  });
   filesRoutes(
     app,
     new FilesService({
@@ -466,6 +507,37 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     { maxEditBytes: config.maxEditBytes },
   );
 
+  // Webhooks: signed with a secret kept under a key of its own, derived from the JWT secret.
+  const webhookRepo = new WebhooksRepository(db.kysely);
+  const webhookBox = createSecretBox(config.jwtSecret, 'webhook secrets');
+  const urlGuard = new UrlGuard({
+    allowed: config.webhookAllowedHosts,
+    ownHosts: [config.host, new URL(config.publicUrl).hostname.replace(/^\[(.*)\]$/, '$1')],
+    ...(overrides.webhookResolver ? { resolve: overrides.webhookResolver } : {}),
+  });
+  const deliverer = new WebhookDeliverer({
+    repo: webhookRepo,
+    guard: urlGuard,
+    box: webhookBox,
+    now,
+    retryDelaysMs: overrides.webhookRetryDelaysMs ?? RETRY_DELAYS_MS,
+    timeoutMs: overrides.webhookTimeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    log: app.log,
+    userAgent: `game-panel/${VERSION} (webhook)`,
+  });
+  const webhooks = new WebhooksService({
+    repo: webhookRepo,
+    guard: urlGuard,
+    box: webhookBox,
+    deliverer,
+    now,
+    log: app.log,
+  });
+  publishPanelEvents(events, (event, data) => {
+    webhooks.publish(event, data);
+  });
+  webhooksRoutes(app, webhooks);
+
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
 
   // Start what should run once the panel is ready. Servers are stopped at close (see the
@@ -482,6 +554,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     // After the servers are back: a missed run that starts at once finds them as they are.
     await scheduler.start();
     await audit.start();
+    // Deliveries left pending by the last run go out now, or when their retry is due.
+    deliverer.wake();
   });
   // What an earlier run left (temporary files of uploads and saves a killed panel cut short,
   // folders of deleted servers) is removed once the panel serves, in the background, so that
@@ -505,6 +579,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     scheduler.stop();
     await scheduler.idle();
     await backups.idle();
+    // Events of the servers' stop are queued; attempts under way are cut short, made next time.
+    await webhooks.idle();
+    deliverer.stop();
+    await deliverer.idle();
     await host.close();
     await db.close();
   });

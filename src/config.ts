@@ -107,6 +107,12 @@ export interface Config {
    */
   readonly trustProxy: readonly string[];
   /**
+   * `WEBHOOK_ALLOWED_HOSTS`: hosts a webhook may point at although they are the panel's own,
+   * loopback, private or otherwise non-public (docs/webhooks.md). A `port` of null allows every
+   * port of the host.
+   */
+  readonly webhookAllowedHosts: readonly AllowedHost[];
+  /**
    * Where `/metrics` (Prometheus text) is served; docs/metrics.md. Neither set: nowhere.
    */
   readonly metrics: {
@@ -126,6 +132,12 @@ export interface Config {
     /** Origins the browser may be sent back to after an OpenID Connect sign-in. */
     readonly redirectAllowlist: readonly string[];
   };
+}
+
+export interface AllowedHost {
+  /** A host name (lower case, without a trailing dot) or an IP address (IPv6 without brackets). */
+  readonly host: string;
+  readonly port: number | null;
 }
 
 export interface MetricsAddress {
@@ -227,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowSeconds: integer(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 900, 1, 86_400),
     },
     trustProxy: addressList(env, 'TRUST_PROXY'),
+    webhookAllowedHosts: allowedHosts(env, 'WEBHOOK_ALLOWED_HOSTS'),
     metrics: {
       token: metricsToken(env),
       address: metricsAddress(env),
@@ -372,6 +385,30 @@ function addressList(env: Env, name: string): string[] {
     }
   }
   return entries;
+}
+
+/** Comma-separated `host`, `host:port`, `[ipv6]` or `[ipv6]:port` entries. */
+function allowedHosts(env: Env, name: string): AllowedHost[] {
+  const raw = optionalText(env, name);
+  if (raw === null) return [];
+  return raw.split(',').map((item) => {
+    const entry = item.trim();
+    const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+))(?::(\d{1,5}))?$/.exec(entry);
+    const bracketed = match?.[1];
+    const host = (bracketed ?? match?.[2])?.toLowerCase().replace(/\.$/, '');
+    const port = match?.[3] === undefined ? null : Number(match[3]);
+    const badHost =
+      host === undefined ||
+      host === '' ||
+      (bracketed === undefined ? /^[.-]|\.\.|[.-]$/.test(host) : isIP(host) !== 6);
+    if (host === undefined || badHost || (port !== null && (port < 1 || port > 65535))) {
+      throw new ConfigError(
+        name,
+        `"${entry}" is not a host, host:port, [ipv6] or [ipv6]:port (port 1 to 65535)`,
+      );
+    }
+    return { host, port };
+  });
 }
 
 /** Providers from `OIDC_PROVIDERS` (JSON) or the file named by `OIDC_PROVIDERS_FILE`. */

@@ -51,7 +51,8 @@ export type ErrorCode =
   | 'BACKUP_LOCKED'
   | 'BACKUP_IN_PROGRESS'
   | 'TWO_FACTOR_REQUIRED'
-  | 'SESSION_REQUIRED';
+  | 'SESSION_REQUIRED'
+  | 'URL_NOT_ALLOWED';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -115,6 +116,11 @@ const STATUS: Record<ErrorCode, number> = {
   /** The caller's role must use two-factor sign-in, and they have not set it up yet. */
   TWO_FACTOR_REQUIRED: 403,
   SESSION_REQUIRED: 403,
+  /**
+   * A webhook URL that is not http(s), or that points at the panel's own host, loopback, a
+   * private or otherwise non-public address, and is not allowed by WEBHOOK_ALLOWED_HOSTS.
+   */
+  URL_NOT_ALLOWED: 400,
 };
 
 export interface ErrorDetail {

@@ -245,6 +245,20 @@ const stoppedWithBackup = async (world: World) => {
   return throwawayBackup(world);
 };
 const backupOf = (c: Cell): Req => ({ params: { id: c.made } });
+/** Where the matrix's webhooks point: allowed by WEBHOOK_ALLOWED_HOSTS (nothing listens there). */
+const WEBHOOK = { url: 'http://127.0.0.1:9/matrix', events: ['server.started'] };
+/** A webhook (its id). */
+const throwawayWebhook = async (world: World) => {
+  const response = await world.panel.app.inject({
+    method: 'POST',
+    url: '/api/admin/webhooks',
+    headers: world.adminSession().headers,
+    payload: WEBHOOK,
+  });
+  assert.equal(response.statusCode, 200, response.body);
+  return String(json<{ data: { webhook: { id: number } } }>(response).data.webhook.id);
+};
+const webhookOf = (c: Cell): Req => ({ params: { id: c.made } });
 const running = async (world: World) => {
   await world.ensureRunning();
   return '';
@@ -287,6 +301,14 @@ const MATRIX: readonly Row[] = [
 
   row('GET',    '/api/audit',                                 [401, 401, 403, 403, 403, 403, 403, 200]),
   row('GET',    '/api/servers/:server/audit',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: WEBHOOK }),
+  row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('PUT',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ ...webhookOf(c), payload: { description: 'changed' } }), { setup: throwawayWebhook }),
+  row('DELETE', '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('POST',   '/api/admin/webhooks/:id/secret',             [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('POST',   '/api/admin/webhooks/:id/test',               [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
+  row('GET',    '/api/admin/webhooks/:id/deliveries',         [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
 
   row('GET',    '/api/servers',                               [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/servers/create',                        [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { name: c.made, startCommand: 'true' } }), { setup: fresh('made') }),
@@ -636,8 +658,12 @@ describe('access matrix', () => {
   let world: World;
 
   before(async () => {
-    // With METRICS_TOKEN, so that /metrics is registered on this port too.
-    panel = await startPanel({ METRICS_TOKEN: 'access-matrix-metrics-token' });
+    // With METRICS_TOKEN, so that /metrics is registered on this port too; the webhooks' URL
+    // allowed although it is loopback.
+    panel = await startPanel({
+      METRICS_TOKEN: 'access-matrix-metrics-token',
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1:9',
+    });
     world = new World(panel);
     world.base = await panel.listen();
 

@@ -16,6 +16,7 @@ import {
   bearer,
   createServer,
   eventually,
+  gameServerCommand,
   json,
   login,
   register,
@@ -207,6 +208,23 @@ describe('the audit log', () => {
     );
     assert.equal(backup.server, 'beta');
     assert.equal((await latest('schedule.run-now')).actor, 'admin');
+    // A creation's target is what it made.
+    assert.equal((await latest('schedule.create')).target, String(id));
+  });
+
+  it('records a server crashing by itself as the panel', async () => {
+    await createServer(panel, admin, 'fragile', {
+      startCommand: gameServerCommand('--crash-after', '300'),
+    });
+    assert.equal((await call(admin.headers, 'POST', '/api/servers/fragile/start')).statusCode, 200);
+    const crash = await eventually(
+      async () => (await entries('?action=server.crashed')).list[0],
+      'the crash in the audit log',
+    );
+    assert.deepEqual(
+      [crash.via, crash.actor, crash.server, crash.outcome],
+      ['system', null, 'fragile', 'failed'],
+    );
   });
 
   it('is read by admins with filters and pages; by a server’s `settings` holders for it', async () => {

@@ -46,6 +46,7 @@ describe('configuration', () => {
         TRUST_PROXY: '127.0.0.1, 10.0.0.0/8',
         METRICS_TOKEN: 'a-metrics-token-of-some-length',
         METRICS_ADDRESS: '127.0.0.1:9464',
+        WEBHOOK_ALLOWED_HOSTS: 'Hooks.Internal, 10.0.0.5:8080, [::1], [FD00::5]:9000',
       }),
     );
     assert.equal(config.host, '0.0.0.0');
@@ -71,6 +72,13 @@ describe('configuration', () => {
       port: 0,
     });
     assert.deepEqual(loadConfig(env()).metrics, { token: null, address: null });
+    assert.deepEqual(config.webhookAllowedHosts, [
+      { host: 'hooks.internal', port: null },
+      { host: '10.0.0.5', port: 8080 },
+      { host: '::1', port: null },
+      { host: 'fd00::5', port: 9000 },
+    ]);
+    assert.deepEqual(loadConfig(env()).webhookAllowedHosts, []);
   });
 
   it('refuses bad values with an error naming the variable', () => {
@@ -100,6 +108,14 @@ describe('configuration', () => {
       ['METRICS_ADDRESS', 'http://127.0.0.1:9464'],
       ['AUDIT_RETENTION_DAYS', '-1'],
       ['AUDIT_RETENTION_DAYS', 'a year'],
+      ['WEBHOOK_ALLOWED_HOSTS', 'http://hooks.internal'],
+      ['WEBHOOK_ALLOWED_HOSTS', '::1'],
+      ['WEBHOOK_ALLOWED_HOSTS', '[localhost]'],
+      ['WEBHOOK_ALLOWED_HOSTS', 'hooks.internal:0'],
+      ['WEBHOOK_ALLOWED_HOSTS', 'hooks.internal:70000'],
+      ['WEBHOOK_ALLOWED_HOSTS', 'hooks.internal,,other'],
+      ['WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/8'],
+      ['WEBHOOK_ALLOWED_HOSTS', '-bad.example'],
     ];
     for (const [variable, value] of cases) {
       assert.throws(

@@ -575,10 +575,13 @@ interface OutsideState {
   readonly outside: Tree;
   readonly sibling: Tree;
   /**
-   * The data directory's top level, the SQLite database included (the attacker only reads it);
-   * its shared-memory index (`-shm`) only by name, as every reader writes to it.
+   * The data directory's top level: its files by content, but the SQLite database's files only
+   * by name, as the audit log records the refused attempts there (and every reader writes the
+   * shared-memory index).
    */
   readonly dataDir: Tree;
+  /** Every table of the database but the audit log, by content: the attacks change no record. */
+  readonly records: string;
   readonly servers: string[];
   /** The names the attacks use, wherever an escape could have put them. */
   readonly strays: string[];
@@ -591,9 +594,20 @@ async function outsideState(): Promise<OutsideState> {
     const stat = await lstat(full);
     dataDir[name] = stat.isDirectory()
       ? 'folder'
-      : stat.isFile() && !name.endsWith('-shm')
+      : stat.isFile() && !name.startsWith('panel.sqlite')
         ? `file ${stat.size} ${await sha256(full)}`
         : 'entry';
+  }
+  const digest = createHash('sha256');
+  for (const table of await panel.db.kysely.introspection.getTables()) {
+    if (table.name === 'audit_log' || table.name.startsWith('kysely_')) continue;
+    const rows = await panel.db.kysely
+      .selectFrom(table.name as 'users')
+      .selectAll()
+      .execute();
+    // Sorted: PostgreSQL may return rows in any order.
+    const lines = rows.map((row) => JSON.stringify(row)).sort();
+    digest.update(`${table.name}\n${lines.join('\n')}\n`);
   }
   const places = ['/', path.dirname(panel.dataDir), path.dirname(outside), serversDir];
   const strays = places.flatMap((place) =>
@@ -605,6 +619,7 @@ async function outsideState(): Promise<OutsideState> {
     outside: await tree(outside),
     sibling: await tree(s10),
     dataDir,
+    records: digest.digest('hex'),
     servers: (await readdir(serversDir)).sort(),
     strays,
   };

@@ -33,6 +33,7 @@ const ON_ANOTHER: Readonly<Record<Action, Row>> = {
   'servers.create': ADMIN_ONLY,
   'templates.manage': ADMIN_ONLY,
   'audit.read': ADMIN_ONLY,
+  'webhooks.manage': ADMIN_ONLY,
   'servers.delete': ADMIN_ONLY,
   'server.configure-host': ADMIN_ONLY,
   'tickets.manage': { admin: true, support: true, user: false, banned: false },

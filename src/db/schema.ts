@@ -242,6 +242,36 @@ export interface AuditLogTable {
   details: string;
 }
 
+export interface WebhooksTable {
+  id: Id;
+  url: string;
+  /** A JSON array of event names. */
+  events: string;
+  description: string;
+  enabled: number;
+  /** The signing secret, sealed (AES-256-GCM under a key derived from the JWT secret). */
+  secret: string;
+  created_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Id;
+  webhook_id: number;
+  /** A webhook event name, or `ping`. */
+  event: string;
+  /** The event's `data`, JSON: what the payload carries beside id, event and time. */
+  data: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  created_at: string;
+  last_attempt_at: string | null;
+  /** When a pending delivery is (re)tried; NULL once it is delivered or failed. */
+  next_attempt_at: string | null;
+  response_status: number | null;
+  /** Why the last attempt failed, with at most a short excerpt of the answer. */
+  error: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -259,4 +289,6 @@ export interface Database {
   panel_settings: PanelSettingsTable;
   api_keys: ApiKeysTable;
   audit_log: AuditLogTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -74,7 +74,9 @@ export type Action =
   /** Import and delete server templates, and see every variable of a template. */
   | 'templates.manage'
   /** Read the whole audit log. */
-  | 'audit.read';
+  | 'audit.read'
+  /** Register, change and delete webhooks, and see their deliveries. */
+  | 'webhooks.manage';
 
 /**
  * What a server-scoped decision needs to know of the server: the permissions the user holds on it
@@ -127,6 +129,7 @@ function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant):
     case 'server.configure-host':
     case 'templates.manage':
     case 'audit.read':
+    case 'webhooks.manage':
       return user.role === 'admin';
     default: {
       if (user.role === 'admin') return true;

@@ -97,3 +97,9 @@ export interface ServerRecord extends ServerConfig {
   readonly pid: number | null;
   readonly pidIdentity: string | null;
 }
+
+/**
+ * What happened to a server's process, as told to the rest of the panel (webhooks, the audit
+ * log): see `server-event` in src/events.ts.
+ */
+export type ServerEventKind = 'started' | 'stopped' | 'crashed' | 'out-of-memory';

@@ -2,6 +2,7 @@
  * The ServerHost of this machine: the supervisor, the console it keeps for each server, the
  * storage of the servers' folders, and the runtimes that run them, put together.
  */
+import type { ServerEventKind } from '../../domain/server.js';
 import type { Logger } from '../../log.js';
 import type {
   DiscardedServer,
@@ -32,6 +33,8 @@ export interface LocalHostOptions {
   readonly diskCheckMs?: number | undefined;
   /** How old a folder's measured size may get before it is walked again. */
   readonly diskUsageTtlMs?: number | undefined;
+  /** Hears each start, stop and crash of a server (`server-event` in src/events.ts). */
+  readonly onServerEvent?: ((server: string, kind: ServerEventKind) => void) | undefined;
 }
 
 export function createLocalHost(options: LocalHostOptions): ServerHost {
@@ -53,6 +56,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     now: options.now,
     diskGraceSeconds: options.diskGraceSeconds,
     ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
+    ...(options.onServerEvent === undefined ? {} : { onEvent: options.onServerEvent }),
   });
   const runtimes: readonly Runtime[] = [...new Set(Object.values(options.runtimes))];
 

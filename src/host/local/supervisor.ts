@@ -4,7 +4,12 @@
  * listeners), and the panel's own life: leftovers of a killed panel are ended and the servers
  * that should run are started again; the panel's shutdown stops every server gracefully.
  */
-import type { RuntimeKind, ServerRecord, ServerStatus } from '../../domain/server.js';
+import type {
+  RuntimeKind,
+  ServerEventKind,
+  ServerRecord,
+  ServerStatus,
+} from '../../domain/server.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -127,6 +132,8 @@ export class Supervisor {
       readonly diskGraceSeconds: number;
       /** How often running servers' disk use is compared with their quota. */
       readonly diskCheckMs?: number;
+      /** Hears each start, stop and crash of a server (`server-event` in src/events.ts). */
+      readonly onEvent?: (server: string, kind: ServerEventKind) => void;
     },
   ) {
     this.#diskTimer = setInterval(() => {
@@ -526,6 +533,7 @@ export class Supervisor {
       }
       entry.log.append(`[panel] ${error.message}`);
       this.#setStatus(entry, 'crashed');
+      this.#tell(name, 'crashed');
       await this.deps.servers.recordStopped(name, false);
       return entry.status;
     }
@@ -577,6 +585,7 @@ export class Supervisor {
           unsubscribe();
           entry.unwatch = null;
           this.#setStatus(entry, 'running');
+          this.#tell(name, 'started');
         }
       });
       entry.unwatch = unsubscribe;
@@ -605,7 +614,10 @@ export class Supervisor {
         : `[panel] took over the server, still running since the panel's last start (pid ${process.pid})`,
     );
     // With done patterns it stays starting until the watcher above sees the line (it may have).
-    if (donePatterns.length === 0) this.#setStatus(entry, 'running');
+    if (donePatterns.length === 0) {
+      this.#setStatus(entry, 'running');
+      if (how === 'started') this.#tell(name, 'started');
+    }
     return entry.status;
   }
 
@@ -677,6 +689,8 @@ export class Supervisor {
     entry.process = null;
     entry.log.append('[panel] stopped');
     this.#setStatus(entry, 'stopped');
+    // A stopped install script is not a stop of the server.
+    if (entry.installing === null) this.#tell(record.name, 'stopped');
     await this.deps.servers.recordStopped(record.name, options.keepDesired ?? false);
   }
 
@@ -695,6 +709,7 @@ export class Supervisor {
     if (entry.stopTyped || (exit.code === 0 && entry.commandSent)) {
       entry.log.append(`[panel] the server exited (${how}) after a command; stopped`);
       this.#setStatus(entry, 'stopped');
+      this.#tell(name, 'stopped');
       await this.deps.servers.recordStopped(name, false);
       return;
     }
@@ -704,6 +719,7 @@ export class Supervisor {
       );
     } else entry.log.append(`[panel] the server exited unexpectedly (${how})`);
     this.#setStatus(entry, 'crashed');
+    this.#tell(name, exit.outOfMemory ? 'out-of-memory' : 'crashed');
     const record = await this.deps.servers.find(name);
     if (!record) return;
     if (this.#closing || !record.autoRestart) {
@@ -805,6 +821,15 @@ export class Supervisor {
   #setStatus(entry: Entry, status: ServerStatus): void {
     entry.status = status;
     entry.log.status(status);
+  }
+
+  /** Tells `onEvent`; what it does with it never disturbs the server's handling. */
+  #tell(name: string, kind: ServerEventKind): void {
+    try {
+      this.deps.onEvent?.(name, kind);
+    } catch (error) {
+      this.deps.log.error({ err: error, server: name, kind }, 'a server event listener failed');
+    }
   }
 
   /** A console listener or the console's own work failed, outside any request: it is logged. */

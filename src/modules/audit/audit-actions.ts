@@ -62,6 +62,12 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'POST /api/servers/:server/backups/:id/download-link': 'backup.download-link',
   'PUT /api/servers/:server/backup-settings': 'backup.settings',
 
+  'POST /api/admin/webhooks': 'webhook.create',
+  'PUT /api/admin/webhooks/:id': 'webhook.update',
+  'DELETE /api/admin/webhooks/:id': 'webhook.delete',
+  'POST /api/admin/webhooks/:id/secret': 'webhook.secret',
+  'POST /api/admin/webhooks/:id/test': 'webhook.test',
+
   'POST /api/templates/import': 'template.import',
   'DELETE /api/templates/:id': 'template.delete',
 

@@ -39,10 +39,13 @@ export function registerAuditHook(app: App, audit: AuditService): void {
     if (!ok && status !== 403 && status < 500 && !SIGN_IN_ROUTES.has(key) && !request.auditFailed) {
       return payload;
     }
+    const about = what(request);
     await audit.record({
       ...who(request),
       action,
-      ...what(request),
+      ...about,
+      // What a creation made is named by its answer.
+      target: about.target ?? (ok ? createdId(payload) : null),
       outcome: ok ? 'ok' : 'failed',
       status,
     });
@@ -97,6 +100,23 @@ function what(request: FastifyRequest) {
     target,
     details,
   };
+}
+
+/** The id a creation answered (`data.id`, or the `id` of the one object in `data`), if any. */
+function createdId(payload: unknown): string | null {
+  if (typeof payload !== 'string' || payload.length > 65_536) return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  const data = isObject(body) ? body.data : undefined;
+  if (!isObject(data)) return null;
+  const made = [data, ...Object.values(data).filter(isObject)].find(
+    (candidate) => typeof candidate.id === 'number' || typeof candidate.id === 'string',
+  );
+  return made === undefined ? null : String(made.id).slice(0, MAX_TEXT);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

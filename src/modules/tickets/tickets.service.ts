@@ -9,6 +9,7 @@
  */
 import type { TicketStatus } from '../../domain/ticket.js';
 import { AppError, notFound } from '../../errors.js';
+import type { PanelEvents } from '../../events.js';
 import { can } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
 import { decodeCursor, encodeCursor, type CursorList } from './tickets.cursor.js';
@@ -65,6 +66,8 @@ export class TicketsService {
       readonly now: () => Date;
       /** Largest description or message, in UTF-8 bytes (TICKET_MESSAGE_MAX_BYTES). */
       readonly messageMaxBytes: number;
+      /** Hears `ticket-event` once a ticket is opened, answered by staff or moved on. */
+      readonly events?: Pick<PanelEvents, 'emit'>;
     },
   ) {}
 
@@ -82,7 +85,14 @@ export class TicketsService {
       ...ticket,
       now: this.deps.now(),
     });
-    return this.#detail(id);
+    const detail = await this.#detail(id);
+    this.deps.events?.emit('ticket-event', id, 'created', {
+      title: detail.title,
+      owner: detail.owner.username,
+      by: user.username,
+      status: detail.status,
+    });
+    return detail;
   }
 
   async get(user: User, id: number): Promise<TicketDetail> {
@@ -115,6 +125,18 @@ export class TicketsService {
     if (result === 'closed') {
       throw new AppError('CONFLICT', 'The ticket is closed; reopen it to add messages');
     }
+    // Answered: a staff member wrote on somebody else's ticket.
+    if (isStaff(user)) {
+      const ticket = await this.deps.tickets.ticket(id);
+      if (ticket && ticket.owner.username !== user.username) {
+        this.deps.events?.emit('ticket-event', id, 'answered', {
+          title: ticket.title,
+          owner: ticket.owner.username,
+          by: user.username,
+          status: ticket.status,
+        });
+      }
+    }
     return {
       id: result.id,
       author: { username: user.username, role: user.role, deleted: false },
@@ -132,7 +154,17 @@ export class TicketsService {
       now: this.deps.now,
     });
     if (result === 'missing') throw ticketNotFound();
-    return this.#detail(id);
+    const detail = await this.#detail(id);
+    if (result.from !== result.to) {
+      this.deps.events?.emit('ticket-event', id, 'status-changed', {
+        title: detail.title,
+        owner: detail.owner.username,
+        by: user.username,
+        status: result.to,
+        from: result.from,
+      });
+    }
+    return detail;
   }
 
   /** 413 when `text` is longer than the limit in UTF-8 bytes (the length that is stored). */

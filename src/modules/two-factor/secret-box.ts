@@ -14,9 +14,13 @@ export interface SecretBox {
   open(sealed: string): string | null;
 }
 
-export function createSecretBox(masterSecret: Uint8Array): SecretBox {
+/**
+ * A box whose key is derived for `purpose`: boxes of different purposes cannot open each other's
+ * secrets. The TOTP secrets' purpose is the default, so their key never changes.
+ */
+export function createSecretBox(masterSecret: Uint8Array, purpose = 'totp secrets'): SecretBox {
   const key = Buffer.from(
-    hkdfSync('sha256', masterSecret, Buffer.alloc(0), 'game-panel totp secrets', 32),
+    hkdfSync('sha256', masterSecret, Buffer.alloc(0), `game-panel ${purpose}`, 32),
   );
   return {
     seal(plain) {

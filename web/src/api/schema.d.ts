@@ -121,6 +121,785 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/admin/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every webhook, by id (admin); never their secrets */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: (
+                  | 'server.started'
+                  | 'server.stopped'
+                  | 'server.crashed'
+                  | 'server.out-of-memory'
+                  | 'backup.done'
+                  | 'backup.failed'
+                  | 'ticket.created'
+                  | 'ticket.answered'
+                  | 'ticket.status-changed'
+                )[];
+                id: number;
+                /** @description The newest delivery; null before the first */
+                lastDelivery: {
+                  /**
+                   * Format: date-time
+                   * @description Its last attempt, or its queueing
+                   */
+                  at: string;
+                  responseStatus: number | null;
+                  status: 'pending' | 'delivered' | 'failed';
+                } | null;
+                url: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Register a URL for events (admin); answers its signing secret this once
+     * @description 400 `URL_NOT_ALLOWED` for a URL that is not http(s), or that points at the panel’s own host, loopback, a private, link-local or otherwise non-public address (after DNS resolution), unless WEBHOOK_ALLOWED_HOSTS allows its host.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description An admin's note; empty by default */
+            description?: string;
+            /** @description true by default; a disabled webhook receives nothing */
+            enabled?: boolean;
+            /** @description The events delivered to the URL, each once */
+            events: (
+              | 'server.started'
+              | 'server.stopped'
+              | 'server.crashed'
+              | 'server.out-of-memory'
+              | 'backup.done'
+              | 'backup.failed'
+              | 'ticket.created'
+              | 'ticket.answered'
+              | 'ticket.status-changed'
+            )[];
+            /** @description An http(s) URL. 400 `URL_NOT_ALLOWED` when it is not http(s), or its host is the panel’s own or resolves to a loopback, private, link-local or otherwise non-public address, unless WEBHOOK_ALLOWED_HOSTS allows it */
+            url: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description The signing secret: shown this once */
+                secret: string;
+                webhook: {
+                  /** Format: date-time */
+                  createdAt: string;
+                  description: string;
+                  enabled: boolean;
+                  events: (
+                    | 'server.started'
+                    | 'server.stopped'
+                    | 'server.crashed'
+                    | 'server.out-of-memory'
+                    | 'backup.done'
+                    | 'backup.failed'
+                    | 'ticket.created'
+                    | 'ticket.answered'
+                    | 'ticket.status-changed'
+                  )[];
+                  id: number;
+                  /** @description The newest delivery; null before the first */
+                  lastDelivery: {
+                    /**
+                     * Format: date-time
+                     * @description Its last attempt, or its queueing
+                     */
+                    at: string;
+                    responseStatus: number | null;
+                    status: 'pending' | 'delivered' | 'failed';
+                  } | null;
+                  url: string;
+                };
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A webhook and how its newest delivery went (admin) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: (
+                  | 'server.started'
+                  | 'server.stopped'
+                  | 'server.crashed'
+                  | 'server.out-of-memory'
+                  | 'backup.done'
+                  | 'backup.failed'
+                  | 'ticket.created'
+                  | 'ticket.answered'
+                  | 'ticket.status-changed'
+                )[];
+                id: number;
+                /** @description The newest delivery; null before the first */
+                lastDelivery: {
+                  /**
+                   * Format: date-time
+                   * @description Its last attempt, or its queueing
+                   */
+                  at: string;
+                  responseStatus: number | null;
+                  status: 'pending' | 'delivered' | 'failed';
+                } | null;
+                url: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    /** Change the fields sent (admin); a new URL is checked as at registration */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description An admin's note; empty by default */
+            description?: string;
+            /** @description true by default; a disabled webhook receives nothing */
+            enabled?: boolean;
+            /** @description The events delivered to the URL, each once */
+            events?: (
+              | 'server.started'
+              | 'server.stopped'
+              | 'server.crashed'
+              | 'server.out-of-memory'
+              | 'backup.done'
+              | 'backup.failed'
+              | 'ticket.created'
+              | 'ticket.answered'
+              | 'ticket.status-changed'
+            )[];
+            /** @description An http(s) URL. 400 `URL_NOT_ALLOWED` when it is not http(s), or its host is the panel’s own or resolves to a loopback, private, link-local or otherwise non-public address, unless WEBHOOK_ALLOWED_HOSTS allows it */
+            url?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                createdAt: string;
+                description: string;
+                enabled: boolean;
+                events: (
+                  | 'server.started'
+                  | 'server.stopped'
+                  | 'server.crashed'
+                  | 'server.out-of-memory'
+                  | 'backup.done'
+                  | 'backup.failed'
+                  | 'ticket.created'
+                  | 'ticket.answered'
+                  | 'ticket.status-changed'
+                )[];
+                id: number;
+                /** @description The newest delivery; null before the first */
+                lastDelivery: {
+                  /**
+                   * Format: date-time
+                   * @description Its last attempt, or its queueing
+                   */
+                  at: string;
+                  responseStatus: number | null;
+                  status: 'pending' | 'delivered' | 'failed';
+                } | null;
+                url: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    /** Delete a webhook and its delivery history (admin) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {object|null} */
+              data: never | null;
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The webhook's deliveries, newest first (admin)
+     * @description Paginated with limit (1-200, default 50) and offset; X-Total-Count holds the number of deliveries.
+     */
+    get: {
+      parameters: {
+        query: {
+          limit: number;
+          offset: number;
+        };
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Attempts made so far, at most 6 */
+                attempts: number;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Why the last attempt failed, with at most 200 characters of the answer */
+                error: string | null;
+                event:
+                  | (
+                      | 'server.started'
+                      | 'server.stopped'
+                      | 'server.crashed'
+                      | 'server.out-of-memory'
+                      | 'backup.done'
+                      | 'backup.failed'
+                      | 'ticket.created'
+                      | 'ticket.answered'
+                      | 'ticket.status-changed'
+                    )
+                  | 'ping';
+                /** @description Also the `id` of the payload and `X-Panel-Delivery` */
+                id: number;
+                /** Format: date-time */
+                lastAttemptAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description When a pending delivery is tried next; null once delivered or failed
+                 */
+                nextAttemptAt: string | null;
+                /** @description The last attempt's HTTP status; null when no answer came */
+                responseStatus: number | null;
+                status: 'pending' | 'delivered' | 'failed';
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{id}/secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A new signing secret, answered this once; the old one signs nothing more */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description The new signing secret: shown this once */
+                secret: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Queue a `ping` delivery to the webhook (admin), enabled or not
+     * @description The delivery is queued; its outcome shows in the deliveries.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Attempts made so far, at most 6 */
+                attempts: number;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Why the last attempt failed, with at most 200 characters of the answer */
+                error: string | null;
+                event:
+                  | (
+                      | 'server.started'
+                      | 'server.stopped'
+                      | 'server.crashed'
+                      | 'server.out-of-memory'
+                      | 'backup.done'
+                      | 'backup.failed'
+                      | 'ticket.created'
+                      | 'ticket.answered'
+                      | 'ticket.status-changed'
+                    )
+                  | 'ping';
+                /** @description Also the `id` of the payload and `X-Panel-Delivery` */
+                id: number;
+                /** Format: date-time */
+                lastAttemptAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description When a pending delivery is tried next; null once delivered or failed
+                 */
+                nextAttemptAt: string | null;
+                /** @description The last attempt's HTTP status; null when no answer came */
+                responseStatus: number | null;
+                status: 'pending' | 'delivered' | 'failed';
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/audit': {
     parameters: {
       query?: never;

@@ -1,0 +1,197 @@
+/**
+ * Where a webhook may point (SSRF): an http(s) URL whose host resolves only to public addresses,
+ * none of them the panel's own, unless WEBHOOK_ALLOWED_HOSTS names the host (docs/webhooks.md).
+ * Checked when a URL is registered and again before every attempt; an attempt then connects to
+ * the very address that was checked (`pinnedLookup`), so a DNS answer that changes in between
+ * (DNS rebinding) cannot send it elsewhere.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import type { AllowedHost } from '../../config.js';
+import { AppError } from '../../errors.js';
+
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** Every address a host name resolves to (`dns.lookup` with `all`, by default). */
+export type Resolver = (host: string) => Promise<readonly ResolvedAddress[]>;
+
+/** Where one attempt goes: the URL and the checked address to connect to. */
+export interface Target {
+  readonly url: URL;
+  readonly address: ResolvedAddress;
+}
+
+/** How long a host name may take to resolve: within the time a request is answered. */
+const RESOLVE_TIMEOUT_MS = 3_000;
+
+/** Addresses that are not the public internet: loopback, private, link-local, CGNAT, and so on. */
+const NON_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], // "this network", 0.0.0.0 included
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata services)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast included
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible addresses
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard-only
+  ['2001:db8::', 32], // documentation
+  ['fc00::', 7], // unique-local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+}
+
+/** Whether `address` is on the public internet. IPv4-mapped IPv6 addresses count as IPv4. */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+const defaultResolver: Resolver = async (host) => {
+  const found = await dnsLookup(host, { all: true, verbatim: true });
+  return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+};
+
+const refused = (message: string): AppError =>
+  new AppError('URL_NOT_ALLOWED', message, { details: [{ path: 'body/url', message }] });
+
+/** The host of a URL as compared and resolved: lower case, IPv6 without brackets. */
+const hostOf = (url: URL): string =>
+  url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
+
+const portOf = (url: URL): number =>
+  url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+
+export class UrlGuard {
+  constructor(
+    private readonly deps: {
+      /** WEBHOOK_ALLOWED_HOSTS. */
+      readonly allowed: readonly AllowedHost[];
+      /** The panel's own host names and addresses (its listen address, PUBLIC_URL's host). */
+      readonly ownHosts: readonly string[];
+      readonly resolve?: Resolver;
+      readonly resolveTimeoutMs?: number;
+    },
+  ) {}
+
+  /**
+   * The parsed URL and the address an attempt connects to; 400 `URL_NOT_ALLOWED` (naming why)
+   * for a URL that is not http(s), carries credentials, or reaches an address it may not.
+   */
+  async check(raw: string): Promise<Target> {
+    const url = parseWebhookUrl(raw);
+    const host = hostOf(url);
+    const allowed = this.#allowed(host, portOf(url));
+    if (!allowed && this.deps.ownHosts.some((own) => own.toLowerCase() === host)) {
+      throw refused(`${host} is the panel's own host`);
+    }
+    const addresses = await this.#resolve(host);
+    if (!allowed) {
+      const own = ownAddresses();
+      for (const { address } of addresses) {
+        if (!isPublicAddress(address)) {
+          throw refused(
+            `${host === address ? host : `${host} resolves to ${address}, which`} is not a public address; allow it with WEBHOOK_ALLOWED_HOSTS`,
+          );
+        }
+        if (own.has(address)) throw refused(`${host} is the panel's own host`);
+      }
+    }
+    const first = addresses[0];
+    if (first === undefined) throw refused(`${host} has no address`);
+    return { url, address: first };
+  }
+
+  #allowed(host: string, port: number): boolean {
+    return this.deps.allowed.some(
+      (entry) => entry.host === host && (entry.port === null || entry.port === port),
+    );
+  }
+
+  async #resolve(host: string): Promise<readonly ResolvedAddress[]> {
+    const family = isIP(host);
+    if (family !== 0) return [{ address: host, family: family === 6 ? 6 : 4 }];
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error('timed out'));
+      }, this.deps.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS);
+    });
+    try {
+      const found = await Promise.race([(this.deps.resolve ?? defaultResolver)(host), timeout]);
+      if (found.length === 0) throw new Error('no address');
+      return found;
+    } catch (error) {
+      const reason =
+        error instanceof Error && 'code' in error && typeof error.code === 'string'
+          ? error.code
+          : error instanceof Error
+            ? error.message
+            : 'unknown error';
+      throw refused(`${host} cannot be resolved (${reason})`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** An absolute http(s) URL without credentials, or 400 naming what is wrong. */
+export function parseWebhookUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new AppError('VALIDATION_FAILED', 'The URL is not an absolute URL', {
+      details: [{ path: 'body/url', message: 'must be an absolute http(s) URL' }],
+    });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw refused(`A webhook URL must be http or https, not ${url.protocol.replace(/:$/, '')}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw refused('A webhook URL may not carry a user name or password');
+  }
+  return url;
+}
+
+/** The addresses of this machine's interfaces, as they are now. */
+function ownAddresses(): Set<string> {
+  const own = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) {
+    for (const entry of list ?? []) own.add(entry.address.replace(/%.*$/, ''));
+  }
+  return own;
+}
+
+/** A `lookup` for http(s).request that answers the checked address, whatever DNS says now. */
+export function pinnedLookup(target: ResolvedAddress): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all === true) callback(null, [target]);
+    else callback(null, target.address, target.family);
+  };
+}
