@@ -16,9 +16,9 @@ export type WebhookEvent = Webhook['events'][number];
 export type Delivery = DeliveriesAnswer['data'][number];
 export type NewWebhook =
   paths['/api/admin/webhooks']['post']['requestBody']['content']['application/json'];
-export type WebhookChanges = NonNullable<
-  paths['/api/admin/webhooks/{id}']['patch']['requestBody']
->['content']['application/json'];
+/** Any of url, events, description and enabled: the rest stays. */
+export type WebhookChanges =
+  paths['/api/admin/webhooks/{id}']['put']['requestBody']['content']['application/json'];
 
 /** While a delivery of the history shown is pending, it is asked for this often. */
 export const DELIVERIES_BUSY_INTERVAL_MS = 2_000;
@@ -58,8 +58,7 @@ export function useUpdateWebhook(id: number) {
   const changed = useWebhooksChanged();
   return useMutation({
     mutationFn: async (body: WebhookChanges) =>
-      (await unwrap(api.PATCH('/api/admin/webhooks/{id}', { params: { path: { id } }, body })))
-        .data,
+      (await unwrap(api.PUT('/api/admin/webhooks/{id}', { params: { path: { id } }, body }))).data,
     onSuccess: changed,
   });
 }
