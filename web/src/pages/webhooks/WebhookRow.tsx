@@ -77,7 +77,7 @@ export function WebhookRow({ webhook }: { webhook: Webhook }) {
                 <span className={`${styles.badge} ${styles[last.status]}`}>
                   {DELIVERY_LABELS[last.status]}
                 </span>{' '}
-                {last.responseStatus !== null && `${last.responseStatus}, `}
+                {last.responseStatus !== null && `HTTP ${last.responseStatus}, `}
                 <time dateTime={last.at}>{formatModified(last.at)}</time>
               </>
             )}
