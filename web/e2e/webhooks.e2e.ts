@@ -91,7 +91,14 @@ describe('webhooks', () => {
     await newForm(page).getByLabel('Payload URL').fill('http://10.20.30.40/hook');
     await newForm(page).getByRole('checkbox', { name: 'Event backup.failed' }).check();
     await newForm(page).getByRole('button', { name: 'Create webhook' }).click();
-    await newForm(page).getByRole('alert').first().waitFor();
+    const refusal = newForm(page).getByRole('alert');
+    await refusal.waitFor();
+    assert.match((await refusal.textContent()) ?? '', /\S/);
+    assert.equal(
+      await newForm(page).getByLabel('Payload URL').getAttribute('aria-invalid'),
+      'true',
+      'the URL is marked as the field refused',
+    );
     assert.equal(await page.getByRole('group', { name: /^Secret of/ }).count(), 0);
     await newForm(page).getByRole('checkbox', { name: 'Event backup.failed' }).uncheck();
 
