@@ -93,6 +93,11 @@ describe('audit log', () => {
     await filters(page).getByLabel('Via').selectOption('api-key');
     await apply(page);
     await page.waitForURL(/via=api-key/);
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.textContent),
+      'Apply filters',
+      'applying keeps the focus on the button',
+    );
     await page.getByText(/matching the filters/).waitFor();
     assert.deepEqual(await actions(page), ['file.write']);
     await entries(page).first().getByText('admin with the API key notes script').waitFor();

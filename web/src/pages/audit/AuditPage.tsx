@@ -54,8 +54,6 @@ export function AuditPage() {
       </div>
       {!isAdmin && <Alert tone="info">Only an administrator can read the audit log.</Alert>}
       <Filters
-        // A new URL (back, a link) starts the form over from it.
-        key={auditSearchOf({ ...place, page: 1 })}
         initial={place.filters}
         onApply={(filters) => {
           setSearch(auditSearchOf({ filters, page: 1 }));
@@ -100,6 +98,13 @@ function Filters({
   onApply: (filters: AuditFilters) => void;
 }) {
   const [filters, setFilters] = useState(initial);
+  // Filters from another URL (back, a link) start the form over; applying keeps it, and its focus.
+  const shown = auditSearchOf({ filters: initial, page: 1 });
+  const [seen, setSeen] = useState(shown);
+  if (seen !== shown) {
+    setSeen(shown);
+    setFilters(initial);
+  }
   const servers = useServers();
   const set =
     <K extends keyof AuditFilters>(key: K) =>
