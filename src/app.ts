@@ -333,8 +333,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     diskGraceSeconds: config.diskGraceSeconds,
     diskCheckMs: overrides.diskCheckMs,
     diskUsageTtlMs: overrides.diskUsageTtlMs,
-    onServerEvent: (server, kind) => {
-      events.emit('server-event', server, kind);
+    onServerEvent: (server, kind, exit) => {
+      events.emit('server-event', server, kind, exit);
     },
   });
   const serversService = new ServersService({
@@ -393,7 +393,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         },
       }),
   });
-  events.on('server-event', (server, kind) => {
+  events.on('server-event', (server, kind, exit) => {
     // Starts and stops are recorded as the requests that made them; these happen by themselves.
     if (kind !== 'crashed' && kind !== 'out-of-memory') return;
     void audit.record({
@@ -407,7 +407,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       target: null,
       outcome: 'failed',
       status: null,
-      details: {},
+      details: exit === undefined ? {} : { exitCode: exit.code, signal: exit.signal },
     });
   });
   events.on('backup-progress', (server, progress) => {

@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { BackupProgress } from './domain/backup.js';
-import type { ServerEventKind } from './domain/server.js';
+import type { EventExit, ServerEventKind } from './domain/server.js';
 import type { TicketStatus } from './domain/ticket.js';
 
 interface PanelEventMap {
@@ -27,7 +27,7 @@ interface PanelEventMap {
    *   limit, which is `out-of-memory` instead (subscribe to both to hear of every crash).
    * - `out-of-memory`: the kernel ended it at its memory limit.
    */
-  'server-event': [server: string, kind: ServerEventKind];
+  'server-event': [server: string, kind: ServerEventKind, exit?: EventExit];
   /**
    * A ticket was opened (`created`), a staff member (admin or support) wrote on somebody else's
    * ticket (`answered`), or its status changed (`status-changed`, only when it really changed).

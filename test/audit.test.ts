@@ -222,8 +222,8 @@ describe('the audit log', () => {
       'the crash in the audit log',
     );
     assert.deepEqual(
-      [crash.via, crash.actor, crash.server, crash.outcome],
-      ['system', null, 'fragile', 'failed'],
+      [crash.via, crash.actor, crash.server, crash.outcome, crash.details],
+      ['system', null, 'fragile', 'failed', { exitCode: 7, signal: null }],
     );
   });
 

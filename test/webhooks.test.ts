@@ -464,7 +464,11 @@ describe('webhooks', () => {
     assert.equal((await serverAction(panel, admin, 'hooked', 'start')).statusCode, 200);
     await waitFor('server.started', 2);
     assert.equal((await sendCommand(panel, admin, 'hooked', 'crash')).statusCode, 200);
-    assert.deepEqual((await waitFor('server.crashed')).data, { server: 'hooked' });
+    assert.deepEqual((await waitFor('server.crashed')).data, {
+      server: 'hooked',
+      exitCode: 3,
+      signal: null,
+    });
 
     const opened = await panel.app.inject({
       method: 'POST',
@@ -605,7 +609,7 @@ describe('webhooks', () => {
         'the out-of-memory event',
       );
       assert.equal(payload.event, 'server.out-of-memory');
-      assert.deepEqual(payload.data, { server: 'hungry' });
+      assert.deepEqual(payload.data, { server: 'hungry', exitCode: null, signal: 'SIGKILL' });
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(receiver.on('/oom').length, 1, 'not also sent as server.crashed');
     } finally {

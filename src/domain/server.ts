@@ -103,3 +103,9 @@ export interface ServerRecord extends ServerConfig {
  * log): see `server-event` in src/events.ts.
  */
 export type ServerEventKind = 'started' | 'stopped' | 'crashed' | 'out-of-memory';
+
+/** How the process of a server that crashed or ran out of memory ended (none: it never started). */
+export interface EventExit {
+  readonly code: number | null;
+  readonly signal: string | null;
+}

@@ -2,7 +2,7 @@
  * The ServerHost of this machine: the supervisor, the console it keeps for each server, the
  * storage of the servers' folders, and the runtimes that run them, put together.
  */
-import type { ServerEventKind } from '../../domain/server.js';
+import type { EventExit, ServerEventKind } from '../../domain/server.js';
 import type { Logger } from '../../log.js';
 import type {
   DiscardedServer,
@@ -34,7 +34,8 @@ export interface LocalHostOptions {
   /** How old a folder's measured size may get before it is walked again. */
   readonly diskUsageTtlMs?: number | undefined;
   /** Hears each start, stop and crash of a server (`server-event` in src/events.ts). */
-  readonly onServerEvent?: ((server: string, kind: ServerEventKind) => void) | undefined;
+  readonly onServerEvent?:
+    ((server: string, kind: ServerEventKind, exit?: EventExit) => void) | undefined;
 }
 
 export function createLocalHost(options: LocalHostOptions): ServerHost {

@@ -6,6 +6,7 @@
  */
 import type {
   RuntimeKind,
+  EventExit,
   ServerEventKind,
   ServerRecord,
   ServerStatus,
@@ -133,7 +134,7 @@ export class Supervisor {
       /** How often running servers' disk use is compared with their quota. */
       readonly diskCheckMs?: number;
       /** Hears each start, stop and crash of a server (`server-event` in src/events.ts). */
-      readonly onEvent?: (server: string, kind: ServerEventKind) => void;
+      readonly onEvent?: (server: string, kind: ServerEventKind, exit?: EventExit) => void;
     },
   ) {
     this.#diskTimer = setInterval(() => {
@@ -719,7 +720,10 @@ export class Supervisor {
       );
     } else entry.log.append(`[panel] the server exited unexpectedly (${how})`);
     this.#setStatus(entry, 'crashed');
-    this.#tell(name, exit.outOfMemory ? 'out-of-memory' : 'crashed');
+    this.#tell(name, exit.outOfMemory ? 'out-of-memory' : 'crashed', {
+      code: exit.code,
+      signal: exit.signal,
+    });
     const record = await this.deps.servers.find(name);
     if (!record) return;
     if (this.#closing || !record.autoRestart) {
@@ -824,9 +828,9 @@ export class Supervisor {
   }
 
   /** Tells `onEvent`; what it does with it never disturbs the server's handling. */
-  #tell(name: string, kind: ServerEventKind): void {
+  #tell(name: string, kind: ServerEventKind, exit?: EventExit): void {
     try {
-      this.deps.onEvent?.(name, kind);
+      this.deps.onEvent?.(name, kind, exit);
     } catch (error) {
       this.deps.log.error({ err: error, server: name, kind }, 'a server event listener failed');
     }

@@ -21,8 +21,11 @@ const TICKET_EVENTS: Readonly<Record<TicketEventKind, WebhookEvent>> = {
 };
 
 export function publishPanelEvents(events: PanelEvents, publish: Publish): void {
-  events.on('server-event', (server, kind) => {
-    publish(SERVER_EVENTS[kind], { server });
+  events.on('server-event', (server, kind, exit) => {
+    publish(SERVER_EVENTS[kind], {
+      server,
+      ...(exit === undefined ? {} : { exitCode: exit.code, signal: exit.signal }),
+    });
   });
   events.on('backup-progress', (server, progress) => {
     // Restores are not backups; a backup still running says nothing yet.

@@ -13,6 +13,7 @@ import {
 } from '../../../hooks/useBackups';
 import { formatModified } from '../files/paths';
 import { formatBytes, formatDuration } from '../format';
+import cards from '../Cards.module.css';
 import styles from './Backups.module.css';
 
 type Mode = 'idle' | 'restore' | 'delete';
@@ -96,9 +97,9 @@ export function BackupRow({
   const failed = lock.error ?? download.error;
 
   return (
-    <li className={styles.row} aria-label={backup.name}>
-      <div className={styles.head}>
-        <h3 className={styles.name}>{backup.name}</h3>
+    <li className={cards.row} aria-label={backup.name}>
+      <div className={cards.head}>
+        <h3 className={cards.name}>{backup.name}</h3>
         <span className={`${styles.badge} ${styles[backup.status]}`}>{STATUS[backup.status]}</span>
         {backup.locked && <span className={`${styles.badge} ${styles.locked}`}>Locked</span>}
       </div>

@@ -9,6 +9,7 @@ import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { BackupRow } from './BackupRow';
 import { BackupSettingsForm } from './BackupSettingsForm';
+import cards from '../Cards.module.css';
 import styles from './Backups.module.css';
 import { lines } from './settingsForm';
 
@@ -92,7 +93,7 @@ export default function BackupsTab() {
   const isAdmin = (me.data?.role ?? session?.role) === 'admin';
 
   return (
-    <div className={styles.tab}>
+    <div className={cards.tab}>
       <section className={page.card} aria-labelledby="backups-title">
         <h2 id="backups-title">Backups</h2>
         {backups.isPending ? (
@@ -107,7 +108,7 @@ export default function BackupsTab() {
             <p>Create one below, or add a backup task to a schedule.</p>
           </div>
         ) : (
-          <ul className={styles.list} aria-label="Backups">
+          <ul className={cards.list} aria-label="Backups">
             {backups.data.map((backup) => (
               <BackupRow key={backup.id} server={name} backup={backup} status={status} />
             ))}

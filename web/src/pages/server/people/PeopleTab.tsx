@@ -7,6 +7,7 @@ import { useGrant, useServerPeople } from '../../../hooks/useServerPeople';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { PERMISSIONS, type Permission } from '../permissions';
+import cards from '../Cards.module.css';
 import styles from './People.module.css';
 import { PermissionBoxes } from './PermissionBoxes';
 import { PersonRow } from './PersonRow';
@@ -46,7 +47,7 @@ export default function PeopleTab() {
   };
 
   return (
-    <div className={styles.tab}>
+    <div className={cards.tab}>
       <section className={page.card} aria-labelledby="people-title">
         <h2 id="people-title">People</h2>
         <p className={page.muted}>
@@ -67,7 +68,7 @@ export default function PeopleTab() {
             <p>Invite someone below by their username.</p>
           </div>
         ) : (
-          <ul className={styles.list} aria-label="People">
+          <ul className={cards.list} aria-label="People">
             {people.data.map((person) => (
               <PersonRow key={person.username} server={name} person={person} held={held} />
             ))}

@@ -4,6 +4,7 @@ import { Alert } from '../../../components/Alert';
 import { Confirm } from '../../../components/Confirm';
 import { useGrant, useRemovePerson, type Person } from '../../../hooks/useServerPeople';
 import { mayManage, PERMISSIONS, samePermissions, type Permission } from '../permissions';
+import cards from '../Cards.module.css';
 import styles from './People.module.css';
 import { PermissionBoxes } from './PermissionBoxes';
 
@@ -32,9 +33,9 @@ export function PersonRow({
   const dirty = !samePermissions(chosen, saved);
 
   return (
-    <li className={styles.row} aria-label={person.username}>
-      <div className={styles.head}>
-        <h3 className={styles.name}>{person.username}</h3>
+    <li className={cards.row} aria-label={person.username}>
+      <div className={cards.head}>
+        <h3 className={cards.name}>{person.username}</h3>
         <span className={styles.role}>{person.role}</span>
         <span className={styles.count}>
           {isAdmin

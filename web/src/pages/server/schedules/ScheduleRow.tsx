@@ -10,6 +10,7 @@ import {
 } from '../../../hooks/useSchedules';
 import { formatModified } from '../files/paths';
 import { ScheduleForm } from './ScheduleForm';
+import cards from '../Cards.module.css';
 import styles from './Schedules.module.css';
 
 type Mode = 'idle' | 'edit' | 'delete';
@@ -40,9 +41,9 @@ export function ScheduleRow({ server, schedule }: { server: string; schedule: Sc
   const outcome = schedule.lastOutcome;
 
   return (
-    <li className={styles.row} aria-label={schedule.name}>
-      <div className={styles.head}>
-        <h3 className={styles.name}>{schedule.name}</h3>
+    <li className={cards.row} aria-label={schedule.name}>
+      <div className={cards.head}>
+        <h3 className={cards.name}>{schedule.name}</h3>
         <span className={schedule.enabled ? styles.on : styles.off}>
           {schedule.enabled ? 'Enabled' : 'Disabled'}
         </span>

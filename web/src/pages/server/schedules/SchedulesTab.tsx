@@ -6,7 +6,7 @@ import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { ScheduleForm } from './ScheduleForm';
 import { ScheduleRow } from './ScheduleRow';
-import styles from './Schedules.module.css';
+import cards from '../Cards.module.css';
 
 /** The server's schedules, and a form to make one. */
 export default function SchedulesTab() {
@@ -18,7 +18,7 @@ export default function SchedulesTab() {
   const [made, setMade] = useState<string | null>(null);
 
   return (
-    <div className={styles.tab}>
+    <div className={cards.tab}>
       <section className={page.card} aria-labelledby="schedules-title">
         <h2 id="schedules-title">Schedules</h2>
         {schedules.isPending ? (
@@ -35,7 +35,7 @@ export default function SchedulesTab() {
             </p>
           </div>
         ) : (
-          <ul className={styles.list} aria-label="Schedules">
+          <ul className={cards.list} aria-label="Schedules">
             {schedules.data.map((schedule) => (
               <ScheduleRow key={schedule.id} server={name} schedule={schedule} />
             ))}
