@@ -8,6 +8,7 @@ import { useApiKeys, useCreateApiKey, useRevokeApiKey, type ApiKey } from '../..
 import { useServers } from '../../hooks/useServers';
 import page from '../Page.module.css';
 import { formatModified } from '../server/files/paths';
+import cards from '../server/Cards.module.css';
 import { PermissionBoxes } from '../server/people/PermissionBoxes';
 import { PERMISSIONS, type Permission } from '../server/permissions';
 import { describePermissions, describeServers, newKeyBody } from './apiKeys';
@@ -55,7 +56,7 @@ export function ApiKeysSection() {
           <p>Make one below for a script or another tool.</p>
         </div>
       ) : (
-        <ul className={styles.list} aria-label="API keys">
+        <ul className={cards.list} aria-label="API keys">
           {keys.data.map((key) => (
             <ApiKeyRow key={key.id} apiKey={key} />
           ))}
@@ -74,9 +75,9 @@ function ApiKeyRow({ apiKey }: { apiKey: ApiKey }) {
   const revoke = useRevokeApiKey();
   const [confirming, setConfirming] = useState(false);
   return (
-    <li className={styles.row} aria-label={apiKey.name}>
-      <div className={styles.head}>
-        <h3 className={styles.name}>{apiKey.name}</h3>
+    <li className={cards.row} aria-label={apiKey.name}>
+      <div className={cards.head}>
+        <h3 className={cards.name}>{apiKey.name}</h3>
         <code className={styles.prefix} title="The start of the key's token">
           {apiKey.prefix}…
         </code>

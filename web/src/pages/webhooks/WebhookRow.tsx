@@ -14,6 +14,7 @@ import { formatModified } from '../server/files/paths';
 import { changesOf, DELIVERY_LABELS, formOf } from './events';
 import { Deliveries } from './Deliveries';
 import { WebhookForm } from './WebhookForm';
+import cards from '../server/Cards.module.css';
 import styles from './Webhooks.module.css';
 
 type Mode = 'idle' | 'edit' | 'rotate' | 'delete';
@@ -44,16 +45,16 @@ export function WebhookRow({ webhook }: { webhook: Webhook }) {
   const last = webhook.lastDelivery;
 
   return (
-    <li className={styles.row} aria-label={name}>
-      <div className={styles.head}>
-        <h3 className={styles.name}>{name}</h3>
+    <li className={`${cards.row} ${styles.row}`} aria-label={name}>
+      <div className={cards.head}>
+        <h3 className={cards.name}>{name}</h3>
         <span className={`${styles.badge} ${webhook.enabled ? styles.on : styles.off}`}>
           {webhook.enabled ? 'Enabled' : 'Disabled'}
         </span>
       </div>
       {webhook.description !== '' && <code className={styles.url}>{webhook.url}</code>}
       <dl className={styles.facts}>
-        <div className={styles.wide}>
+        <div>
           <dt>Events</dt>
           <dd className={styles.eventList}>
             {webhook.events.map((event) => (
@@ -61,6 +62,8 @@ export function WebhookRow({ webhook }: { webhook: Webhook }) {
             ))}
           </dd>
         </div>
+      </dl>
+      <dl className={styles.facts}>
         <div>
           <dt>Created</dt>
           <dd>

@@ -10,7 +10,7 @@ import page from '../Page.module.css';
 import { bodyOf, EMPTY_FORM } from './events';
 import { WebhookForm } from './WebhookForm';
 import { WebhookRow, webhookName } from './WebhookRow';
-import styles from './Webhooks.module.css';
+import cards from '../server/Cards.module.css';
 
 /**
  * The panel's webhooks (admins): each URL is sent the events it follows as signed JSON. A new
@@ -66,7 +66,7 @@ export function WebhooksPage() {
             <p>Add one below to tell another service when servers crash or tickets arrive.</p>
           </div>
         ) : (
-          <ul className={styles.list}>
+          <ul className={cards.list}>
             {webhooks.data.map((webhook) => (
               <WebhookRow key={webhook.id} webhook={webhook} />
             ))}
