@@ -17,6 +17,9 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorBody', description: 'Every error has this shape' },
 );
 
+/** `schema`, or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
 /** `{ message, data }`, the shape of every successful response but register, login and me. */
 export const Envelope = <T extends TSchema>(data: T) =>
   Type.Object({ message: Type.String(), data });

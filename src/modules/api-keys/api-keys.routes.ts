@@ -1,15 +1,13 @@
 import { Type } from 'typebox';
 import { SERVER_PERMISSIONS } from '../../domain/policy.js';
 import { currentUser } from '../../http/access.js';
-import { Envelope, responses } from '../../http/schemas.js';
+import { Envelope, Nullable, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { MAX_KEYS_PER_USER, type ApiKeysService } from './api-keys.service.js';
 
 const TAGS = ['api-keys'];
 const Permission = Type.Union(SERVER_PERMISSIONS.map((permission) => Type.Literal(permission)));
 const Timestamp = Type.String({ format: 'date-time' });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 const ApiKey = Type.Object({
   id: Type.Integer(),

@@ -1,13 +1,11 @@
 import { Type } from 'typebox';
 import { AUDIT_OUTCOMES, AUDIT_VIAS, type AuditFilter } from '../../domain/audit.js';
 import { currentUser } from '../../http/access.js';
-import { Envelope, responses } from '../../http/schemas.js';
+import { Envelope, Nullable, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { AuditService } from './audit.service.js';
 
 const TAGS = ['audit'];
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 const AuditEntry = Type.Object({
   id: Type.Integer(),

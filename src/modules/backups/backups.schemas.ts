@@ -6,7 +6,7 @@ import {
   MAX_SAVE_COMMANDS,
   MAX_WAIT_SECONDS,
 } from '../../domain/backup.js';
-import { Envelope } from '../../http/schemas.js';
+import { Envelope, Nullable } from '../../http/schemas.js';
 
 const Server = Type.String({ minLength: 1, maxLength: 256 });
 const Id = Type.String({
@@ -80,9 +80,6 @@ export const BackupSettingsSchema = Type.Object(settingsFields);
 export const UpdateBackupSettingsBody = Type.Partial(Type.Object(settingsFields), {
   additionalProperties: false,
 });
-
-const Nullable = <T extends ReturnType<typeof Type.Integer>>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 export const BackupSchema = Type.Object({
   id: Type.String(),

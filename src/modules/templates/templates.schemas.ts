@@ -1,11 +1,8 @@
 import { Type } from 'typebox';
 import { CONFIG_PARSERS, EGG_FORMATS } from '../../domain/template.js';
-import { Envelope } from '../../http/schemas.js';
+import { Envelope, Nullable } from '../../http/schemas.js';
 
 export const TemplateParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
-
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 const FormatSchema = Type.Union(
   EGG_FORMATS.map((format) => Type.Literal(format)),
