@@ -8,10 +8,10 @@ import { useApiKeys, useCreateApiKey, useRevokeApiKey, type ApiKey } from '../..
 import { useServers } from '../../hooks/useServers';
 import page from '../Page.module.css';
 import { formatModified } from '../server/files/paths';
-import cards from '../server/Cards.module.css';
 import { PermissionBoxes } from '../server/people/PermissionBoxes';
 import { PERMISSIONS, type Permission } from '../server/permissions';
 import { describePermissions, describeServers, newKeyBody } from './apiKeys';
+import cards from '../../components/Cards.module.css';
 import styles from './ApiKeys.module.css';
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
@@ -83,7 +83,7 @@ function ApiKeyRow({ apiKey }: { apiKey: ApiKey }) {
         </code>
         {apiKey.expired && <span className={styles.expired}>Expired</span>}
       </div>
-      <dl className={styles.facts}>
+      <dl className={cards.facts}>
         <div>
           <dt>Servers</dt>
           <dd>{describeServers(apiKey.servers)}</dd>
@@ -142,7 +142,7 @@ function ApiKeyRow({ apiKey }: { apiKey: ApiKey }) {
           This cannot be undone.
         </Confirm>
       ) : (
-        <div className={styles.buttons}>
+        <div className={cards.buttons}>
           <button
             type="button"
             className="button secondary"
@@ -323,7 +323,7 @@ function CreateApiKey({ onCreated }: { onCreated: (name: string, token: string) 
         />
       )}
       {create.isError && <Alert tone="error">{errorMessage(create.error)}</Alert>}
-      <div className={styles.buttons}>
+      <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={create.isPending}>
           {create.isPending ? 'Creating…' : 'Create API key'}
         </button>

@@ -6,6 +6,7 @@ import { useDeliveries } from '../../hooks/useWebhooks';
 import page from '../Page.module.css';
 import { formatModified } from '../server/files/paths';
 import { DELIVERY_LABELS } from './events';
+import cards from '../../components/Cards.module.css';
 import styles from './Webhooks.module.css';
 
 const SIZE = 10;
@@ -39,7 +40,7 @@ export function Deliveries({ id, url }: { id: number; url: string }) {
                 </span>
                 <span className={page.muted}>#{delivery.id}</span>
               </div>
-              <dl className={styles.facts}>
+              <dl className={cards.facts}>
                 <div>
                   <dt>Queued</dt>
                   <dd>

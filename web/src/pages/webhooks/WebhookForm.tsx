@@ -4,6 +4,7 @@ import { Alert } from '../../components/Alert';
 import { Field } from '../../components/Field';
 import type { WebhookEvent } from '../../hooks/useWebhooks';
 import { describeEvent, EVENTS, type WebhookForm as Form } from './events';
+import cards from '../../components/Cards.module.css';
 import styles from './Webhooks.module.css';
 
 /**
@@ -122,7 +123,7 @@ export function WebhookForm({
         <label htmlFor={enabledId}>Enabled: send deliveries</label>
       </div>
       {error != null && <Alert tone="error">{errorMessage(error)}</Alert>}
-      <div className={styles.buttons}>
+      <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={pending}>
           {pending ? pendingAction : action}
         </button>

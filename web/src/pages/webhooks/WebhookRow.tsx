@@ -14,7 +14,7 @@ import { formatModified } from '../server/files/paths';
 import { changesOf, DELIVERY_LABELS, formOf } from './events';
 import { Deliveries } from './Deliveries';
 import { WebhookForm } from './WebhookForm';
-import cards from '../server/Cards.module.css';
+import cards from '../../components/Cards.module.css';
 import styles from './Webhooks.module.css';
 
 type Mode = 'idle' | 'edit' | 'rotate' | 'delete';
@@ -53,7 +53,7 @@ export function WebhookRow({ webhook }: { webhook: Webhook }) {
         </span>
       </div>
       {webhook.description !== '' && <code className={styles.url}>{webhook.url}</code>}
-      <dl className={styles.facts}>
+      <dl className={cards.facts}>
         <div>
           <dt>Events</dt>
           <dd className={styles.eventList}>
@@ -63,7 +63,7 @@ export function WebhookRow({ webhook }: { webhook: Webhook }) {
           </dd>
         </div>
       </dl>
-      <dl className={styles.facts}>
+      <dl className={cards.facts}>
         <div>
           <dt>Created</dt>
           <dd>
@@ -101,7 +101,7 @@ export function WebhookRow({ webhook }: { webhook: Webhook }) {
       )}
 
       {mode === 'idle' && (
-        <div className={styles.buttons}>
+        <div className={cards.buttons}>
           <button
             type="button"
             className="button secondary"

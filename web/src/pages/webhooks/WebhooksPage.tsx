@@ -10,7 +10,7 @@ import page from '../Page.module.css';
 import { bodyOf, EMPTY_FORM } from './events';
 import { WebhookForm } from './WebhookForm';
 import { WebhookRow, webhookName } from './WebhookRow';
-import cards from '../server/Cards.module.css';
+import cards from '../../components/Cards.module.css';
 
 /**
  * The panel's webhooks (admins): each URL is sent the events it follows as signed JSON. A new

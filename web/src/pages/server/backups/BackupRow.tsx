@@ -13,7 +13,7 @@ import {
 } from '../../../hooks/useBackups';
 import { formatModified } from '../files/paths';
 import { formatBytes, formatDuration } from '../format';
-import cards from '../Cards.module.css';
+import cards from '../../../components/Cards.module.css';
 import styles from './Backups.module.css';
 
 type Mode = 'idle' | 'restore' | 'delete';
@@ -116,7 +116,7 @@ export function BackupRow({
         </div>
       )}
 
-      <dl className={styles.facts}>
+      <dl className={`${cards.facts} ${styles.facts}`}>
         <div>
           <dt>Size</dt>
           <dd>{backup.bytes === null ? '—' : formatBytes(backup.bytes)}</dd>
@@ -138,7 +138,7 @@ export function BackupRow({
             <dd>{consistency}</dd>
           </div>
         )}
-        <div className={styles.wide}>
+        <div className={cards.wide}>
           <dt>Last restore</dt>
           <dd>
             {lastRestore === null ? (
@@ -164,7 +164,7 @@ export function BackupRow({
       )}
 
       {mode === 'idle' && (
-        <div className={styles.buttons}>
+        <div className={cards.buttons}>
           <button
             type="button"
             className="button secondary"

@@ -10,6 +10,7 @@ import {
   type BackupSettingsField,
   type BackupSettingsForm as Form,
 } from './settingsForm';
+import cards from '../../../components/Cards.module.css';
 import styles from './Backups.module.css';
 
 /** The API's field of each form field, for its validation `details`. */
@@ -164,7 +165,7 @@ export function BackupSettingsForm({
 
       {save.isError && <Alert tone="error">{errorMessage(save.error)}</Alert>}
       {saved && <Alert tone="success">Backup settings saved</Alert>}
-      <div className={styles.buttons}>
+      <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={save.isPending}>
           {save.isPending ? 'Saving…' : 'Save backup settings'}
         </button>

@@ -9,7 +9,7 @@ import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { BackupRow } from './BackupRow';
 import { BackupSettingsForm } from './BackupSettingsForm';
-import cards from '../Cards.module.css';
+import cards from '../../../components/Cards.module.css';
 import styles from './Backups.module.css';
 import { lines } from './settingsForm';
 
@@ -74,7 +74,7 @@ function CreateBackup({ server }: { server: string }) {
       {started !== null && (
         <Alert tone="success">Backup {started} started; its progress shows in the list above</Alert>
       )}
-      <div className={styles.buttons}>
+      <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={create.isPending}>
           {create.isPending ? 'Starting…' : 'Create backup'}
         </button>

@@ -7,7 +7,7 @@ import { useGrant, useServerPeople } from '../../../hooks/useServerPeople';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { PERMISSIONS, type Permission } from '../permissions';
-import cards from '../Cards.module.css';
+import cards from '../../../components/Cards.module.css';
 import styles from './People.module.css';
 import { PermissionBoxes } from './PermissionBoxes';
 import { PersonRow } from './PersonRow';
@@ -102,7 +102,7 @@ export default function PeopleTab() {
           />
           {invite.isError && <Alert tone="error">{errorMessage(invite.error)}</Alert>}
           {invited !== null && <Alert tone="success">{invited} now has this server</Alert>}
-          <div className={styles.buttons}>
+          <div className={cards.buttons}>
             <button type="submit" className="button primary" disabled={invite.isPending}>
               {invite.isPending ? 'Inviting…' : 'Invite'}
             </button>

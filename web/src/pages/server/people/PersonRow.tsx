@@ -4,7 +4,7 @@ import { Alert } from '../../../components/Alert';
 import { Confirm } from '../../../components/Confirm';
 import { useGrant, useRemovePerson, type Person } from '../../../hooks/useServerPeople';
 import { mayManage, PERMISSIONS, samePermissions, type Permission } from '../permissions';
-import cards from '../Cards.module.css';
+import cards from '../../../components/Cards.module.css';
 import styles from './People.module.css';
 import { PermissionBoxes } from './PermissionBoxes';
 
@@ -68,7 +68,7 @@ export function PersonRow({
           {grant.isError && <Alert tone="error">{errorMessage(grant.error)}</Alert>}
           {done && !dirty && <Alert tone="success">Permissions of {person.username} saved</Alert>}
           {manageable && !confirming && (
-            <div className={styles.buttons}>
+            <div className={cards.buttons}>
               <button
                 type="button"
                 className="button primary"

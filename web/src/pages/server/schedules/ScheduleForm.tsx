@@ -3,6 +3,7 @@ import { ApiError, errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { Field, SelectField } from '../../../components/Field';
 import type { Schedule, ScheduleInput } from '../../../hooks/useSchedules';
+import cards from '../../../components/Cards.module.css';
 import styles from './Schedules.module.css';
 
 type Action = ScheduleInput['tasks'][number]['action'];
@@ -230,7 +231,7 @@ export function ScheduleForm({
       </fieldset>
 
       {error != null && <Alert tone="error">{errorMessage(error)}</Alert>}
-      <div className={styles.buttons}>
+      <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={pending}>
           {pending ? 'Saving…' : submitLabel}
         </button>

@@ -10,7 +10,7 @@ import {
 } from '../../../hooks/useSchedules';
 import { formatModified } from '../files/paths';
 import { ScheduleForm } from './ScheduleForm';
-import cards from '../Cards.module.css';
+import cards from '../../../components/Cards.module.css';
 import styles from './Schedules.module.css';
 
 type Mode = 'idle' | 'edit' | 'delete';
@@ -49,7 +49,7 @@ export function ScheduleRow({ server, schedule }: { server: string; schedule: Sc
         </span>
         {schedule.running && <span className={styles.on}>Running now</span>}
       </div>
-      <dl className={styles.facts}>
+      <dl className={`${cards.facts} ${styles.facts}`}>
         <div>
           <dt>When</dt>
           <dd>
@@ -86,14 +86,14 @@ export function ScheduleRow({ server, schedule }: { server: string; schedule: Sc
             )}
           </dd>
         </div>
-        <div className={styles.wide}>
+        <div className={cards.wide}>
           <dt>Tasks</dt>
           <dd>{schedule.tasks.map(describeTask).join('; then ')}</dd>
         </div>
       </dl>
 
       {mode === 'idle' && (
-        <div className={styles.buttons}>
+        <div className={cards.buttons}>
           <button
             type="button"
             className="button secondary"

@@ -6,7 +6,7 @@ import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { ScheduleForm } from './ScheduleForm';
 import { ScheduleRow } from './ScheduleRow';
-import cards from '../Cards.module.css';
+import cards from '../../../components/Cards.module.css';
 
 /** The server's schedules, and a form to make one. */
 export default function SchedulesTab() {
