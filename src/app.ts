@@ -27,6 +27,7 @@ import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
+import { recordPanelEvents } from './modules/audit/audit-events.js';
 import { registerAuditHook } from './modules/audit/audit.hook.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
@@ -375,17 +376,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     clock: scheduleClock,
     log: app.log,
     ran: (schedule, outcome) =>
-      void audit.record({
-        actorId: null,
-        actor: null,
+      void audit.recordUnattended({
         via: 'schedule',
         viaName: schedule.name,
-        address: null,
         action: 'schedule.run',
         server: schedule.server,
         target: String(schedule.id),
         outcome: outcome.status === 'failed' ? 'failed' : 'ok',
-        status: null,
         details: {
           result: outcome.status,
           message: outcome.message,
@@ -393,39 +390,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         },
       }),
   });
-  events.on('server-event', (server, kind, exit) => {
-    // Starts and stops are recorded as the requests that made them; these happen by themselves.
-    if (kind !== 'crashed' && kind !== 'out-of-memory') return;
-    void audit.record({
-      actorId: null,
-      actor: null,
-      via: 'system',
-      viaName: null,
-      address: null,
-      action: `server.${kind}`,
-      server,
-      target: null,
-      outcome: 'failed',
-      status: null,
-      details: exit === undefined ? {} : { exitCode: exit.code, signal: exit.signal },
-    });
-  });
-  events.on('backup-progress', (server, progress) => {
-    if (progress.status === 'running') return;
-    void audit.record({
-      actorId: null,
-      actor: null,
-      via: 'system',
-      viaName: null,
-      address: null,
-      action: `${progress.action}.${progress.status}`,
-      server,
-      target: progress.backup,
-      outcome: progress.status === 'done' ? 'ok' : 'failed',
-      status: null,
-      details: progress.message === null ? {} : { message: progress.message },
-    });
-  });
+  recordPanelEvents(events, audit);
   events.on('server-deleted', (name) => {
     scheduler.serverRemoved(name);
     backups.removeServer(name).catch((error: unknown) => {

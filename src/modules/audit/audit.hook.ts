@@ -8,7 +8,7 @@
  * the `path` query), and the `SAFE_FIELDS` of the body and query, shortened. Never a password,
  * token, code, command or file content: those fields are not in the list.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onSendAsyncHookHandler } from 'fastify';
 import type { App } from '../../http/types.js';
 import { AUDITED_ROUTES, SAFE_FIELDS, SIGN_IN_ROUTES } from './audit-actions.js';
 import type { AuditService } from './audit.service.js';
@@ -29,28 +29,40 @@ const MAX_JSON = 1000;
 export function registerAuditHook(app: App, audit: AuditService): void {
   app.decorateRequest('auditActor', null);
   app.decorateRequest('auditFailed', false);
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.is404) return payload;
-    const key = `${request.method} ${request.routeOptions.url ?? ''}`;
-    const action = AUDITED_ROUTES[key];
-    if (action === undefined) return payload;
+  // Each audited route gets the hook as it is registered, its action resolved once: the other
+  // routes (every read) never run it.
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      const key = `${method} ${route.url}`;
+      const action = AUDITED_ROUTES[key];
+      if (action === undefined) continue;
+      const record = recorder(audit, key, action);
+      route.onSend = [...[route.onSend ?? []].flat(), record];
+    }
+  });
+}
+
+/** The onSend hook of one audited route. */
+function recorder(audit: AuditService, key: string, action: string): onSendAsyncHookHandler {
+  const signIn = SIGN_IN_ROUTES.has(key);
+  const creation = action.endsWith('.create');
+  const serverInBody = key === 'POST /api/servers/create';
+  return async (request, reply, payload) => {
     const status = reply.statusCode;
     const ok = status < 400 && !request.auditFailed;
-    if (!ok && status !== 403 && status < 500 && !SIGN_IN_ROUTES.has(key) && !request.auditFailed) {
-      return payload;
-    }
-    const about = what(request);
+    if (!ok && status !== 403 && status < 500 && !signIn && !request.auditFailed) return payload;
+    const about = what(request, serverInBody);
     await audit.record({
       ...who(request),
       action,
       ...about,
       // What a creation made is named by its answer.
-      target: about.target ?? (ok ? createdId(payload) : null),
+      target: about.target ?? (ok && creation ? createdId(payload) : null),
       outcome: ok ? 'ok' : 'failed',
       status,
     });
     return payload;
-  });
+  };
 }
 
 function who(request: FastifyRequest) {
@@ -73,7 +85,7 @@ function who(request: FastifyRequest) {
   };
 }
 
-function what(request: FastifyRequest) {
+function what(request: FastifyRequest, serverInBody: boolean) {
   const params = (request.params ?? {}) as Record<string, unknown>;
   const query = (request.query ?? {}) as Record<string, unknown>;
   const body = isObject(request.body) ? request.body : {};
@@ -96,7 +108,7 @@ function what(request: FastifyRequest) {
     (server === null ? text(body.name) : null);
   return {
     // A server being made is named by the body.
-    server: server ?? (request.routeOptions.url === '/api/servers/create' ? text(body.name) : null),
+    server: server ?? (serverInBody ? text(body.name) : null),
     target,
     details,
   };

@@ -43,6 +43,26 @@ export class AuditService {
     }
   }
 
+  /**
+   * Writes an entry of what happened without a request: by a schedule, or by the panel itself
+   * (`system`). Nobody is its actor and it has no address or status.
+   */
+  recordUnattended(
+    entry: Pick<NewAuditEntry, 'action' | 'server' | 'target' | 'outcome' | 'details'> & {
+      readonly via: 'schedule' | 'system';
+      readonly viaName?: string;
+    },
+  ): Promise<void> {
+    return this.record({
+      actorId: null,
+      actor: null,
+      viaName: null,
+      address: null,
+      status: null,
+      ...entry,
+    });
+  }
+
   page(filter: AuditFilter, limit: number, offset: number): Promise<AuditPage> {
     return this.deps.repo.page(filter, limit, offset);
   }
