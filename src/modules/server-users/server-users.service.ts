@@ -21,7 +21,7 @@ export interface ServerPerson {
 export class ServerUsersService {
   constructor(
     private readonly deps: {
-      readonly servers: Pick<ServersService, 'require'>;
+      readonly servers: Pick<ServersService, 'require' | 'requireHeld'>;
       readonly users: Pick<
         UsersRepository,
         'findByUsername' | 'holdersOf' | 'grant' | 'revoke' | 'permissionsOn'
@@ -46,16 +46,13 @@ export class ServerUsersService {
     username: string,
     permissions: readonly ServerPermission[],
   ): Promise<ServerPerson> {
-    await this.deps.servers.require(caller, server, 'server.users');
-    const target = await this.#target(username);
     const own = await this.#own(caller, server);
-    if (own !== null) {
-      const beyond = permissions.find((permission) => !own.has(permission));
-      if (beyond !== undefined) {
-        throw new AppError('FORBIDDEN', `You cannot grant ${beyond}: you do not hold it yourself`);
-      }
-      await this.#refuseBeyond(own, target, server);
+    const target = await this.#target(username);
+    const beyond = permissions.find((permission) => !own.has(permission));
+    if (beyond !== undefined) {
+      throw new AppError('FORBIDDEN', `You cannot grant ${beyond}: you do not hold it yourself`);
     }
+    await this.#refuseBeyond(own, target, server);
     const kept = SERVER_PERMISSIONS.filter((permission) => permissions.includes(permission));
     await this.deps.users.grant(target.id, server, kept).catch((error: unknown) => {
       if (error instanceof NoLongerExists) throw notFound('Server');
@@ -67,10 +64,9 @@ export class ServerUsersService {
 
   /** Takes the server out of `username`'s list. */
   async remove(caller: User, server: string, username: string): Promise<void> {
-    await this.deps.servers.require(caller, server, 'server.users');
-    const target = await this.#target(username);
     const own = await this.#own(caller, server);
-    if (own !== null) await this.#refuseBeyond(own, target, server);
+    const target = await this.#target(username);
+    await this.#refuseBeyond(own, target, server);
     if (!(await this.deps.users.revoke(target.id, server))) {
       throw new AppError('NOT_FOUND', `${target.username} does not have this server`);
     }
@@ -87,17 +83,12 @@ export class ServerUsersService {
   }
 
   /**
-   * The caller's own permissions on the server, narrowed by their API key; null for an admin
-   * (everything) without a key that narrows it.
+   * The caller's own permissions on the server (every one for an admin, narrowed by an API key),
+   * once the policy let them manage its people: 404/403 otherwise.
    */
-  async #own(caller: User, server: string): Promise<ReadonlySet<ServerPermission> | null> {
-    const held =
-      caller.role === 'admin'
-        ? null
-        : ((await this.deps.users.permissionsOn(caller.id, server)) ?? new Set());
-    const keyed = caller.key?.permissions ?? null;
-    if (keyed === null) return held;
-    return new Set([...keyed].filter((permission) => held === null || held.has(permission)));
+  async #own(caller: User, server: string): Promise<ReadonlySet<ServerPermission>> {
+    const { permissions } = await this.deps.servers.requireHeld(caller, server, 'server.users');
+    return new Set(permissions);
   }
 
   /** 403 when the target holds a permission the caller does not. */

@@ -149,9 +149,11 @@ export class ServersService {
   /** What `user` holds on `name` (which need not exist), for the policy. */
   async #grant(user: User, name: string): Promise<ServerGrant> {
     // Admins hold everything everywhere, the banned nothing: no need to look.
-    if (user.role === 'admin' || !can(user, 'account.use'))
-      return { permissions: null, server: name };
-    return { permissions: await this.deps.grants.permissionsOn(user.id, name), server: name };
+    const permissions =
+      user.role === 'admin' || !can(user, 'account.use')
+        ? null
+        : await this.deps.grants.permissionsOn(user.id, name);
+    return { permissions, server: name };
   }
 
   /** Whether `user` may do `action` on `name` (which need not exist). */
@@ -164,9 +166,22 @@ export class ServersService {
     user: User,
     name: string,
   ): Promise<ServerRecord & { permissions: readonly ServerPermission[] }> {
-    const { record, grant } = await this.#checked(user, name, 'server.view');
+    const { record, permissions } = await this.requireHeld(user, name, 'server.view');
+    return { ...record, permissions };
+  }
+
+  /**
+   * `require`, answering also the permissions `user` holds on the server as the policy judges
+   * them (an admin's every one, narrowed by an API key).
+   */
+  async requireHeld(
+    user: User,
+    name: string,
+    action: ServerAction,
+  ): Promise<{ record: ServerRecord; permissions: ServerPermission[] }> {
+    const { record, grant } = await this.#checked(user, name, action);
     return {
-      ...record,
+      record,
       permissions: SERVER_PERMISSIONS.filter((p) => can(user, `server.${p}`, grant)),
     };
   }
