@@ -21,7 +21,8 @@ import {
   type TemplateVariable,
 } from '../domain/template.js';
 import { AppError } from '../errors.js';
-import { checkValue, compileSource, parseRules, unknownRules } from './rules.js';
+import { compileLinePattern, compileRe2 } from './patterns.js';
+import { checkValue, parseRules, unknownRules } from './rules.js';
 
 export interface ImportedEgg {
   readonly format: EggFormat;
@@ -350,28 +351,14 @@ function readDonePatterns(config: Json, warnings: string[]): string[] {
   for (const { pattern, path: at } of patterns) {
     // An empty line would match every line of the console: Wings' `bytes.Contains` does.
     if (pattern === '') continue;
-    if (
-      pattern.startsWith('regex:') &&
-      pattern.length > 6 &&
-      doneRegex(pattern.slice(6)) === null
-    ) {
-      warnings.push(
-        `${at}: ${JSON.stringify(pattern)} cannot be run safely as a regular expression here; it is dropped`,
-      );
+    const compiled = pattern.startsWith('regex:') ? compileLinePattern(pattern.slice(6)) : null;
+    if (compiled !== null && !compiled.ok) {
+      warnings.push(`${at}: ${JSON.stringify(pattern)} ${compiled.reason}; the line is dropped`);
       continue;
     }
     kept.push(pattern);
   }
   return kept;
-}
-
-/** Wings' done regexes are Go syntax; a leading `(?i)`-style group becomes JavaScript flags. */
-function doneRegex(source: string): RegExp | null {
-  const inline = /^\(\?([imsU]+)\)/.exec(source);
-  if (inline === null) return compileSource(source);
-  const flags = inline[1] ?? '';
-  if (flags.includes('U')) return null;
-  return compileSource(source.slice(inline[0].length), [...new Set(flags)].join(''));
 }
 
 function readConfigFiles(
@@ -401,7 +388,7 @@ function readConfigFiles(
       warnings.push(`${path}: has no "find"; the file is left alone`);
       continue;
     }
-    const replace = readReplacements(find, `${path}.find`, renames);
+    const replace = readReplacements(find, `${path}.find`, renames, warnings);
     rules.push({ file, parser, replace });
   }
   return rules;
@@ -445,6 +432,7 @@ function readReplacements(
   find: unknown,
   path: string,
   renames: ReadonlyMap<string, string>,
+  warnings: string[],
 ): ConfigReplacement[] {
   if (Array.isArray(find) && find.length === 0) return [];
   const entries = Object.entries(record(find, path));
@@ -456,6 +444,15 @@ function readReplacements(
     if (match.trim() === '') throw invalid(at, 'the key is empty');
     if (isRecord(replacement)) {
       for (const [ifValue, replaceWith] of Object.entries(replacement)) {
+        // Wings reads a `regex:` key as a Go pattern; one RE2 cannot run is left out, as a
+        // done line is (docs/templates.md).
+        const compiled = ifValue.startsWith('regex:') ? compileRe2(ifValue.slice(6)) : null;
+        if (compiled !== null && !compiled.ok) {
+          warnings.push(
+            `${key(at, ifValue)}: the pattern ${compiled.reason}; this replacement is dropped`,
+          );
+          continue;
+        }
         out.push({ match, ifValue, value: value(replaceWith, key(at, ifValue)) });
       }
     } else {

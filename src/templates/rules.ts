@@ -1,16 +1,15 @@
 /**
  * The validation rules of egg variables: the subset of Laravel's rules that eggs use, with
  * Laravel's meaning (docs/templates.md has the table). A rule this module does not know, or knows
- * but cannot enforce safely (a malformed parameter, a regular expression JavaScript cannot run or
- * that could run for ever), is reported by `unknownRules` and ignored by `checkValue`; the importer
- * turns each into a warning.
+ * but cannot enforce (a malformed parameter, a regular expression RE2 cannot run), is reported by
+ * `unknownRules` and ignored by `checkValue`; the importer turns each into a warning. Patterns run
+ * in linear time (src/templates/patterns.ts).
  *
  * A value is what the operator typed. Like Laravel behind Pterodactyl's middleware, which trims
  * input and turns an empty string into null, a blank value and null are the same: "empty".
  */
 
-/** Longer patterns are not compiled: eggs' patterns are a few dozen characters. */
-export const MAX_PATTERN_LENGTH = 500;
+import { compileRe2, MAX_PATTERN_LENGTH, translatePcre, type Compiled } from './patterns.js';
 
 /**
  * The rules in `rules`, one string each, trimmed, empty ones dropped. A pipe-separated string is
@@ -316,148 +315,45 @@ function listRule(allowed: boolean, values: readonly string[]): Check {
 }
 
 function regexRule(mustMatch: boolean, param: string): Check | null {
-  const pattern = compilePattern(param);
-  if (pattern === null) return null;
+  const compiled = compilePattern(param);
+  if (!compiled.ok) return null;
+  const { pattern } = compiled;
   return {
     failsEmpty: mustMatch,
-    test: (value) => {
-      pattern.lastIndex = 0;
-      return pattern.test(value) === mustMatch
+    test: (value) =>
+      pattern.test(value) === mustMatch
         ? null
         : mustMatch
           ? `must match the pattern ${param}`
-          : `must not match the pattern ${param}`;
-    },
+          : `must not match the pattern ${param}`,
   };
 }
 
 /**
- * A PCRE pattern with its delimiters and flags (`/^[a-z]+$/i`, `#…#`, `{…}`) as a JavaScript
- * RegExp; null when it cannot be run faithfully or safely: too long, an unknown flag, a syntax
- * JavaScript lacks (possessive quantifiers, atomic groups, inline flags), or a quantified group
- * that itself holds an unbounded quantifier (`(a+)+`), the shape of catastrophic backtracking.
+ * A PCRE pattern with its delimiters and flags (`/^[a-z]+$/i`, `#…#`, `{…}`) compiled for RE2
+ * (src/templates/patterns.ts); refused, with the reason, when it has no delimiters, an unknown
+ * flag, or syntax RE2 cannot run (backreferences, lookaround, possessive or atomic groups).
+ * Flags: `i`, `m`, `s`, `u` as in PCRE, `x` (whitespace and comments dropped), `U` (ungreedy),
+ * `D` and `S` (nothing to do: RE2's `$` ends the text, and it needs no study).
  */
-export function compilePattern(param: string): RegExp | null {
-  if (param.length > MAX_PATTERN_LENGTH + 20) return null;
+export function compilePattern(param: string): Compiled {
   const delimiter = param[0];
-  if (delimiter === undefined || !isDelimiter(delimiter)) return null;
+  if (delimiter === undefined || !isDelimiter(delimiter)) {
+    return { ok: false, reason: 'has no delimiters (write /pattern/flags)' };
+  }
   const close = closingDelimiter(param, 0, 0);
-  if (close === -1) return null;
+  if (close === -1) return { ok: false, reason: `has no closing ${delimiter}` };
   let source = param.slice(1, close);
   const flags = param.slice(close + 1);
-  if (!/^[imsuxDS]*$/.test(flags)) return null;
+  if (!/^[imsuxDSU]*$/.test(flags)) {
+    return { ok: false, reason: `has flags "${flags}"; known are i, m, s, u, x, U, D and S` };
+  }
+  if (source.length > MAX_PATTERN_LENGTH) {
+    return { ok: false, reason: `is longer than ${MAX_PATTERN_LENGTH} characters` };
+  }
   if (flags.includes('x')) source = stripExtended(source);
-  return compileSource(source, flags.replace(/[xDS]/g, ''));
-}
-
-/**
- * A pattern without delimiters (PCRE or Go syntax, as in Wings' `regex:` done lines) as a
- * JavaScript RegExp with `flags` (of `imsu`); null when it is too long, uses syntax JavaScript
- * lacks, could backtrack catastrophically, or does not compile.
- */
-export function compileSource(source: string, flags = ''): RegExp | null {
-  if (source.length > MAX_PATTERN_LENGTH || !/^[imsu]*$/.test(flags)) return null;
-  const translated = translate(source);
-  if (translated === null || nestedQuantifier(translated)) return null;
-  const base = [...new Set(flags.replace('u', ''))].join('');
-  const unicode = flags.includes('u') || /\\[pP]/.test(translated);
-  for (const jsFlags of unicode ? [base + 'u', base] : [base]) {
-    try {
-      return new RegExp(translated, jsFlags);
-    } catch {
-      // Not valid JavaScript with these flags: try without `u`, or give up below.
-    }
-  }
-  return null;
-}
-
-const POSIX: Readonly<Record<string, string>> = {
-  alpha: 'a-zA-Z',
-  digit: '0-9',
-  alnum: 'a-zA-Z0-9',
-  upper: 'A-Z',
-  lower: 'a-z',
-  space: '\\s',
-  blank: ' \\t',
-  xdigit: '0-9A-Fa-f',
-  word: '\\w',
-  punct: '!-\\/:-@\\[-`{-~',
-};
-
-/**
- * PCRE syntax JavaScript spells differently: `\A`, `\z`, `\Z`, `\h`, `(?P<name>`, POSIX classes.
- * Null for syntax JavaScript does not have and would misread rather than reject.
- */
-function translate(source: string): string | null {
-  let out = '';
-  let inClass = false;
-  let afterQuantifier = false;
-  for (let i = 0; i < source.length; i++) {
-    const char = source.charAt(i);
-    const next = source[i + 1];
-    if (char === '\\' && next !== undefined) {
-      afterQuantifier = false;
-      const escape = `\\${next}`;
-      if (!inClass && next === 'A') out += '(?<![\\s\\S])';
-      else if (!inClass && next === 'z') out += '(?![\\s\\S])';
-      else if (!inClass && next === 'Z') out += '(?=\\n?(?![\\s\\S]))';
-      else if (next === 'h') out += inClass ? ' \\t' : '[ \\t]';
-      else if ('GKQERCX'.includes(next) || (next === 'g' && !inClass)) return null;
-      else out += escape;
-      i++;
-      continue;
-    }
-    if (inClass) {
-      const posix = /^\[:(\^?)([a-z]+):\]/.exec(source.slice(i));
-      if (posix !== null) {
-        const [whole, negated, name = ''] = posix;
-        const range = POSIX[name];
-        if (range === undefined || negated === '^') return null;
-        out += range;
-        i += whole.length - 1;
-        continue;
-      }
-      if (char === ']') inClass = false;
-      out += char;
-      continue;
-    }
-    const wasQuantifier: boolean = afterQuantifier;
-    afterQuantifier = false;
-    if (char === '[') {
-      inClass = true;
-      out += char;
-      if (next === '^') {
-        out += next;
-        i++;
-      }
-      if (source[i + 1] === ']') {
-        out += '\\]';
-        i++;
-      }
-      continue;
-    }
-    if (char === '(' && next === '?') {
-      const rest = source.slice(i + 2);
-      if (!/^(?:[:=!]|<[=!]|<[A-Za-z]|P<)/.test(rest)) return null; // atomic, inline flags…
-      out += rest.startsWith('P<') ? '(?<' : '(?';
-      i += rest.startsWith('P<') ? 3 : 1;
-      continue;
-    }
-    const braces = char === '{' ? /^\{\d+(?:,\d*)?\}/.exec(source.slice(i))?.[0] : undefined;
-    if (braces !== undefined) {
-      out += braces;
-      i += braces.length - 1;
-      afterQuantifier = true;
-      continue;
-    }
-    if (char === '*' || char === '+' || char === '?') {
-      if (char === '+' && wasQuantifier) return null; // possessive: `a++`, `a*+`
-      // `?` after a quantifier makes it lazy; anything else starts a new quantifier.
-      afterQuantifier = !(char === '?' && wasQuantifier);
-    }
-    out += char;
-  }
-  return out;
+  if (flags.includes('U')) source = `(?U)${source}`;
+  return compileRe2(translatePcre(source), flags.replace(/[xDSU]/g, ''));
 }
 
 /** PCRE's `x` flag: unescaped whitespace and `#` comments outside classes are not the pattern. */
@@ -482,51 +378,6 @@ function stripExtended(source: string): string {
     }
   }
   return out;
-}
-
-/**
- * Whether a repeated group (`(…)*`, `(…)+`, `(…){2,9}`) holds a repetition itself or an
- * alternation: `(a+)+`, `(\w*\s?)*`, `(a|ab)*`. Such patterns can backtrack for exponential time
- * on a near miss; refusing a few harmless ones is the price of never hanging.
- */
-function nestedQuantifier(source: string): boolean {
-  interface Group {
-    repeats: boolean;
-    alternates: boolean;
-  }
-  const stack: Group[] = [];
-  let group: Group = { repeats: false, alternates: false };
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const char = source.charAt(i);
-    if (char === '\\') {
-      i++;
-    } else if (inClass) {
-      if (char === ']') inClass = false;
-    } else if (char === '[') {
-      inClass = true;
-    } else if (char === '(') {
-      stack.push(group);
-      group = { repeats: false, alternates: false };
-    } else if (char === ')') {
-      const repeated = repeatsAt(source, i + 1);
-      if (repeated && (group.repeats || group.alternates)) return true;
-      const inner = group;
-      group = stack.pop() ?? { repeats: false, alternates: false };
-      group.repeats ||= inner.repeats || repeated;
-      group.alternates ||= inner.alternates;
-    } else if (char === '|') {
-      group.alternates = true;
-    } else if (repeatsAt(source, i)) {
-      group.repeats = true;
-    }
-  }
-  return false;
-}
-
-function repeatsAt(source: string, index: number): boolean {
-  const char = source[index];
-  return char === '*' || char === '+' || /^\{\d*,\d*\}/.test(source.slice(index));
 }
 
 /** The rules in `rules` that `checkValue` does not enforce, as written. */

@@ -18,8 +18,9 @@
  *   missing elements of a path without `*` are made. A value `[attr='v']` sets an attribute.
  *
  * A replacement with `ifValue` changes only a value that exists and equals it (for `file`, the
- * whole line); `regex:<pattern>` instead matches a Go-style regular expression and replaces every
- * match with the value, where `$1`, `${1}` and `${name}` are its groups. Comments, order and
+ * whole line); `regex:<pattern>` instead matches a Go (RE2) regular expression, run in linear time
+ * (docs/security.md, "Patterns"), and replaces every match with the value, where `$1`, `${1}` and
+ * `${name}` are its groups. Comments, order and
  * untouched lines stay as they were (YAML through the `yaml` Document API, XML through the DOM).
  * Every error is a ConfigFileError (or a RangeError past the stack), and the caller keeps the
  * file as it was.
@@ -46,6 +47,7 @@ import {
   type Node as YamlNode,
 } from 'yaml';
 import type { ConfigParser } from '../../domain/template.js';
+import { compileRe2 } from '../../templates/patterns.js';
 
 /** One replacement with its value already rendered (placeholders resolved). */
 export interface Replacement {
@@ -114,27 +116,13 @@ function decide(replacement: Replacement, current: string | undefined): string |
   if (ifValue === null) return value;
   if (current === undefined) return null;
   if (!ifValue.startsWith(REGEX_PREFIX)) return current === ifValue ? value : null;
-  const pattern = goRegExp(ifValue.slice(REGEX_PREFIX.length));
-  if (!pattern.test(current)) return null;
-  return current.replace(new RegExp(pattern.source, `${pattern.flags}g`), (...args: unknown[]) => {
-    const last = args.at(-1);
-    const named =
-      typeof last === 'object' && last !== null ? (last as Record<string, unknown>) : {};
-    const captures = args.slice(0, named === last ? -3 : -2);
-    return expandGo(value, captures, named);
-  });
-}
-
-/** A Go (RE2) pattern as a JavaScript RegExp: a leading `(?ims)` and `(?P<name>` translated. */
-function goRegExp(source: string): RegExp {
-  const inline = /^\(\?([ims]+)\)/.exec(source);
-  const flags = inline ? [...new Set(inline[1])].join('') : '';
-  const body = (inline ? source.slice(inline[0].length) : source).replaceAll('(?P<', '(?<');
-  try {
-    return new RegExp(body, flags);
-  } catch {
-    throw new ConfigFileError(`${JSON.stringify(source)} is not a valid regular expression`);
+  const compiled = compileRe2(ifValue.slice(REGEX_PREFIX.length));
+  if (!compiled.ok) {
+    throw new ConfigFileError(`${JSON.stringify(ifValue)}: the pattern ${compiled.reason}`);
   }
+  const { pattern } = compiled;
+  if (!pattern.test(current)) return null;
+  return pattern.replaceAll(current, (captures, named) => expandGo(value, captures, named));
 }
 
 /** Go's Regexp.Expand: `$$` is `$`; `$1`, `${1}`, `$name`, `${name}` a group, or '' if none. */

@@ -13,6 +13,7 @@ import {
   startScript,
   templateEnvironment,
 } from '../../templates/render.js';
+import { compileLinePattern } from '../../templates/patterns.js';
 import { INSTALL_SCRIPT_DIR } from '../runtime/runtime.js';
 
 export interface Launch {
@@ -107,18 +108,16 @@ function refuseMissing(text: string, env: Record<string, string>, what: string):
 
 /**
  * Tells whether a console line says the server has started: it contains one of the patterns, or
- * matches one written `regex:…` (one that does not compile never matches). ANSI colour codes
- * are ignored.
+ * matches one written `regex:…`, run by RE2 in time linear in the line (docs/security.md,
+ * "Patterns"; one RE2 cannot run never matches). ANSI colour codes are ignored.
  */
 export function doneMatcher(patterns: readonly string[]): (line: string) => boolean {
   const tests = patterns.map((pattern): ((line: string) => boolean) => {
     if (!pattern.startsWith('regex:')) return (line) => line.includes(pattern);
-    try {
-      const regex = new RegExp(pattern.slice('regex:'.length));
-      return (line) => regex.test(line);
-    } catch {
-      return () => false;
-    }
+    const compiled = compileLinePattern(pattern.slice('regex:'.length));
+    if (!compiled.ok) return () => false;
+    const regex = compiled.pattern;
+    return (line) => regex.test(line);
   });
   return (line) => {
     const plain = line.replace(ANSI, '');

@@ -29,7 +29,7 @@ import { archiveWriter } from '../../host/local/archive-formats.js';
 import { doneMatcher } from '../../host/local/launch.js';
 import type { OpenedFile } from '../../host/local/storage.js';
 import type { Logger } from '../../log.js';
-import { compileSource } from '../../templates/rules.js';
+import { compileLinePattern } from '../../templates/patterns.js';
 import type { DownloadLinks } from '../files/download-links.js';
 import type { BackupStore } from './backup-store.js';
 import type { BackupsRepository } from './backups.repository.js';
@@ -673,11 +673,12 @@ function progressOf(job: Job): BackupProgress {
   };
 }
 
-/** 400 unless the saved line is text, or `regex:` a pattern that can run safely. */
+/** 400 unless the saved line is text, or `regex:` a pattern RE2 runs (in linear time). */
 function checkSavedLine(line: string): void {
   if (!line.startsWith('regex:')) return;
-  if (compileSource(line.slice('regex:'.length)) === null) {
-    const message = 'not a regular expression that can run safely';
+  const compiled = compileLinePattern(line.slice('regex:'.length));
+  if (!compiled.ok) {
+    const message = `the pattern ${compiled.reason}`;
     throw new AppError('VALIDATION_FAILED', `savedLine: ${message}`, {
       details: [{ path: 'body/savedLine', message }],
     });
