@@ -490,11 +490,19 @@ describe('backups', () => {
       404,
       'NOT_FOUND',
     );
-    assertError(
-      await call('PUT', 'world/backup-settings', { savedLine: 'regex:(a+)+$' }),
-      400,
-      'VALIDATION_FAILED',
-    );
+    // RE2 runs `(a+)+$` in linear time; a backreference or lookahead it cannot run is refused.
+    for (const savedLine of ['regex:(a)\\1', 'regex:saved(?=!)', 'regex:(unclosed']) {
+      const refused = await call('PUT', 'world/backup-settings', { savedLine });
+      assertError(refused, 400, 'VALIDATION_FAILED');
+      assert.match(
+        refused.body,
+        /savedLine: the pattern is not a regular expression the panel can run in linear time/,
+      );
+    }
+    const nested = await call('PUT', 'world/backup-settings', { savedLine: 'regex:(a+)+$' });
+    assert.equal(nested.statusCode, 200, nested.body);
+    const cleared = await call('PUT', 'world/backup-settings', { savedLine: null });
+    assert.equal(cleared.statusCode, 200, cleared.body);
     assertError(await call('POST', 'world/backups', { ignore: ['a\nb'] }), 400);
     const deleted = await call('DELETE', `world/backups/${id}`, undefined, user);
     assert.equal(deleted.statusCode, 200, deleted.body);
