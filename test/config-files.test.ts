@@ -130,6 +130,30 @@ describe('properties', () => {
     );
   });
 
+  it('an ifValue regex runs in RE2, in linear time; one RE2 cannot run fails the file', async () => {
+    const near = `${'a'.repeat(5000)}b`;
+    await put('re.properties', `motd=${near}\nname=aaaa\nport=localhost:25565\n`);
+    const result = await applyOne(
+      're.properties',
+      'properties',
+      when('motd', 'regex:^(a+)+$', 'calm'),
+      when('name', 'regex:^(a+)+$', 'calm'),
+      when('port', 'regex:^(?P<host>localhost)(:\\d{1,5})?$', '0.0.0.0$2 ${host}'),
+    );
+    assert.equal(result.outcome, 'changed');
+    assert.equal(
+      await get('re.properties'),
+      `motd=${near}\nname=calm\nport=0.0.0.0:25565 localhost\n`,
+    );
+    const refused = await applyOne(
+      're.properties',
+      'properties',
+      when('name', 'regex:(a)\\1', 'x'),
+    );
+    assert.equal(refused.outcome, 'failed');
+    assert.match(refused.error ?? '', /backreferences are not supported/);
+  });
+
   it('appends a missing key, and creates a missing file with it', async () => {
     await put('a.properties', 'level-name=world');
     const appended = await applyOne('a.properties', 'properties', set('server-ip', '0.0.0.0'));

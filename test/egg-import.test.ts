@@ -502,6 +502,31 @@ describe('config.files', () => {
     }
   });
 
+  it('an ifValue pattern RE2 cannot run is dropped with a warning; nested repetition is kept', () => {
+    const files = {
+      'a.properties': {
+        parser: 'properties',
+        find: {
+          motd: { 'regex:^(a+)+$': 'calm', 'regex:(a)\\1': 'echo', 'regex:a(?=b)': 'peek' },
+        },
+      },
+    };
+    const { definition, warnings } = parseEgg(json(withConfig(eggOf('PTDL_v2'), 'files', files)));
+    assert.deepEqual(definition.configFiles[0]!.replace, [
+      { match: 'motd', ifValue: 'regex:^(a+)+$', value: 'calm' },
+    ]);
+    const dropped = warnings.filter((warning) => warning.startsWith('config.files'));
+    assert.equal(dropped.length, 2, warnings.join('\n'));
+    assert.match(
+      dropped[0]!,
+      /the pattern is not .* linear time .*backreferences are not supported\); this replacement is dropped/,
+    );
+    assert.match(
+      dropped[1]!,
+      /lookahead and lookbehind are not supported\); this replacement is dropped/,
+    );
+  });
+
   it('every parser Wings has, in any case; empty forms are no files', () => {
     for (const parser of ['properties', 'yaml', 'json', 'ini', 'xml', 'file', 'YAML']) {
       const files = { 'a.cfg': { parser, find: { k: 'v' } } };
