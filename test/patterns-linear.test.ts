@@ -75,7 +75,7 @@ describe('patterns run in linear time: hostile lines never stop the panel', () =
     );
   };
 
-  const call = (method: 'GET' | 'PUT' | 'POST', url: string, payload?: unknown) =>
+  const call = (method: 'GET' | 'PUT' | 'POST', url: string, payload?: Record<string, unknown>) =>
     panel.app.inject({ method, url: `/api/servers/${url}`, headers: admin.headers, payload });
 
   const importEgg = async (egg: Record<string, unknown>): Promise<string> => {
