@@ -150,6 +150,42 @@ describe('patterns run in linear time: hostile lines never stop the panel', () =
     });
   }
 
+  it('a saved line that is linear but slow per character is matched off the main thread', async () => {
+    // [ab]*a[ab]{20}\d costs RE2 about 0.1 ms a character on pseudo-random a's and b's, which
+    // its DFA cannot cache: 8 KiB lines, again and again, would hold the main thread for good.
+    let state = 1;
+    let text = '';
+    for (let i = 0; i < 1500; i++) {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      text += (state >> 16) & 1 ? 'a' : 'b';
+    }
+    await createServer(panel, admin, 'slow-saver');
+    const settings = await call('PUT', 'slow-saver/backup-settings', {
+      beforeCommands: [`hostile 8000 10 ${text}`],
+      savedLine: 'regex:[ab]*a[ab]{20}\\d',
+      waitSeconds: 3,
+    });
+    assert.equal(settings.statusCode, 200, settings.body);
+    assert.equal((await serverAction(panel, admin, 'slow-saver', 'start')).statusCode, 200);
+    await printing('slow-saver');
+    const made = await call('POST', 'slow-saver/backups', {});
+    assert.equal(made.statusCode, 200, made.body);
+    const { id } = json<{ data: { id: string } }>(made).data;
+
+    await healthWhileHostile('slow-saver');
+
+    // Batches past the time limit count as no match: the backup goes on after its wait.
+    const backup = await eventually(async () => {
+      const current = json<{ data: { status: string; consistency: string } }>(
+        await call('GET', `slow-saver/backups/${id}`),
+      ).data;
+      return current.status === 'running' ? undefined : current;
+    }, 'the backup to end');
+    assert.equal(backup.status, 'done');
+    assert.equal(backup.consistency, 'timed-out');
+    await serverAction(panel, admin, 'slow-saver', 'kill');
+  });
+
   it('done lines regex:.*.*.*.*.*Q and regex:.*Server.*started against long lines', async () => {
     const template = await importEgg(
       egg({

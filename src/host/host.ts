@@ -43,6 +43,13 @@ export interface ServerConsole {
   history(): readonly ConsoleLine[];
   /** Calls `listener` with every batch of lines and status change until unsubscribed. */
   subscribe(listener: (event: ConsoleEvent) => void): () => void;
+  /**
+   * Calls `onMatch` once, when a line of the server's own (never one of the panel's) contains
+   * one of `patterns` or matches one written `regex:…`, until the answered function is called.
+   * Patterns run off the panel's main thread, each batch of lines within a time limit
+   * (docs/security.md, "Patterns").
+   */
+  watch(patterns: readonly string[], onMatch: () => void): () => void;
 }
 
 /**

@@ -28,6 +28,8 @@ export const MAX_SUBJECT_LENGTH = 16 * 1024;
 export interface Pattern {
   /** The pattern as written (without the caller's prefix). */
   readonly source: string;
+  /** What RE2 compiled, to compile it again in another thread (src/host/local/line-watch.ts). */
+  readonly program: { readonly source: string; readonly flags: number };
   /** Whether the pattern matches somewhere in `text`. */
   test(text: string): boolean;
   /**
@@ -141,6 +143,7 @@ function refused(reason: string): Compiled {
 function wrap(source: string, re: RE2JS): Pattern {
   return {
     source,
+    program: { source: re.pattern(), flags: re.flags() },
     test: (text) => text.length <= MAX_SUBJECT_LENGTH && re.test(text),
     replaceAll: (text, replace) => {
       if (text.length > MAX_SUBJECT_LENGTH) return text;

@@ -13,7 +13,6 @@ import {
   startScript,
   templateEnvironment,
 } from '../../templates/render.js';
-import { compileLinePattern } from '../../templates/patterns.js';
 import { INSTALL_SCRIPT_DIR } from '../runtime/runtime.js';
 
 export interface Launch {
@@ -105,25 +104,3 @@ function refuseMissing(text: string, env: Record<string, string>, what: string):
     `The ${what} uses ${missing.map((name) => `{{${name}}}`).join(', ')}, which the server's template does not define`,
   );
 }
-
-/**
- * Tells whether a console line says the server has started: it contains one of the patterns, or
- * matches one written `regex:…`, run by RE2 in time linear in the line (docs/security.md,
- * "Patterns"; one RE2 cannot run never matches). ANSI colour codes are ignored.
- */
-export function doneMatcher(patterns: readonly string[]): (line: string) => boolean {
-  const tests = patterns.map((pattern): ((line: string) => boolean) => {
-    if (!pattern.startsWith('regex:')) return (line) => line.includes(pattern);
-    const compiled = compileLinePattern(pattern.slice('regex:'.length));
-    if (!compiled.ok) return () => false;
-    const regex = compiled.pattern;
-    return (line) => regex.test(line);
-  });
-  return (line) => {
-    const plain = line.replace(ANSI, '');
-    return tests.some((test) => test(plain));
-  };
-}
-
-// eslint-disable-next-line no-control-regex -- the escape character starts every ANSI sequence
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;

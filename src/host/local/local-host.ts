@@ -12,6 +12,7 @@ import type {
   TemplateSource,
 } from '../host.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { LineMatcher } from './line-watch.js';
 import { checkPortsFree } from './ports.js';
 import { prepareConfigFiles } from './prepare-files.js';
 import { ServerStorage, type FileOwner } from './storage.js';
@@ -45,8 +46,10 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     now: () => options.now().getTime(),
     ...(options.diskUsageTtlMs === undefined ? {} : { usageTtlMs: options.diskUsageTtlMs }),
   });
+  const lines = new LineMatcher();
   const supervisor = new Supervisor({
     runtimes: options.runtimes,
+    lines,
     servers: options.records,
     templates: options.templates,
     prepareFiles: (record, template, env) =>
@@ -87,6 +90,22 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     console: (name) => ({
       history: () => supervisor.history(name),
       subscribe: (listener) => supervisor.subscribe(name, listener),
+      watch(patterns, onMatch) {
+        const watch = lines.watch(patterns, () => {
+          unsubscribe();
+          onMatch();
+        });
+        const unsubscribe = supervisor.subscribe(name, (event) => {
+          // The panel's own lines (which may repeat what somebody typed) never count.
+          if (event.type === 'log') {
+            watch.offer(event.lines.filter((line) => !line.startsWith('[panel] ')));
+          }
+        });
+        return () => {
+          unsubscribe();
+          watch.close();
+        };
+      },
     }),
     command: (name, line, by) => {
       supervisor.command(name, line, by);
@@ -105,6 +124,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     removeLeftovers: () => storage.removeLeftovers(() => options.records.allNames()),
     shutdown: () => supervisor.shutdown(),
     async close() {
+      await lines.close();
       for (const runtime of runtimes) await runtime.close?.();
     },
   };

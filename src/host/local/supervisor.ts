@@ -33,7 +33,8 @@ import {
   type Usage,
 } from '../runtime/runtime.js';
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
-import { doneMatcher, installLaunch, serverLaunch, stopMethodOf } from './launch.js';
+import { installLaunch, serverLaunch, stopMethodOf } from './launch.js';
+import type { LineMatcher } from './line-watch.js';
 import type { ConsoleLine } from './console-log.js';
 import type { ServerStorage } from './storage.js';
 
@@ -126,6 +127,8 @@ export class Supervisor {
         env: Readonly<Record<string, string>>,
       ) => Promise<string[]>;
       readonly checkPorts: PortCheck;
+      /** Watches consoles for done lines, off the main thread (src/host/local/line-watch.ts). */
+      readonly lines: LineMatcher;
       readonly storage: Pick<ServerStorage, 'create' | 'directoryOf' | 'diskUsage'>;
       readonly log: Logger;
       readonly now: () => Date;
@@ -578,18 +581,23 @@ export class Supervisor {
       // Starting until a line of the server's own says it is done (never a line of the panel's,
       // which may repeat what somebody typed). Watched before the output is connected, so that a
       // done line printed while the start is being recorded is not missed.
-      const done = doneMatcher(donePatterns);
+      const watch = this.deps.lines.watch(donePatterns, () => {
+        unwatch();
+        if (entry.process !== process || entry.status !== 'starting') return;
+        this.#setStatus(entry, 'running');
+        this.#tell(name, 'started');
+      });
       const unsubscribe = entry.log.subscribe((event) => {
         if (event.type !== 'log' || entry.process !== process || entry.status !== 'starting')
           return;
-        if (event.lines.some((line) => !line.startsWith('[panel] ') && done(line))) {
-          unsubscribe();
-          entry.unwatch = null;
-          this.#setStatus(entry, 'running');
-          this.#tell(name, 'started');
-        }
+        watch.offer(event.lines.filter((line) => !line.startsWith('[panel] ')));
       });
-      entry.unwatch = unsubscribe;
+      const unwatch = (): void => {
+        unsubscribe();
+        watch.close();
+        if (entry.unwatch === unwatch) entry.unwatch = null;
+      };
+      entry.unwatch = unwatch;
     }
     // Handled under the lock: an exit during this very start is seen once the start is
     // recorded, so the server never stays "running" with no process behind it.

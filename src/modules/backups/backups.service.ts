@@ -24,9 +24,8 @@ import type { ServerRecord, ServerStatus } from '../../domain/server.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
-import type { ConsoleEvent, ServerBackupFiles } from '../../host/host.js';
+import type { ServerBackupFiles } from '../../host/host.js';
 import { archiveWriter } from '../../host/local/archive-formats.js';
-import { doneMatcher } from '../../host/local/launch.js';
 import type { OpenedFile } from '../../host/local/storage.js';
 import type { Logger } from '../../log.js';
 import { compileLinePattern } from '../../templates/patterns.js';
@@ -40,7 +39,8 @@ export interface BackupHost {
   status(name: string): ServerStatus;
   hold(name: string, reason: string): Promise<() => void>;
   command(name: string, line: string, by: string): void;
-  subscribe(name: string, listener: (event: ConsoleEvent) => void): () => void;
+  /** See ServerConsole.watch: a line of the server's own matching one of `patterns`. */
+  watch(name: string, patterns: readonly string[], onMatch: () => void): () => void;
 }
 
 /** A backup as its caller sees it: the record, and what is under way now. */
@@ -510,26 +510,18 @@ export class BackupsService {
 
   /** Sends the before commands and waits for the saved line, if one is set. */
   async #prepare(server: string, settings: BackupSettings, by: string): Promise<BackupConsistency> {
-    const matches = settings.savedLine === null ? null : doneMatcher([settings.savedLine]);
+    const savedLine = settings.savedLine;
     let saw: () => void = () => undefined;
     const saved = new Promise<void>((resolve) => {
       saw = resolve;
     });
+    // The panel's own lines (the commands echoed) never count.
     const unsubscribe =
-      matches === null
-        ? () => undefined
-        : this.deps.host.subscribe(server, (event) => {
-            // The panel's own lines (the commands echoed) never count.
-            if (
-              event.type === 'log' &&
-              event.lines.some((line) => !line.startsWith('[panel] ') && matches(line))
-            )
-              saw();
-          });
+      savedLine === null ? () => undefined : this.deps.host.watch(server, [savedLine], saw);
     let timer: NodeJS.Timeout | undefined;
     try {
       for (const line of settings.beforeCommands) this.deps.host.command(server, line, by);
-      if (matches === null) return 'commands-sent';
+      if (savedLine === null) return 'commands-sent';
       return await Promise.race([
         saved.then(() => 'saved' as const),
         new Promise<'timed-out'>((resolve) => {

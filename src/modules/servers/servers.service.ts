@@ -592,7 +592,7 @@ export class ServersService {
       command: (name, line, by) => {
         host.command(name, line, by);
       },
-      subscribe: (name, listener) => host.console(name).subscribe(listener),
+      watch: (name, patterns, onMatch) => host.console(name).watch(patterns, onMatch),
     };
   }
 
