@@ -301,6 +301,8 @@ const MATRIX: readonly Row[] = [
 
   row('GET',    '/api/audit',                                 [401, 401, 403, 403, 403, 403, 403, 200]),
   row('GET',    '/api/servers/:server/audit',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('GET',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('PUT',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: { backupDefaults: { maxCount: 10 } } }),
   row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: WEBHOOK }),
   row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),

@@ -131,9 +131,11 @@ export function createAuthService(deps: {
       try {
         if (await users.findByUsername(username)) throw usernameTaken();
         const passwordHash = await hasher.hash(password);
+        // Read before the accounts lock, which holds SQLite's one connection.
+        const openLater = await openAfterFirst();
         const user = await users.transaction(async (locked) => {
           const first = !(await locked.anyEverRegistered());
-          if (!first && !(await openAfterFirst())) throw registrationClosed();
+          if (!first && !openLater) throw registrationClosed();
           const role: Role = first ? 'admin' : 'user';
           return locked.insert({ username, passwordHash, role, now: now() });
         });
