@@ -671,6 +671,14 @@ describe('access matrix', () => {
 
     const admin = await register(panel, 'matrix-admin');
     await createServer(panel, admin, SERVER);
+    // Every backup row makes backups of the one server: more than the default count of 10.
+    const unlimited = await panel.app.inject({
+      method: 'PUT',
+      url: `/api/servers/${SERVER}/backup-settings`,
+      headers: admin.headers,
+      payload: { maxCount: 1000 },
+    });
+    assert.equal(unlimited.statusCode, 200, unlimited.body);
     const roles: Record<string, string> = {
       'banned-user': 'banned',
       outsider: 'user',
