@@ -52,7 +52,10 @@ export class RateLimit {
       this.#windows.set(key, window);
     }
     if (window.count >= this.options.max) {
-      return { kind: 'refused', retryAfterSeconds: Math.max(1, Math.ceil((window.endsAt - now) / 1000)) };
+      return {
+        kind: 'refused',
+        retryAfterSeconds: Math.max(1, Math.ceil((window.endsAt - now) / 1000)),
+      };
     }
     window.count += 1;
     const taken = window;

@@ -35,7 +35,10 @@ async function registrationOpen(panel: TestPanel): Promise<boolean> {
 function assertRetryAfter(response: LightMyRequestResponse, atMost: number): void {
   assertError(response, 429, 'RATE_LIMITED');
   const seconds = Number(response.headers['retry-after']);
-  assert.ok(seconds >= 1 && seconds <= atMost, `Retry-After ${String(response.headers['retry-after'])}`);
+  assert.ok(
+    seconds >= 1 && seconds <= atMost,
+    `Retry-After ${String(response.headers['retry-after'])}`,
+  );
 }
 
 describe('registration, REGISTRATION unset', () => {
@@ -87,12 +90,18 @@ describe('registration, REGISTRATION set', () => {
     const open = await startPanel({ ...DEFAULTS, REGISTRATION: 'open' });
     try {
       const admin = await register(open, 'admin');
-      const settings = await open.app.inject({ url: '/api/admin/settings', headers: admin.headers });
-      assert.deepEqual(json<{ data: { registrationOpen: boolean; registrationEnv: string } }>(settings).data, {
-        ...json<{ data: object }>(settings).data,
-        registrationOpen: false,
-        registrationEnv: 'open',
+      const settings = await open.app.inject({
+        url: '/api/admin/settings',
+        headers: admin.headers,
       });
+      assert.deepEqual(
+        json<{ data: { registrationOpen: boolean; registrationEnv: string } }>(settings).data,
+        {
+          ...json<{ data: object }>(settings).data,
+          registrationOpen: false,
+          registrationEnv: 'open',
+        },
+      );
       assert.equal(await registrationOpen(open), true);
       assert.equal((await attempt(open, 'second')).statusCode, 200);
     } finally {

@@ -36,7 +36,12 @@ export const DEFAULT_PIDS_LIMIT = 512;
 export const DEFAULT_BACKUP_MAX_COUNT = 10;
 
 export const DEFAULT_PANEL_SETTINGS: PanelSettings = {
-  serverDefaults: { pids: DEFAULT_PIDS_LIMIT, memoryBytes: null, cpuPercent: null, diskBytes: null },
+  serverDefaults: {
+    pids: DEFAULT_PIDS_LIMIT,
+    memoryBytes: null,
+    cpuPercent: null,
+    diskBytes: null,
+  },
   backupDefaults: { maxCount: DEFAULT_BACKUP_MAX_COUNT, maxBytes: null },
   registrationOpen: false,
 };

@@ -158,7 +158,7 @@ export class ServersService {
   async #limitsFor(given: Partial<ServerLimits> | undefined): Promise<ServerLimits> {
     const defaults = (await this.deps.defaultLimits?.()) ?? null;
     const pick = <K extends keyof ServerLimits>(key: K): ServerLimits[K] =>
-      given?.[key] !== undefined ? (given[key] as ServerLimits[K]) : (defaults?.[key] ?? null);
+      given?.[key] !== undefined ? given[key] : (defaults?.[key] ?? null);
     return {
       memoryBytes: pick('memoryBytes'),
       cpuPercent: pick('cpuPercent'),

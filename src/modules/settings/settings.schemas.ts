@@ -12,10 +12,18 @@ const memoryBytes = Nullable(
   Type.Integer({ minimum: 8 * MIB, maximum: 2 ** 50, description: 'Memory of a new server' }),
 );
 const cpuPercent = Nullable(
-  Type.Integer({ minimum: 1, maximum: 100 * 1024, description: 'CPU of a new server; 100 = one core' }),
+  Type.Integer({
+    minimum: 1,
+    maximum: 100 * 1024,
+    description: 'CPU of a new server; 100 = one core',
+  }),
 );
 const diskBytes = Nullable(
-  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Disk quota of a new server' }),
+  Type.Integer({
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Disk quota of a new server',
+  }),
 );
 const maxCount = Type.Integer({
   minimum: 1,
