@@ -72,6 +72,11 @@ import { LocalBackupStore } from './modules/backups/backup-store.js';
 import { BackupsRepository } from './modules/backups/backups.repository.js';
 import { backupsRoutes } from './modules/backups/backups.routes.js';
 import { BackupsService } from './modules/backups/backups.service.js';
+import { SettingsRepository } from './modules/settings/settings.repository.js';
+import { settingsRoutes } from './modules/settings/settings.routes.js';
+import { SettingsService } from './modules/settings/settings.service.js';
+import { RateLimit } from './rate-limit.js';
+import { lowerOwnOomScore } from './oom-score.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
 import { TicketsService } from './modules/tickets/tickets.service.js';
@@ -279,6 +284,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const events = new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
+  const settings = new SettingsService({
+    repo: new SettingsRepository(db.kysely),
+    registrationEnv: config.registration,
+  });
   const templates = new TemplatesService({
     templates: new TemplatesRepository(db.kysely),
     servers,
@@ -309,7 +318,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     hasher,
     tokens,
     throttle,
-    registration: config.registration,
+    registration: {
+      env: config.registration,
+      openAfterFirst: () => settings.registrationOpenAfterFirst(),
+      limit: new RateLimit({
+        max: config.registrationLimit.maxPerAddress,
+        windowSeconds: config.registrationLimit.windowSeconds,
+        now,
+      }),
+    },
     now,
     secondFactor: twoFactor,
     apiKeys,
@@ -346,6 +363,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     events,
     portRange: config.serverPortRange,
     now,
+    defaultLimits: () => settings.serverDefaults(),
   });
   const audit = new AuditService({
     repo: new AuditRepository(db.kysely),
@@ -364,6 +382,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     events,
     now,
     log: app.log,
+    defaults: () => settings.backupDefaults(),
   });
   const scheduleRecords = new SchedulesRepository(db.kysely);
   const scheduleClock = overrides.scheduleClock ?? systemClock(now);
@@ -420,7 +439,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     secret: config.jwtSecret,
     users,
     auth,
-    registration: config.registration,
+    registrationOpen: () => settings.registrationOpenAfterFirst(),
     now,
     log: app.log,
   });
@@ -450,7 +469,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   await templatesRoutes(app, templates);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });
   const messageMaxBytes = config.ticketMessageMaxBytes;
-  ticketsRoutes(app, new TicketsService({ tickets, now, messageMaxBytes, events }), {
+  const ticketLimits = {
+    tickets: new RateLimit({ max: config.ticketLimits.ticketsPerHour, windowSeconds: 3600, now }),
+    messages: new RateLimit({ max: config.ticketLimits.messagesPerHour, windowSeconds: 3600, now }),
+  };
+  const ticketsService = new TicketsService({
+    tickets,
+    now,
+    messageMaxBytes,
+    events,
+    limits: ticketLimits,
+  });
+  ticketsRoutes(app, ticketsService, {
     messageMaxBytes,
   });
   filesRoutes(
@@ -502,6 +532,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     webhooks.publish(event, data);
   });
   webhooksRoutes(app, webhooks);
+  settingsRoutes(app, settings);
 
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
 
@@ -511,6 +542,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     // Providers are discovered in the background: one that is down never stops the panel.
     oidc.warmUp();
     for (const { level, message } of host.report()) app.log[level](message);
+    const oom = await lowerOwnOomScore();
+    app.log[oom.level](oom.message);
     for (const warning of dataDirWarnings) app.log.warn(warning);
     await twoFactor.load();
     await templates.importShipped();

@@ -72,7 +72,19 @@ export interface Config {
   readonly auditRetentionDays: number;
   /** The panel's own PATH: where bubblewrap is looked for (servers get a fixed, minimal PATH). */
   readonly searchPath: string;
-  readonly registration: RegistrationMode;
+  /**
+   * `REGISTRATION`: `open` or `closed` decides alone; `null` (unset): open until the first account
+   * exists (it becomes the admin), then as the admin sets it in the panel's settings (closed by
+   * default). docs/security.md, "Registration".
+   */
+  readonly registration: RegistrationMode | null;
+  /** `REGISTRATION_MAX_PER_ADDRESS` accounts one client address may make per window (429 past). */
+  readonly registrationLimit: { readonly maxPerAddress: number; readonly windowSeconds: number };
+  /**
+   * `TICKETS_PER_HOUR` and `TICKET_MESSAGES_PER_HOUR`: what one user (not staff) may open and
+   * write in an hour (429 past).
+   */
+  readonly ticketLimits: { readonly ticketsPerHour: number; readonly messagesPerHour: number };
   readonly maxBodyBytes: number;
   /** `null`: no limit. */
   readonly maxUploadBytes: number | null;
@@ -207,7 +219,15 @@ export function loadConfig(env: Env = process.env): Config {
     diskGraceSeconds: integer(env, 'DISK_QUOTA_GRACE_SECONDS', 60, 0, 86_400),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 90, 0, 36_500),
     searchPath: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    registration: oneOf(env, 'REGISTRATION', ['open', 'closed'], 'open'),
+    registration: optionalOneOf(env, 'REGISTRATION', ['open', 'closed']),
+    registrationLimit: {
+      maxPerAddress: integer(env, 'REGISTRATION_MAX_PER_ADDRESS', 5, 1, 1_000_000),
+      windowSeconds: integer(env, 'REGISTRATION_WINDOW_SECONDS', 3600, 1, 86_400 * 7),
+    },
+    ticketLimits: {
+      ticketsPerHour: integer(env, 'TICKETS_PER_HOUR', 10, 1, 1_000_000),
+      messagesPerHour: integer(env, 'TICKET_MESSAGES_PER_HOUR', 60, 1, 1_000_000),
+    },
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
     maxUploadBytes: optionalInteger(env, 'MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
     maxEditBytes: integer(env, 'MAX_EDIT_BYTES', 5 * 1024 * 1024, 1, 1024 ** 3),
@@ -364,8 +384,12 @@ function optionalInteger(env: Env, name: string, min: number, max: number): numb
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  return optionalOneOf(env, name, allowed) ?? fallback;
+}
+
+function optionalOneOf<T extends string>(env: Env, name: string, allowed: readonly T[]): T | null {
   const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return null;
   const found = allowed.find((value) => value === raw);
   if (found === undefined) {
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);

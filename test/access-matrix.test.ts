@@ -301,6 +301,8 @@ const MATRIX: readonly Row[] = [
 
   row('GET',    '/api/audit',                                 [401, 401, 403, 403, 403, 403, 403, 200]),
   row('GET',    '/api/servers/:server/audit',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('GET',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('PUT',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: { backupDefaults: { maxCount: 10 } } }),
   row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: WEBHOOK }),
   row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),
@@ -669,6 +671,14 @@ describe('access matrix', () => {
 
     const admin = await register(panel, 'matrix-admin');
     await createServer(panel, admin, SERVER);
+    // Every backup row makes backups of the one server: more than the default count of 10.
+    const unlimited = await panel.app.inject({
+      method: 'PUT',
+      url: `/api/servers/${SERVER}/backup-settings`,
+      headers: admin.headers,
+      payload: { maxCount: 1000 },
+    });
+    assert.equal(unlimited.statusCode, 200, unlimited.body);
     const roles: Record<string, string> = {
       'banned-user': 'banned',
       outsider: 'user',

@@ -22,7 +22,10 @@ describe('configuration', () => {
     assert.deepEqual(config.database, { kind: 'sqlite', file: path.join(dataDir, 'panel.sqlite') });
     assert.equal(config.publicUrl, 'http://127.0.0.1:8000');
     assert.equal(config.sandbox, 'auto');
-    assert.equal(config.registration, 'open');
+    // Unset: open until the first account exists, then as the admin sets it (closed).
+    assert.equal(config.registration, null);
+    assert.deepEqual(config.registrationLimit, { maxPerAddress: 5, windowSeconds: 3600 });
+    assert.deepEqual(config.ticketLimits, { ticketsPerHour: 10, messagesPerHour: 60 });
     assert.equal(config.maxBodyBytes, 1024 * 1024);
     assert.equal(config.maxUploadBytes, null);
     assert.equal(config.maxEditBytes, 5 * 1024 * 1024);
@@ -39,6 +42,10 @@ describe('configuration', () => {
         PUBLIC_URL: 'https://panel.example/',
         SANDBOX: 'none',
         REGISTRATION: 'closed',
+        REGISTRATION_MAX_PER_ADDRESS: '3',
+        REGISTRATION_WINDOW_SECONDS: '600',
+        TICKETS_PER_HOUR: '4',
+        TICKET_MESSAGES_PER_HOUR: '20',
         MAX_BODY_BYTES: '2048',
         MAX_UPLOAD_BYTES: '1000000',
         MAX_EDIT_BYTES: '1000',
@@ -58,6 +65,8 @@ describe('configuration', () => {
     assert.equal(config.publicUrl, 'https://panel.example');
     assert.equal(config.sandbox, 'none');
     assert.equal(config.registration, 'closed');
+    assert.deepEqual(config.registrationLimit, { maxPerAddress: 3, windowSeconds: 600 });
+    assert.deepEqual(config.ticketLimits, { ticketsPerHour: 4, messagesPerHour: 20 });
     assert.equal(config.maxBodyBytes, 2048);
     assert.equal(config.maxUploadBytes, 1_000_000);
     assert.equal(config.maxEditBytes, 1000);

@@ -57,7 +57,7 @@ describe('limits in the configuration', () => {
   });
   after(() => panel.close());
 
-  it('keeps what was set, null for the rest, and shows the limits in /stats', async () => {
+  it('keeps what was set, the default process limit, null for the rest, and shows them in /stats', async () => {
     const config = await panel.app.inject({
       url: '/api/servers/limited/config',
       headers: user.headers,
@@ -65,7 +65,7 @@ describe('limits in the configuration', () => {
     assert.deepEqual(json<{ data: { limits: unknown } }>(config).data.limits, {
       memoryBytes: 256 * MIB,
       cpuPercent: 150,
-      pids: null,
+      pids: 512,
       diskBytes: null,
     });
     const now = await stats(panel, user, 'limited');
@@ -74,7 +74,7 @@ describe('limits in the configuration', () => {
       {
         cpu: { percent: 0, limit: 150 },
         memory: { bytes: 0, limit: 256 * MIB },
-        pids: { count: 0, limit: null },
+        pids: { count: 0, limit: 512 },
       },
     );
   });
@@ -321,17 +321,18 @@ describe('a host where cgroups cannot be written', () => {
   });
   after(() => panel.close());
 
-  it('refuses to start a server with limits (409), and starts one without', async () => {
+  it('refuses to start a server (409): none runs without its process limit', async () => {
     await createServer(panel, admin, 'limited', { limits: { memoryBytes: 64 * MIB } });
     const refused = await serverAction(panel, admin, 'limited', 'start');
     assertError(refused, 409, 'LIMITS_UNAVAILABLE');
-    assert.match(json<{ message: string }>(refused).message, /memory limit/);
+    assert.match(json<{ message: string }>(refused).message, /memory/);
     assert.equal((await stats(panel, admin, 'limited')).status, 'stopped');
 
+    // Created without limits, it still has the default process limit, which cannot be enforced.
     await createServer(panel, admin, 'free');
-    const started = await serverAction(panel, admin, 'free', 'start');
-    assert.equal(started.statusCode, 200, started.body);
-    assert.equal((await serverAction(panel, admin, 'free', 'stop')).statusCode, 200);
+    const alsoRefused = await serverAction(panel, admin, 'free', 'start');
+    assertError(alsoRefused, 409, 'LIMITS_UNAVAILABLE');
+    assert.match(json<{ message: string }>(alsoRefused).message, /process count/);
   });
 });
 

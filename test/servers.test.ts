@@ -102,7 +102,7 @@ describe('server endpoints and permissions', () => {
         stopCommand: null,
         stopTimeoutSeconds: 10,
         autoRestart: false,
-        limits: { memoryBytes: null, cpuPercent: null, pids: null, diskBytes: null },
+        limits: { memoryBytes: null, cpuPercent: null, pids: 512, diskBytes: null },
         runtime: 'process',
         image: null,
         template: null,

@@ -76,7 +76,9 @@ export type Action =
   /** Read the whole audit log. */
   | 'audit.read'
   /** Register, change and delete webhooks, and see their deliveries. */
-  | 'webhooks.manage';
+  | 'webhooks.manage'
+  /** See and change the panel's settings: default limits, backup defaults, registration. */
+  | 'panel.settings';
 
 /**
  * What a server-scoped decision needs to know of the server: the permissions the user holds on it
@@ -130,6 +132,7 @@ function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant):
     case 'templates.manage':
     case 'audit.read':
     case 'webhooks.manage':
+    case 'panel.settings':
       return user.role === 'admin';
     default: {
       if (user.role === 'admin') return true;

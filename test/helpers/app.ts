@@ -64,7 +64,7 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
 
 /**
  * The environment a test panel starts from: a temporary DATA_DIR, a fixed JWT secret, no logs,
- * and the test database. `env` overrides any of it.
+ * open registration without limits, and the test database. `env` overrides any of it.
  */
 export async function testEnvironment(
   env: Record<string, string> = {},
@@ -77,6 +77,13 @@ export async function testEnvironment(
       JWT_SECRET: TEST_JWT_SECRET,
       LOG_LEVEL: 'silent',
       SANDBOX_READ_ONLY_PATHS: fixtureFolder(),
+      // Most tests register several people from one address and write many tickets: registration
+      // is opened and the per-address and per-user limits raised, as an operator may set them.
+      // The defaults are tested by passing '' (unset) for these (test/registration.test.ts).
+      REGISTRATION: 'open',
+      REGISTRATION_MAX_PER_ADDRESS: '100000',
+      TICKETS_PER_HOUR: '100000',
+      TICKET_MESSAGES_PER_HOUR: '100000',
       ...(postgres ? { DATABASE_URL: postgres.url } : {}),
       ...env,
     },

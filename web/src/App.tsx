@@ -29,6 +29,9 @@ const TemplatesPage = lazy(() =>
 const AuditPage = lazy(() =>
   import('./pages/audit/AuditPage').then((module) => ({ default: module.AuditPage })),
 );
+const SettingsPage = lazy(() =>
+  import('./pages/settings/SettingsPage').then((module) => ({ default: module.SettingsPage })),
+);
 const WebhooksPage = lazy(() =>
   import('./pages/webhooks/WebhooksPage').then((module) => ({ default: module.WebhooksPage })),
 );
@@ -182,6 +185,14 @@ export function App() {
           element={
             <Suspense fallback={loading}>
               <AuditPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/settings"
+          element={
+            <Suspense fallback={loading}>
+              <SettingsPage />
             </Suspense>
           }
         />

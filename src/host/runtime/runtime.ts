@@ -13,6 +13,13 @@ export type LimitName = keyof ResourceLimits;
 
 export const NO_LIMITS: ResourceLimits = { memoryBytes: null, cpuPercent: null, pids: null };
 
+/**
+ * The `oom_score_adj` of every server's processes: when memory runs out, the kernel picks a game
+ * server before the panel (which lowers its own, see src/oom-score.ts) or the rest of the host.
+ * docs/security.md, "Defaults that bound a tenant".
+ */
+export const SERVER_OOM_SCORE_ADJ = 500;
+
 export interface LaunchSpec {
   /** The server's name, for logs. */
   readonly name: string;

@@ -68,6 +68,8 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'POST /api/admin/webhooks/:id/secret': 'webhook.secret',
   'POST /api/admin/webhooks/:id/test': 'webhook.test',
 
+  'PUT /api/admin/settings': 'panel.settings',
+
   'POST /api/templates/import': 'template.import',
   'DELETE /api/templates/:id': 'template.delete',
 
@@ -123,4 +125,7 @@ export const SAFE_FIELDS: readonly string[] = [
   'cron',
   'timezone',
   'allocations',
+  'serverDefaults',
+  'backupDefaults',
+  'registrationOpen',
 ];

@@ -21,11 +21,11 @@ export function authRoutes(app: App, auth: AuthService): void {
         tags: ['auth'],
         summary: 'Whether anyone may create an account here',
         description:
-          '`open` is false with `REGISTRATION=closed`: the sign-in page then offers no way to register, and `POST /api/auth/register` answers 403 `REGISTRATION_CLOSED`.',
+          '`REGISTRATION=open|closed` decides alone; unset, registration is open until the first account exists (it becomes the admin), then as the admin sets it in the panel settings (closed by default). When `open` is false the sign-in page offers no way to register, and `POST /api/auth/register` answers 403 `REGISTRATION_CLOSED`.',
         response: responses(Envelope(Type.Object({ open: Type.Boolean() }))),
       },
     },
-    () => ({ message: 'Registration', data: { open: auth.registrationOpen } }),
+    async () => ({ message: 'Registration', data: { open: await auth.registrationOpen() } }),
   );
 
   app.post(
@@ -35,11 +35,13 @@ export function authRoutes(app: App, auth: AuthService): void {
       schema: {
         tags: ['auth'],
         summary: 'Create an account (the first one becomes admin)',
+        description:
+          'Each client address may make REGISTRATION_MAX_PER_ADDRESS accounts (5 by default) per REGISTRATION_WINDOW_SECONDS (an hour): past that, 429 `RATE_LIMITED` with Retry-After. 403 `REGISTRATION_CLOSED` when registration is closed (see `GET /api/auth/registration`).',
         body: RegisterBody,
-        response: responses(TokenResponseSchema, 400, 403, 409, 413),
+        response: responses(TokenResponseSchema, 400, 403, 409, 413, 429),
       },
     },
-    (request) => auth.register(request.body),
+    (request) => auth.register(request.body, request.ip),
   );
 
   app.post(

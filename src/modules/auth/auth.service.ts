@@ -10,6 +10,7 @@ import { can } from '../../domain/policy.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
 import type { Accounts } from './accounts.js';
+import type { RateLimit } from '../../rate-limit.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { PasswordHasher } from './passwords.js';
 import type { TokenService } from './tokens.js';
@@ -41,9 +42,10 @@ export interface Credentials {
 }
 
 export interface AuthService {
-  /** Whether anyone may create an account (`REGISTRATION`). */
-  readonly registrationOpen: boolean;
-  register(credentials: Credentials): Promise<TokenResponse>;
+  /** Whether anyone may create an account now (see {@link Registration}). */
+  registrationOpen(): Promise<boolean>;
+  /** `address` is the client's address: each may make only so many accounts per window. */
+  register(credentials: Credentials, address: string): Promise<TokenResponse>;
   /**
    * `address` is the client's address, for throttling failed attempts (`LoginThrottle`). An
    * account with two-factor sign-in gets a challenge instead of a token.
@@ -71,13 +73,26 @@ export interface ServerNames {
   allNames(): Promise<string[]>;
 }
 
+/**
+ * Who may register (docs/security.md, "Registration"): `REGISTRATION` when set decides alone;
+ * unset, the first account may always be made (it becomes the admin), later ones only while the
+ * admin has opened registration in the panel's settings.
+ */
+export interface Registration {
+  readonly env: RegistrationMode | null;
+  /** The admin's setting, read at each registration. */
+  openAfterFirst(): Promise<boolean>;
+  /** Registrations per client address (429 with Retry-After past it). */
+  readonly limit: RateLimit;
+}
+
 export function createAuthService(deps: {
   users: Accounts;
   servers: ServerNames;
   hasher: PasswordHasher;
   tokens: TokenService;
   throttle: LoginThrottle;
-  registration: RegistrationMode;
+  registration: Registration;
   now: () => Date;
   secondFactor?: SecondFactor;
   apiKeys?: { authenticate(token: string, address: string | null): Promise<User | null> };
@@ -91,27 +106,46 @@ export function createAuthService(deps: {
     role: user.role,
   });
 
+  const { registration } = deps;
+  /** Whether an account may be made after the first (the env variable, else the setting). */
+  const openAfterFirst = async (): Promise<boolean> =>
+    registration.env === null ? registration.openAfterFirst() : registration.env === 'open';
+
   return {
-    registrationOpen: deps.registration === 'open',
+    async registrationOpen() {
+      if (registration.env !== null) return registration.env === 'open';
+      return !(await users.anyEverRegistered()) || (await registration.openAfterFirst());
+    },
     tokenResponse,
 
-    async register({ username, password }) {
-      if (deps.registration === 'closed') {
-        throw new AppError('REGISTRATION_CLOSED', 'Registration is closed on this panel');
+    async register({ username, password }, address) {
+      if (registration.env === 'closed') throw registrationClosed();
+      const taken = registration.limit.take(address);
+      if (taken.kind === 'refused') {
+        throw new AppError(
+          'RATE_LIMITED',
+          'Too many accounts were made from this address; try again later',
+          { retryAfter: taken.retryAfterSeconds },
+        );
       }
-      if (await users.findByUsername(username)) throw usernameTaken();
-      const passwordHash = await hasher.hash(password);
-      let user: User;
       try {
-        user = await users.transaction(async (locked) => {
-          const role: Role = (await locked.anyEverRegistered()) ? 'user' : 'admin';
+        if (await users.findByUsername(username)) throw usernameTaken();
+        const passwordHash = await hasher.hash(password);
+        // Read before the accounts lock, which holds SQLite's one connection.
+        const openLater = await openAfterFirst();
+        const user = await users.transaction(async (locked) => {
+          const first = !(await locked.anyEverRegistered());
+          if (!first && !openLater) throw registrationClosed();
+          const role: Role = first ? 'admin' : 'user';
           return locked.insert({ username, passwordHash, role, now: now() });
         });
+        return await tokenResponse(user);
       } catch (error) {
+        // Only accounts made count against the address.
+        taken.release();
         if (error instanceof AlreadyExists) throw usernameTaken();
         throw error;
       }
-      return tokenResponse(user);
     },
 
     async login({ username, password }, address) {
@@ -177,3 +211,5 @@ export function createAuthService(deps: {
 }
 
 const usernameTaken = (): AppError => new AppError('USERNAME_TAKEN', 'That username is taken');
+const registrationClosed = (): AppError =>
+  new AppError('REGISTRATION_CLOSED', 'Registration is closed on this panel');

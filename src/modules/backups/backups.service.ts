@@ -21,6 +21,7 @@ import {
 import { NoLongerExists } from '../../domain/conflicts.js';
 import { can, type ServerAction } from '../../domain/policy.js';
 import type { ServerRecord, ServerStatus } from '../../domain/server.js';
+import type { DefaultBackupLimits } from '../../domain/panel-settings.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
@@ -94,8 +95,28 @@ export class BackupsService {
       readonly events: PanelEvents;
       readonly now: () => Date;
       readonly log: Logger;
+      /**
+       * The panel's backup defaults, for a server whose own limits are unset (docs/backups.md,
+       * "Limits"); without them (unit tests) an unset limit is none.
+       */
+      readonly defaults?: () => Promise<DefaultBackupLimits>;
     },
   ) {}
+
+  /**
+   * The limits a backup of `server` is held to: its own, else the panel's default count, and
+   * the panel's default bytes or, when that is unset too, the server's disk quota.
+   */
+  async #limited(server: string, settings: BackupSettings): Promise<BackupSettings> {
+    const defaults = await this.deps.defaults?.();
+    if (defaults === undefined) return settings;
+    const maxBytes =
+      settings.maxBytes ??
+      defaults.maxBytes ??
+      (await this.deps.servers.find(server))?.limits.diskBytes ??
+      null;
+    return { ...settings, maxCount: settings.maxCount ?? defaults.maxCount, maxBytes };
+  }
 
   /** At start, before schedules run: what an earlier run left under way failed. */
   async recover(): Promise<void> {
@@ -333,7 +354,7 @@ export class BackupsService {
     let settings: BackupSettings;
     let storedBytes: number;
     try {
-      settings = await this.deps.backups.settings(server);
+      settings = await this.#limited(server, await this.deps.backups.settings(server));
       const existing = await this.deps.backups.list(server);
       const kept = existing.filter((b) => b.status !== 'failed');
       storedBytes = kept.reduce((sum, b) => sum + (b.bytes ?? 0), 0);

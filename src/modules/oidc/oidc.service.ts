@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import * as client from 'openid-client';
-import type { OidcProviderConfig, RegistrationMode } from '../../config.js';
+import type { OidcProviderConfig } from '../../config.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import { AppError, notFound } from '../../errors.js';
 import type { AuthService } from '../auth/auth.service.js';
@@ -61,7 +61,11 @@ export class OidcService {
       readonly secret: Uint8Array;
       readonly users: Accounts;
       readonly auth: AuthService;
-      readonly registration: RegistrationMode;
+      /**
+       * Whether an account may be made now beyond the first: OpenID Connect never makes the
+       * first account (it would not be an admin), so the first-account exception is not its own.
+       */
+      readonly registrationOpen: () => Promise<boolean>;
       readonly now: () => Date;
       readonly log: Logger;
     },
@@ -210,7 +214,7 @@ export class OidcService {
   ): Promise<User | 'registration_closed'> {
     const linked = await this.deps.users.findByIdentity(provider.id, claims.sub);
     if (linked) return linked;
-    if (this.deps.registration === 'closed') return 'registration_closed';
+    if (!(await this.deps.registrationOpen())) return 'registration_closed';
     const email = typeof claims.email === 'string' ? claims.email : null;
     const base = baseUsername(claims);
     for (let attempt = 0; attempt < 50; attempt++) {

@@ -16,7 +16,6 @@ import {
 import { isIP } from 'node:net';
 import { AlreadyExists, NoLongerExists } from '../../domain/conflicts.js';
 import {
-  NO_SERVER_LIMITS,
   type Allocation,
   type InstallState,
   type RecordedExit,
@@ -29,6 +28,7 @@ import {
 import type { Template, TemplateVariable } from '../../domain/template.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
+import type { DefaultLimits } from '../../domain/panel-settings.js';
 import type { PanelEvents } from '../../events.js';
 import type { ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
 import { stopCommandOf } from '../../host/local/launch.js';
@@ -143,8 +143,29 @@ export class ServersService {
       /** The ports an allocation may have. */
       readonly portRange: { readonly min: number; readonly max: number };
       readonly now: () => Date;
+      /**
+       * The limits a server gets for those its creator leaves out, the panel's settings
+       * (docs/security.md, "Defaults that bound a tenant"); none when not given (unit tests).
+       */
+      readonly defaultLimits?: () => Promise<DefaultLimits>;
     },
   ) {}
+
+  /**
+   * The limits of a new server: those given (null: none), the panel's defaults for those left
+   * out, and always a process limit (a null `pids` gets the default too).
+   */
+  async #limitsFor(given: Partial<ServerLimits> | undefined): Promise<ServerLimits> {
+    const defaults = (await this.deps.defaultLimits?.()) ?? null;
+    const pick = <K extends keyof ServerLimits>(key: K): ServerLimits[K] =>
+      given?.[key] !== undefined ? given[key] : (defaults?.[key] ?? null);
+    return {
+      memoryBytes: pick('memoryBytes'),
+      cpuPercent: pick('cpuPercent'),
+      diskBytes: pick('diskBytes'),
+      pids: given?.pids ?? defaults?.pids ?? null,
+    };
+  }
 
   /** What `user` holds on `name` (which need not exist), for the policy. */
   async #grant(user: User, name: string): Promise<ServerGrant> {
@@ -285,7 +306,7 @@ export class ServersService {
       stopCommand,
       stopTimeoutSeconds: server.stopTimeoutSeconds ?? 10,
       autoRestart: server.autoRestart ?? false,
-      limits: { ...NO_SERVER_LIMITS, ...server.limits },
+      limits: await this.#limitsFor(server.limits),
       runtime,
       image:
         server.image ?? (runtime === 'docker' ? (template?.dockerImages[0]?.image ?? null) : null),
@@ -484,6 +505,11 @@ export class ServersService {
     if (changes.startCommand !== undefined && current.template === null)
       checkCommand('startCommand', changes.startCommand);
     if (changes.stopCommand != null) checkCommandText('stopCommand', changes.stopCommand);
+    // A process limit cannot be taken away: null stands for the panel's default.
+    if (changes.limits?.pids === null && this.deps.defaultLimits !== undefined) {
+      const { pids } = await this.deps.defaultLimits();
+      changes = { ...changes, limits: { ...changes.limits, pids } };
+    }
     const updated: ServerConfig = {
       ...current,
       ...changes,

@@ -58,8 +58,10 @@ export function ticketsRoutes(
       schema: {
         tags: TAGS,
         summary: 'Open a ticket (status pending); 413 when the description is over the limit',
+        description:
+          'A user (not staff) may open TICKETS_PER_HOUR tickets (10 by default) per hour: past that, 429 `RATE_LIMITED` with Retry-After.',
         body: CreateBody(limits.messageMaxBytes),
-        response: responses(TicketEnvelope, 400, 401, 403, 413),
+        response: responses(TicketEnvelope, 400, 401, 403, 413, 429),
       },
     },
     async (request) => ({
@@ -131,9 +133,11 @@ export function ticketsRoutes(
       schema: {
         tags: TAGS,
         summary: 'Add a message; 409 when the ticket is closed, 413 when over the limit',
+        description:
+          'A user (not staff) may write TICKET_MESSAGES_PER_HOUR messages (60 by default) per hour: past that, 429 `RATE_LIMITED` with Retry-After.',
         params: TicketParams,
         body: MessageBody(limits.messageMaxBytes),
-        response: responses(MessageEnvelope, 400, 401, 403, 404, 409, 413),
+        response: responses(MessageEnvelope, 400, 401, 403, 404, 409, 413, 429),
       },
     },
     async (request) => ({

@@ -8,6 +8,7 @@
  * lead to the older ones.
  */
 import type { TicketStatus } from '../../domain/ticket.js';
+import type { RateLimit } from '../../rate-limit.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import { can } from '../../domain/policy.js';
@@ -68,6 +69,11 @@ export class TicketsService {
       readonly messageMaxBytes: number;
       /** Hears `ticket-event` once a ticket is opened, answered by staff or moved on. */
       readonly events?: Pick<PanelEvents, 'emit'>;
+      /**
+       * Tickets and messages one user may write per hour (TICKETS_PER_HOUR,
+       * TICKET_MESSAGES_PER_HOUR); staff are not counted (docs/security.md, "Rate limits").
+       */
+      readonly limits?: { readonly tickets: RateLimit; readonly messages: RateLimit };
     },
   ) {}
 
@@ -80,11 +86,9 @@ export class TicketsService {
 
   async create(user: User, ticket: { title: string; description: string }): Promise<TicketDetail> {
     this.#requireWithinLimit('description', ticket.description);
-    const id = await this.deps.tickets.insert({
-      ownerId: user.id,
-      ...ticket,
-      now: this.deps.now(),
-    });
+    const id = await this.#counted(user, 'tickets', () =>
+      this.deps.tickets.insert({ ownerId: user.id, ...ticket, now: this.deps.now() }),
+    );
     const detail = await this.#detail(id);
     this.deps.events?.emit('ticket-event', id, 'created', {
       title: detail.title,
@@ -115,16 +119,19 @@ export class TicketsService {
   async addMessage(user: User, id: number, text: string): Promise<TicketMessage> {
     this.#requireWithinLimit('text', text);
     await this.#requireVisible(user, id);
-    const result = await this.deps.tickets.addMessage({
-      ticketId: id,
-      authorId: user.id,
-      text,
-      now: this.deps.now,
+    const result = await this.#counted(user, 'messages', async () => {
+      const added = await this.deps.tickets.addMessage({
+        ticketId: id,
+        authorId: user.id,
+        text,
+        now: this.deps.now,
+      });
+      if (added === 'missing') throw ticketNotFound();
+      if (added === 'closed') {
+        throw new AppError('CONFLICT', 'The ticket is closed; reopen it to add messages');
+      }
+      return added;
     });
-    if (result === 'missing') throw ticketNotFound();
-    if (result === 'closed') {
-      throw new AppError('CONFLICT', 'The ticket is closed; reopen it to add messages');
-    }
     // Answered: a staff member wrote on somebody else's ticket.
     if (isStaff(user)) {
       const ticket = await this.deps.tickets.ticket(id);
@@ -178,6 +185,31 @@ export class TicketsService {
       `${what} is ${bytes} bytes long; at most ${limit} bytes (UTF-8) are accepted`,
       { details: [{ path: `body/${field}`, message: `must be at most ${limit} bytes of UTF-8` }] },
     );
+  }
+
+  /**
+   * Runs `write` as one of the user's tickets or messages of the hour: 429 with Retry-After past
+   * the limit; a write that fails is not counted. Staff are not counted.
+   */
+  async #counted<T>(user: User, kind: 'tickets' | 'messages', write: () => Promise<T>): Promise<T> {
+    const limit = this.deps.limits?.[kind];
+    if (limit === undefined || isStaff(user)) return write();
+    const taken = limit.take(String(user.id));
+    if (taken.kind === 'refused') {
+      throw new AppError(
+        'RATE_LIMITED',
+        kind === 'tickets'
+          ? 'You opened too many tickets in the last hour; try again later'
+          : 'You wrote too many messages in the last hour; try again later',
+        { retryAfter: taken.retryAfterSeconds },
+      );
+    }
+    try {
+      return await write();
+    } catch (error) {
+      taken.release();
+      throw error;
+    }
   }
 
   async #requireVisible(user: User, id: number): Promise<void> {

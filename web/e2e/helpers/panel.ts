@@ -65,6 +65,12 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
       PORT: String(port),
       DATA_DIR: path.join(workDir, 'data'),
       LOG_LEVEL: 'warn',
+      // Journeys make several accounts from one address: registration is open and unlimited
+      // unless a journey sets these ('' for the panel's defaults, as web/e2e/settings.e2e.ts).
+      REGISTRATION: 'open',
+      REGISTRATION_MAX_PER_ADDRESS: '100000',
+      TICKETS_PER_HOUR: '100000',
+      TICKET_MESSAGES_PER_HOUR: '100000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

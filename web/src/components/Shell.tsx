@@ -50,6 +50,9 @@ export function Shell({ session }: { session: Session }) {
                 <NavLink to="/webhooks" className={styles.navLink}>
                   Webhooks
                 </NavLink>
+                <NavLink to="/settings" className={styles.navLink}>
+                  Settings
+                </NavLink>
               </>
             )}
             <NavLink to="/profile" className={styles.navLink}>

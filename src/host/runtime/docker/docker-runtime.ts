@@ -39,6 +39,7 @@ import {
   type Runtime,
   type RunningProcess,
   type Usage,
+  SERVER_OOM_SCORE_ADJ,
 } from '../runtime.js';
 
 export interface DockerRuntimeOptions {
@@ -487,6 +488,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
             PortBindings: ports?.bindings ?? {},
             PublishAllPorts: false,
             RestartPolicy: { Name: 'no' },
+            OomScoreAdj: SERVER_OOM_SCORE_ADJ,
             ...(memoryBytes === null ? {} : { Memory: memoryBytes, MemorySwap: memoryBytes }),
             ...(cpuPercent === null ? {} : { NanoCpus: Math.round(cpuPercent * 1e7) }),
             ...(pids === null ? {} : { PidsLimit: pids }),

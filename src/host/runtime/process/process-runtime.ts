@@ -16,7 +16,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { readlink } from 'node:fs/promises';
+import { readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +30,7 @@ import {
   type RunningProcess,
   INSTALL_SCRIPT_DIR,
   INSTALL_SERVER_DIR,
+  SERVER_OOM_SCORE_ADJ,
   StartError,
   StartRefusedError,
   type Usage,
@@ -200,6 +201,16 @@ export function sandboxView(readOnlyPaths: readonly string[]): string[] {
   return args;
 }
 
+/**
+ * Makes the kernel's out-of-memory killer pick the server first (SERVER_OOM_SCORE_ADJ). Raising
+ * it needs no privilege; a process that ended meanwhile is no failure.
+ */
+async function raiseOomScore(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/oom_score_adj`, String(SERVER_OOM_SCORE_ADJ)).catch(
+    () => undefined,
+  );
+}
+
 export async function createProcessRuntime(options: ProcessRuntimeOptions): Promise<LocalRuntime> {
   const serverUser = resolveServerUser(options.serverUser);
   const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath, serverUser);
@@ -324,6 +335,8 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
             throw error;
           }),
         ]);
+        // Before the go-ahead (in a cgroup), so that the server and all it forks inherit it.
+        if (child.pid !== undefined) await raiseOomScore(child.pid);
         if (group !== null && child.pid !== undefined) {
           await group.add(child.pid);
           const go = child.stdio[3] as NodeJS.WritableStream | null;
