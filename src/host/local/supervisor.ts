@@ -218,7 +218,7 @@ export class Supervisor {
       }
       const runtime = this.deps.runtimes[record.runtime];
       const launch = installLaunch(record, template);
-      this.#refuseUnenforced(runtime, record);
+      this.#refuseUnenforced(runtime, record, entry);
       this.#setStatus(entry, 'installing');
       await this.deps.servers.setInstall(name, { state: 'installing' });
       let process: RunningProcess;
@@ -505,7 +505,7 @@ export class Supervisor {
     const launch = serverLaunch(record, template);
     const runtime = this.deps.runtimes[record.runtime];
     const limits = resourceLimits(record);
-    this.#refuseUnenforced(runtime, record);
+    this.#refuseUnenforced(runtime, record, entry);
     await this.#checkDisk(name, record);
     entry.diskLimit = record.limits.diskBytes;
 
@@ -545,16 +545,28 @@ export class Supervisor {
     return this.#attach(name, entry, process, 'started', launch.donePatterns);
   }
 
-  /** Refuses a start when a limit is set that the runtime cannot have the kernel enforce. */
-  #refuseUnenforced(runtime: Runtime, record: ServerRecord): void {
+  /**
+   * Refuses a start when a memory or CPU limit is set that the runtime cannot have the kernel
+   * enforce. A process limit it cannot enforce (a panel that is not root has no cgroups) does
+   * not stop the start, since every server has one (the panel's default): the console says the
+   * server runs without it, as the start-up log does (docs/security.md, §10).
+   */
+  #refuseUnenforced(runtime: Runtime, record: ServerRecord, entry: Entry): void {
     const limits = resourceLimits(record);
     const unenforced = (Object.keys(NO_LIMITS) as LimitName[]).filter(
       (limit) => limits[limit] !== null && !runtime.enforces.has(limit),
     );
-    if (unenforced.length > 0) {
+    const reason = runtime.limitsUnavailableReason ?? 'not supported';
+    const refused = unenforced.filter((limit) => limit !== 'pids');
+    if (refused.length > 0) {
       throw new AppError(
         'LIMITS_UNAVAILABLE',
-        `This host cannot enforce the server's ${unenforced.map((limit) => LIMIT_LABELS[limit]).join(', ')} limit (${runtime.limitsUnavailableReason ?? 'not supported'}); it is not started without it`,
+        `This host cannot enforce the server's ${refused.map((limit) => LIMIT_LABELS[limit]).join(', ')} limit (${reason}); it is not started without it`,
+      );
+    }
+    if (unenforced.includes('pids')) {
+      entry.log.append(
+        `[panel] this host cannot enforce the process limit (${reason}): the server runs without it`,
       );
     }
   }
