@@ -336,7 +336,7 @@ export class UsersRepository {
           .executeTakeFirst();
         if (!live) throw new NoLongerExists();
       }
-      const previous = row.owner_id === null ? null : row.owner_id;
+      const previous = row.owner_id;
       await db
         .updateTable('servers')
         .set({ owner_id: userId })
@@ -388,7 +388,7 @@ export class UsersRepository {
       .where('deleted_at', 'is', null)
       .execute();
     const held = new Map(links.map((link) => [link.user_id, link.permissions]));
-    const owner = links[0]?.owner_id == null ? null : links[0].owner_id;
+    const owner = links[0]?.owner_id ?? null;
     return rows
       .map((row) => ({
         user: toUser(row),
