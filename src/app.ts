@@ -445,7 +445,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
 
   registerAccessControl(app, auth);
-  registerAuditHook(app, audit);
+  registerAuditHook(app, audit, users);
   healthRoutes(app, VERSION);
   authRoutes(app, auth);
   oidcRoutes(app, oidc, config.publicUrl);

@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'UNAUTHORIZED'
   | 'INVALID_CREDENTIALS'
   | 'FORBIDDEN'
+  | 'OWNER_PROTECTED'
   | 'BANNED'
   | 'WRONG_PASSWORD'
   | 'REGISTRATION_CLOSED'
@@ -77,6 +78,8 @@ const STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
+  /** A sub-user tried to remove or narrow the server's owner. */
+  OWNER_PROTECTED: 403,
   BANNED: 403,
   WRONG_PASSWORD: 403,
   REGISTRATION_CLOSED: 403,

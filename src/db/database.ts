@@ -29,6 +29,7 @@ import * as apiKeys from './migrations/0011_api_keys.js';
 import * as auditLog from './migrations/0012_audit_log.js';
 import * as webhooks from './migrations/0013_webhooks.js';
 import * as defaultLimits from './migrations/0016_default_limits.js';
+import * as serverOwner from './migrations/0017_server_owner.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_audit_log': auditLog,
   '0013_webhooks': webhooks,
   '0016_default_limits': defaultLimits,
+  '0017_server_owner': serverOwner,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

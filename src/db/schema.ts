@@ -71,6 +71,11 @@ export interface ServersTable {
   last_exit_signal: ColumnType<string | null, string | null | undefined, string | null>;
   last_exit_out_of_memory: ColumnType<number | null, number | null | undefined, number | null>;
   last_exit_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The owner (docs/api.md, "A server's owner"): holds every permission, has the server in their
+   * list, and only an admin changes or removes them. NULL: no owner.
+   */
+  owner_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface TemplatesTable {

@@ -12,7 +12,8 @@
  *
  * On a server in their list, a user or support member holds a set of permissions (Pterodactyl's
  * subusers): `server.view` needs any, every other server action the permission of its name.
- * Admins hold every permission on every server.
+ * A server's owner holds every permission on it, whatever their list says (docs/api.md, "A
+ * server's owner"). Admins hold every permission on every server.
  */
 import type { Role, User } from './user.js';
 
@@ -86,6 +87,8 @@ export type Action =
  */
 export interface ServerGrant {
   readonly permissions: ReadonlySet<ServerPermission> | null;
+  /** Whether the user is the server's owner: they hold every permission on it. */
+  readonly owner?: boolean;
   /** The server's name: a request with an API key reaches only the servers of its key. */
   readonly server?: string;
 }
@@ -135,7 +138,7 @@ function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant):
     case 'panel.settings':
       return user.role === 'admin';
     default: {
-      if (user.role === 'admin') return true;
+      if (user.role === 'admin' || server?.owner === true) return true;
       const held = server?.permissions;
       if (held == null) return false;
       if (action === 'server.view') return true;

@@ -2,7 +2,8 @@
  * Per-server permissions in the UI: someone with only files.read sees the files read-only and no
  * Start, Console, Settings or People, and reads why at a tab's URL; an owner holding `users`
  * invites a friend on the People tab (never beyond their own permissions), changes and removes
- * them; the People tab at 1280×800 and 375×812, light and dark.
+ * them, sees the server's owner marked and without controls, and gets the same answer inviting a
+ * name that is no account; the People tab at 1280×800 and 375×812, light and dark.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -25,11 +26,13 @@ describe('permissions', () => {
   const journeyOf = journey({
     setUp: async (panel) => {
       admin = await register(panel, 'admin');
-      for (const name of ['owner', 'viewer', 'friend', 'helper']) await register(panel, name);
+      for (const name of ['boss', 'owner', 'viewer', 'friend', 'helper']) {
+        await register(panel, name);
+      }
       await panel.api(
         'POST',
         '/api/servers/create',
-        { name: 'world', displayName: 'World', startCommand: '/bin/cat' },
+        { name: 'world', displayName: 'World', startCommand: '/bin/cat', owner: 'boss' },
         admin,
       );
       await panel.api(
@@ -106,10 +109,19 @@ describe('permissions', () => {
     );
     assert.equal(await helper.getByRole('button', { name: 'Remove helper' }).count(), 0);
 
+    // The server's owner: marked, holding everything, with nothing to change or remove.
+    const boss = page.getByRole('listitem', { name: 'boss' });
+    await boss.getByText('boss owns this server and holds every permission on it').waitFor();
+    await boss.getByText('owner', { exact: true }).waitFor();
+    assert.equal(await boss.getByRole('checkbox').count(), 0);
+    assert.equal(await boss.getByRole('button').count(), 0);
+
+    // A name that is no account gets the same answer as any other, and nobody is added.
     const invite = page.getByRole('form', { name: 'Invite someone' });
     await invite.getByLabel('Username').fill('nobody-here');
     await invite.getByRole('button', { name: 'Invite' }).click();
-    await invite.getByRole('alert').waitFor();
+    await invite.getByText(/Invitation for nobody-here done/).waitFor();
+    assert.equal(await page.getByRole('listitem', { name: 'nobody-here' }).count(), 0);
 
     await invite.getByLabel('Username').fill('friend');
     assert.equal(
@@ -118,7 +130,7 @@ describe('permissions', () => {
     );
     await invite.getByRole('checkbox', { name: 'Invite: files.write' }).check();
     await invite.getByRole('button', { name: 'Invite' }).click();
-    await invite.getByText('friend now has this server').waitFor();
+    await invite.getByText(/Invitation for friend done/).waitFor();
     const friend = page.getByRole('listitem', { name: 'friend' });
     assert.equal(
       await friend.getByRole('checkbox', { name: 'friend: files.write' }).isChecked(),

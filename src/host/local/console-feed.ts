@@ -20,6 +20,7 @@
  * always keeps the newest 1000 lines and more, so once the output calms down the history is
  * exactly the last 1000 lines again.
  */
+import { escapeControl } from '../../text.js';
 import { performance } from 'node:perf_hooks';
 import type { OutputStream } from '../runtime/runtime.js';
 import {
@@ -220,9 +221,13 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     };
   }
 
-  /** A line of the panel's own (`[panel] …`), sent at once after everything before it. */
+  /**
+   * A line of the panel's own (`[panel] …`), sent at once after everything before it. Its control
+   * characters are written out (src/text.ts): whatever it quotes (a command, a start command
+   * with its variables, a file name) cannot end it and forge another panel line.
+   */
   append(line: string): void {
-    const item = { kind: 'line', line, ts: this.#timestamp() } as const;
+    const item = { kind: 'line', line: escapeControl(line), ts: this.#timestamp() } as const;
     if (this.#idle()) {
       this.#take(item);
       this.#sendBatch();

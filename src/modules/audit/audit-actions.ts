@@ -28,6 +28,7 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'PUT /api/servers/:server/config': 'server.config',
   'PUT /api/servers/:server/variables': 'server.variables',
   'PUT /api/servers/:server/allocations': 'server.allocations',
+  'PUT /api/servers/:server/owner': 'server.owner',
   'POST /api/servers/:server/install': 'server.install',
   'PUT /api/servers/:server/install': 'server.install-state',
   'POST /api/servers/:server/start': 'server.start',
@@ -128,4 +129,5 @@ export const SAFE_FIELDS: readonly string[] = [
   'serverDefaults',
   'backupDefaults',
   'registrationOpen',
+  'owner',
 ];

@@ -7,8 +7,13 @@
  * What is recorded of the request: the route's action, its server and target (path parameters,
  * the `path` query), and the `SAFE_FIELDS` of the body and query, shortened. Never a password,
  * token, code, command or file content: those fields are not in the list.
+ *
+ * Who a sign-in names (docs/security.md, "The audit log"): the account, when the name tried is an
+ * existing account's, right or wrong; otherwise nobody, with `unknownAccount: true` and the
+ * address. The name typed is never kept for itself: it may be a password typed in the wrong field.
  */
 import type { FastifyRequest, onSendAsyncHookHandler } from 'fastify';
+import type { User } from '../../domain/user.js';
 import type { App } from '../../http/types.js';
 import { AUDITED_ROUTES, SAFE_FIELDS, SIGN_IN_ROUTES } from './audit-actions.js';
 import type { AuditService } from './audit.service.js';
@@ -26,7 +31,12 @@ const MAX_TEXT = 200;
 const MAX_ITEMS = 50;
 const MAX_JSON = 1000;
 
-export function registerAuditHook(app: App, audit: AuditService): void {
+/** Where the hook finds the account a sign-in named (the users domain keeps them). */
+export interface AuditAccounts {
+  findByUsername(username: string): Promise<User | undefined>;
+}
+
+export function registerAuditHook(app: App, audit: AuditService, accounts: AuditAccounts): void {
   app.decorateRequest('auditActor', null);
   app.decorateRequest('auditFailed', false);
   // Each audited route gets the hook as it is registered, its action resolved once: the other
@@ -36,14 +46,19 @@ export function registerAuditHook(app: App, audit: AuditService): void {
       const key = `${method} ${route.url}`;
       const action = AUDITED_ROUTES[key];
       if (action === undefined) continue;
-      const record = recorder(audit, key, action);
+      const record = recorder(audit, accounts, key, action);
       route.onSend = [...[route.onSend ?? []].flat(), record];
     }
   });
 }
 
 /** The onSend hook of one audited route. */
-function recorder(audit: AuditService, key: string, action: string): onSendAsyncHookHandler {
+function recorder(
+  audit: AuditService,
+  accounts: AuditAccounts,
+  key: string,
+  action: string,
+): onSendAsyncHookHandler {
   const signIn = SIGN_IN_ROUTES.has(key);
   const creation = action.endsWith('.create');
   const serverInBody = key === 'POST /api/servers/create';
@@ -52,8 +67,14 @@ function recorder(audit: AuditService, key: string, action: string): onSendAsync
     const ok = status < 400 && !request.auditFailed;
     if (!ok && status !== 403 && status < 500 && !signIn && !request.auditFailed) return payload;
     const about = what(request, serverInBody);
+    const actor = await who(request, signIn, accounts);
+    if (signIn) {
+      // The account is the actor; the name as typed is not kept (see above).
+      delete about.details.username;
+      if (actor.unknownAccount) about.details.unknownAccount = true;
+    }
     await audit.record({
-      ...who(request),
+      ...actor.entry,
       action,
       ...about,
       // What a creation made is named by its answer.
@@ -65,23 +86,26 @@ function recorder(audit: AuditService, key: string, action: string): onSendAsync
   };
 }
 
-function who(request: FastifyRequest) {
+async function who(request: FastifyRequest, signIn: boolean, accounts: AuditAccounts) {
   const user = request.user;
-  // A sign-in names who tried, right or wrong.
+  let actor = request.auditActor ?? (user ? { id: user.id, name: user.username } : null);
+  let unknownAccount = false;
+  // A sign-in names the account it tried, right or wrong, when there is one.
   const tried = isObject(request.body) ? request.body.username : undefined;
-  const actor =
-    request.auditActor ??
-    (user
-      ? { id: user.id, name: user.username }
-      : typeof tried === 'string'
-        ? { id: null, name: tried.slice(0, MAX_TEXT) }
-        : null);
+  if (actor === null && signIn && typeof tried === 'string') {
+    const account = tried.length <= MAX_TEXT ? await accounts.findByUsername(tried) : undefined;
+    if (account) actor = { id: account.id, name: account.username };
+    else unknownAccount = true;
+  }
   return {
-    actorId: actor?.id ?? null,
-    actor: actor?.name ?? null,
-    via: user?.key === undefined ? ('session' as const) : ('api-key' as const),
-    viaName: user?.key?.name ?? null,
-    address: request.ip,
+    unknownAccount,
+    entry: {
+      actorId: actor?.id ?? null,
+      actor: actor?.name ?? null,
+      via: user?.key === undefined ? ('session' as const) : ('api-key' as const),
+      viaName: user?.key?.name ?? null,
+      address: request.ip,
+    },
   };
 }
 

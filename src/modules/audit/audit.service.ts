@@ -3,10 +3,15 @@
  * the API (audit.hook.ts), and by the panel for what happens without a request (schedule runs,
  * backups ending, servers crashing); read by admins, and per server by holders of `settings`.
  * Entries older than `AUDIT_RETENTION_DAYS` are removed every hour.
+ *
+ * Every text an entry holds (actor, key or schedule name, server, target, details) is stored with
+ * its control characters written out (src/text.ts), so that a name holding a newline or ESC
+ * cannot forge a line of the log wherever it is shown or exported.
  */
 import type { AuditEntry, AuditFilter, NewAuditEntry } from '../../domain/audit.js';
 import type { User } from '../../domain/user.js';
 import type { Logger } from '../../log.js';
+import { escapeControl } from '../../text.js';
 import type { AuditRepository } from './audit.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -34,7 +39,7 @@ export class AuditService {
   /** Writes an entry; a failure is logged, never thrown (the change itself has happened). */
   async record(entry: NewAuditEntry): Promise<void> {
     try {
-      await this.deps.repo.insert({ ...entry, at: this.deps.now().toISOString() });
+      await this.deps.repo.insert({ ...escapedEntry(entry), at: this.deps.now().toISOString() });
     } catch (error) {
       this.deps.log.error(
         { err: error, action: entry.action },
@@ -102,4 +107,34 @@ export class AuditService {
       return 0;
     }
   }
+}
+
+const escaped = (text: string | null): string | null =>
+  text === null ? null : escapeControl(text);
+
+function escapedEntry(entry: NewAuditEntry): NewAuditEntry {
+  return {
+    ...entry,
+    actor: escaped(entry.actor),
+    viaName: escaped(entry.viaName),
+    address: escaped(entry.address),
+    server: escaped(entry.server),
+    target: escaped(entry.target),
+    details: escapedObject(entry.details),
+  };
+}
+
+function escapedObject(value: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [escapeControl(key), escapedValue(item)]),
+  );
+}
+
+function escapedValue(value: unknown): unknown {
+  if (typeof value === 'string') return escapeControl(value);
+  if (Array.isArray(value)) return value.map(escapedValue);
+  if (typeof value === 'object' && value !== null) {
+    return escapedObject(value as Record<string, unknown>);
+  }
+  return value;
 }

@@ -74,12 +74,16 @@ export function authRoutes(app: App, auth: AuthService): void {
       },
     },
     async (request) => {
+      // Named before the attempt, which may use the challenge up: a refused code is recorded
+      // against the account it was for.
+      const account = await auth.challengedAccount(request.body.challenge);
+      if (account) request.auditActor = { id: account.id, name: account.username };
       const signedIn = await auth.completeSignIn(
         request.body.challenge,
         request.body.code,
         request.ip,
       );
-      request.auditActor = { id: null, name: signedIn.username };
+      request.auditActor ??= { id: null, name: signedIn.username };
       return signedIn;
     },
   );

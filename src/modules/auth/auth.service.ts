@@ -33,6 +33,8 @@ export interface ChallengeResponse {
 export interface SecondFactor {
   challengeFor(user: User): { challenge: string; expiresAt: Date } | null;
   complete(challenge: string, code: string, address: string): Promise<User>;
+  /** The id of the account a live challenge belongs to, without using it. */
+  challengedUser(challenge: string): number | null;
   mustEnrol(user: User): boolean;
 }
 
@@ -53,6 +55,8 @@ export interface AuthService {
   login(credentials: Credentials, address: string): Promise<TokenResponse | ChallengeResponse>;
   /** The second step of a sign-in with two factors: the challenge and a code. */
   completeSignIn(challenge: string, code: string, address: string): Promise<TokenResponse>;
+  /** The account a live two-factor challenge belongs to, if any (for the audit log). */
+  challengedAccount(challenge: string): Promise<User | undefined>;
   /** The user's role requires a second factor they have not set up. */
   mustEnrolSecondFactor(user: User): boolean;
   /**
@@ -180,6 +184,11 @@ export function createAuthService(deps: {
       const user = await deps.secondFactor.complete(challenge, code, address);
       await users.recordLogin(user.id, now());
       return tokenResponse(user);
+    },
+
+    async challengedAccount(challenge) {
+      const id = deps.secondFactor?.challengedUser(challenge) ?? null;
+      return id === null ? undefined : users.findById(id);
     },
 
     mustEnrolSecondFactor(user) {

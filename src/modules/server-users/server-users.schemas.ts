@@ -25,8 +25,32 @@ export const ServerPersonSchema = Type.Object({
   username: Type.String(),
   role: Type.String(),
   permissions: Type.Array(Permission),
+  owner: Type.Boolean({
+    description:
+      'Whether they own the server: they hold every permission, and only an admin changes them',
+  }),
 });
 
-export const ServerPersonEnvelope = Envelope(ServerPersonSchema);
+/** An invite's answer: the name as sent and the grant as asked, whoever the name turned out to be. */
+export const InvitedSchema = Type.Object({
+  username: Type.String(),
+  permissions: Type.Array(Permission),
+  owner: Type.Boolean(),
+});
+
+export const InvitedEnvelope = Envelope(InvitedSchema);
+
+export const OwnerBody = Type.Object(
+  {
+    owner: Type.Union([Username, Type.Null()], {
+      description: 'The username of the new owner, or null for none',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const OwnerEnvelope = Envelope(
+  Type.Object({ owner: Type.Union([Type.String(), Type.Null()]) }),
+);
 export const ServerPeopleEnvelope = Envelope(Type.Array(ServerPersonSchema));
 export const ServerPersonRemovedEnvelope = Envelope(Type.Object({ username: Type.String() }));

@@ -3,6 +3,11 @@
  * permissions. Admins manage everyone's; a user holding the server's `users` permission invites
  * others and sets their permissions, never beyond their own: they may grant only permissions
  * they hold, and change or remove only people whose permissions are all within their own.
+ *
+ * The server's owner (docs/api.md, "A server's owner") holds every permission: no sub-user may
+ * change or remove them, and an admin changes who it is with `setOwner`. An invite names an
+ * account by its username and answers the same whether that account exists, is an admin or is
+ * an ordinary user, so that `users` tells nobody which accounts exist or who the admins are.
  */
 import { NoLongerExists } from '../../domain/conflicts.js';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../../domain/policy.js';
@@ -16,15 +21,24 @@ export interface ServerPerson {
   readonly username: string;
   readonly role: string;
   readonly permissions: readonly ServerPermission[];
+  /** Whether they own the server. */
+  readonly owner: boolean;
+}
+
+/** The answer to an invite, the same shape whoever the name turned out to be. */
+export interface Invited {
+  readonly username: string;
+  readonly permissions: readonly ServerPermission[];
+  readonly owner: boolean;
 }
 
 export class ServerUsersService {
   constructor(
     private readonly deps: {
-      readonly servers: Pick<ServersService, 'require' | 'requireHeld'>;
+      readonly servers: Pick<ServersService, 'require' | 'requireHeld' | 'ownerNamed'>;
       readonly users: Pick<
         UsersRepository,
-        'findByUsername' | 'holdersOf' | 'grant' | 'revoke' | 'permissionsOn'
+        'findByUsername' | 'holdersOf' | 'grant' | 'revoke' | 'accessOn' | 'setOwner'
       >;
       readonly events: PanelEvents;
     },
@@ -32,54 +46,88 @@ export class ServerUsersService {
 
   async list(caller: User, server: string): Promise<ServerPerson[]> {
     await this.deps.servers.require(caller, server, 'server.users');
-    return (await this.deps.users.holdersOf(server)).map(({ user, permissions }) => ({
+    return (await this.deps.users.holdersOf(server)).map(({ user, permissions, owner }) => ({
       username: user.username,
       role: user.role,
-      permissions,
+      permissions: owner ? SERVER_PERMISSIONS : permissions,
+      owner,
     }));
   }
 
-  /** Puts the server in `username`'s list with exactly `permissions`, or changes them. */
+  /**
+   * Puts the server in `username`'s list with exactly `permissions`, or changes them. A name
+   * that is no account, or an admin's (who holds everything already), is answered as if the
+   * invite was made, and nothing changes: the People list shows only real grants.
+   */
   async set(
     caller: User,
     server: string,
     username: string,
     permissions: readonly ServerPermission[],
-  ): Promise<ServerPerson> {
+  ): Promise<Invited> {
     const own = await this.#own(caller, server);
-    const target = await this.#target(username);
     const beyond = permissions.find((permission) => !own.has(permission));
     if (beyond !== undefined) {
       throw new AppError('FORBIDDEN', `You cannot grant ${beyond}: you do not hold it yourself`);
     }
-    await this.#refuseBeyond(own, target, server);
     const kept = SERVER_PERMISSIONS.filter((permission) => permissions.includes(permission));
+    const target = await this.deps.users.findByUsername(username);
+    if (!target || target.role === 'admin') {
+      return { username, permissions: kept, owner: false };
+    }
+    const access = await this.deps.users.accessOn(target.id, server);
+    if (access.owner) {
+      throw ownerUntouchable(caller, target, 'change the permissions of');
+    }
+    this.#refuseBeyond(own, target, access.permissions);
     await this.deps.users.grant(target.id, server, kept).catch((error: unknown) => {
       if (error instanceof NoLongerExists) throw notFound('Server');
       throw error;
     });
     this.deps.events.emit('access-changed', target.id);
-    return { username: target.username, role: target.role, permissions: kept };
+    return { username, permissions: kept, owner: false };
   }
 
-  /** Takes the server out of `username`'s list. */
+  /**
+   * Takes the server out of `username`'s list. A name that is not on the server (no account, an
+   * admin, or someone without it) is one 404. Only an admin removes the owner; the server is
+   * then without one.
+   */
   async remove(caller: User, server: string, username: string): Promise<void> {
     const own = await this.#own(caller, server);
-    const target = await this.#target(username);
-    await this.#refuseBeyond(own, target, server);
+    const target = await this.deps.users.findByUsername(username);
+    const access = target && (await this.deps.users.accessOn(target.id, server));
+    if (!target || !access || (access.permissions === null && !access.owner)) {
+      throw new AppError('NOT_FOUND', `${username} does not have this server`);
+    }
+    if (access.owner && caller.role !== 'admin') {
+      throw ownerUntouchable(caller, target, 'remove');
+    }
+    this.#refuseBeyond(own, target, access.permissions);
     if (!(await this.deps.users.revoke(target.id, server))) {
-      throw new AppError('NOT_FOUND', `${target.username} does not have this server`);
+      throw new AppError('NOT_FOUND', `${username} does not have this server`);
     }
     this.deps.events.emit('access-changed', target.id);
   }
 
-  async #target(username: string): Promise<User> {
-    const target = await this.deps.users.findByUsername(username);
-    if (!target) throw notFound('User');
-    if (target.role === 'admin') {
-      throw new AppError('CONFLICT', 'Admins hold every permission on every server');
+  /**
+   * Names the server's owner (null: none), for an admin (the route checks it). The new owner
+   * gets the server with every permission; the previous owner loses it.
+   */
+  async setOwner(server: string, username: string | null): Promise<{ owner: string | null }> {
+    const user =
+      username === null ? null : await this.deps.servers.ownerNamed(username, 'body/owner');
+    let changed: { previous: number | null } | undefined;
+    try {
+      changed = await this.deps.users.setOwner(server, user?.id ?? null);
+    } catch (error) {
+      if (error instanceof NoLongerExists) throw notFound('User');
+      throw error;
     }
-    return target;
+    if (changed === undefined) throw notFound('Server');
+    if (changed.previous !== null) this.deps.events.emit('access-changed', changed.previous);
+    if (user) this.deps.events.emit('access-changed', user.id);
+    return { owner: user?.username ?? null };
   }
 
   /**
@@ -92,12 +140,11 @@ export class ServerUsersService {
   }
 
   /** 403 when the target holds a permission the caller does not. */
-  async #refuseBeyond(
+  #refuseBeyond(
     own: ReadonlySet<ServerPermission>,
     target: User,
-    server: string,
-  ): Promise<void> {
-    const theirs = await this.deps.users.permissionsOn(target.id, server);
+    theirs: ReadonlySet<ServerPermission> | null,
+  ): void {
     const beyond = [...(theirs ?? [])].find((permission) => !own.has(permission));
     if (beyond !== undefined) {
       throw new AppError(
@@ -106,4 +153,17 @@ export class ServerUsersService {
       );
     }
   }
+}
+
+/** The owner's access is changed by an admin naming another owner, never through People. */
+function ownerUntouchable(caller: User, target: User, what: string): AppError {
+  return caller.role === 'admin'
+    ? new AppError(
+        'CONFLICT',
+        `${target.username} owns this server and holds every permission: name another owner first`,
+      )
+    : new AppError(
+        'OWNER_PROTECTED',
+        `${target.username} owns this server: only an admin may ${what} its owner`,
+      );
 }

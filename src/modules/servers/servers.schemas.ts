@@ -1,7 +1,7 @@
 import { SERVER_PERMISSIONS } from '../../domain/policy.js';
 import { Type } from 'typebox';
 import { INSTALL_STATES, SERVER_STATUSES } from '../../domain/server.js';
-import { Envelope } from '../../http/schemas.js';
+import { Envelope, Username } from '../../http/schemas.js';
 
 export const ServerName = Type.String({
   minLength: 1,
@@ -182,6 +182,13 @@ export const CreateBody = Type.Object(
     limits: Type.Optional(LimitsBody),
     runtime: Type.Optional(RuntimeSchema),
     image: Type.Optional(ImageSchema),
+    owner: Type.Optional(
+      Type.String({
+        ...Username,
+        description:
+          'The username of its owner, who holds every permission on it and whom no sub-user may remove or narrow; none by default',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

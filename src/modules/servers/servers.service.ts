@@ -39,10 +39,21 @@ import type { ConfigChanges, ServersRepository } from './servers.repository.js';
 /** Which servers an admin put in a user's list (the users domain keeps them). */
 export interface ServerGrants {
   serverNames(userId: number): Promise<string[]>;
-  /** null: the server is not in the user's list. */
-  permissionsOn(userId: number, server: string): Promise<ReadonlySet<ServerPermission> | null>;
-  /** The servers in the user's list, with the permissions held on each. */
-  serverPermissions(userId: number): Promise<Map<string, ServerPermission[]>>;
+  /** The permissions of the user's list on the server (null: not in it), and whether they own it. */
+  accessOn(
+    userId: number,
+    server: string,
+  ): Promise<{ permissions: ReadonlySet<ServerPermission> | null; owner: boolean }>;
+  /** The servers in the user's list, with the permissions held on each and whether they own it. */
+  serverPermissions(
+    userId: number,
+  ): Promise<Map<string, { permissions: ServerPermission[]; owner: boolean }>>;
+  findByUsername(username: string): Promise<User | undefined>;
+  /**
+   * Makes the user the server's owner; undefined when the server is gone. Throws
+   * `NoLongerExists` when the user was deleted meanwhile.
+   */
+  setOwner(server: string, userId: number | null): Promise<{ previous: number | null } | undefined>;
 }
 
 /** Where the servers service finds templates (the templates domain keeps them). */
@@ -127,6 +138,8 @@ export interface NewServer {
   readonly limits?: Partial<ServerLimits> | undefined;
   readonly runtime?: RuntimeKind | undefined;
   readonly image?: string | null | undefined;
+  /** The username of its owner (docs/api.md, "A server's owner"); none by default. */
+  readonly owner?: string | undefined;
 }
 
 /** Fields only an admin may change: what runs on the host, and with how much of it. */
@@ -170,11 +183,10 @@ export class ServersService {
   /** What `user` holds on `name` (which need not exist), for the policy. */
   async #grant(user: User, name: string): Promise<ServerGrant> {
     // Admins hold everything everywhere, the banned nothing: no need to look.
-    const permissions =
-      user.role === 'admin' || !can(user, 'account.use')
-        ? null
-        : await this.deps.grants.permissionsOn(user.id, name);
-    return { permissions, server: name };
+    if (user.role === 'admin' || !can(user, 'account.use'))
+      return { permissions: null, server: name };
+    const { permissions, owner } = await this.deps.grants.accessOn(user.id, name);
+    return { permissions, owner, server: name };
   }
 
   /** Whether `user` may do `action` on `name` (which need not exist). */
@@ -244,8 +256,10 @@ export class ServersService {
       : await this.deps.grants.serverPermissions(user.id);
     const records = await this.deps.servers.list(held === null ? undefined : [...held.keys()]);
     return records.flatMap((record) => {
+      const access = held?.get(record.name);
       const grant: ServerGrant = {
-        permissions: held === null ? null : new Set(held.get(record.name)),
+        permissions: held === null ? null : new Set(access?.permissions),
+        owner: access?.owner === true,
         server: record.name,
       };
       if (!can(user, 'server.view', grant)) return [];
@@ -320,6 +334,8 @@ export class ServersService {
       createdAt: this.deps.now().toISOString(),
     };
     checkImage(config);
+    const owner =
+      server.owner === undefined ? null : await this.ownerNamed(server.owner, 'body/owner');
     await this.#refuseTakenAllocations(config.name, allocations);
     let inserted: boolean;
     try {
@@ -330,6 +346,13 @@ export class ServersService {
       throw error;
     }
     if (!inserted) throw new AppError('CONFLICT', 'A server with that name exists');
+    try {
+      if (owner !== null) await this.deps.grants.setOwner(config.name, owner.id);
+    } catch (error) {
+      await this.deps.servers.delete(config.name);
+      if (error instanceof NoLongerExists) throw unknownOwner('body/owner', server.owner ?? '');
+      throw error;
+    }
     try {
       await this.deps.host.create(config.name);
     } catch (error) {
@@ -344,6 +367,24 @@ export class ServersService {
       return (await this.deps.servers.find(config.name)) ?? config;
     }
     return config;
+  }
+
+  /**
+   * The account an admin names as a server's owner: a live account that is not an admin (admins
+   * hold every permission on every server already). 400 naming `path` otherwise; the caller is an
+   * admin, so saying that a name is unknown tells nothing they could not list.
+   */
+  async ownerNamed(username: string, path: string): Promise<User> {
+    const user = await this.deps.grants.findByUsername(username);
+    if (!user) throw unknownOwner(path, username);
+    if (user.role === 'admin') {
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `owner: ${user.username} is an admin, who holds every permission on every server already`,
+        { details: [{ path, message: 'an admin cannot own a server' }] },
+      );
+    }
+    return user;
   }
 
   async #template(id: string): Promise<Template> {
@@ -684,6 +725,11 @@ export class ServersService {
 }
 
 const isWildcard = (ip: string): boolean => ip === '0.0.0.0' || ip === '::';
+
+const unknownOwner = (path: string, username: string): AppError =>
+  new AppError('VALIDATION_FAILED', `owner: there is no account "${username}"`, {
+    details: [{ path, message: 'no such account' }],
+  });
 
 const allocationTaken = (): AppError =>
   new AppError('ALLOCATION_TAKEN', "One of the addresses and ports is another server's");

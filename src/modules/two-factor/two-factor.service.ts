@@ -205,6 +205,12 @@ export class TwoFactorService {
   }
 
   /** The user a challenge and its code sign in; 401 for a challenge unknown, used or expired. */
+  /** The id of the account a live challenge belongs to (for the audit log), without using it. */
+  challengedUser(challenge: string): number | null {
+    const pending = this.#challenges.get(sha256(challenge));
+    return pending && pending.expiresAt > this.deps.now().getTime() ? pending.userId : null;
+  }
+
   async complete(challenge: string, code: string, address: string): Promise<User> {
     const key = sha256(challenge);
     const pending = this.#challenges.get(key);

@@ -5,6 +5,7 @@
  */
 import { sql, type Compilable, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import { withConstraints, type Dialect } from '../../db/database.js';
+import { NoLongerExists } from '../../domain/conflicts.js';
 import type { Database, UsersTable } from '../../db/schema.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../../domain/policy.js';
@@ -22,6 +23,13 @@ export interface UserWithServers extends User {
   /** The servers assigned to the user by an admin, sorted by name. */
   readonly servers: readonly string[];
   readonly signIn: SignIn;
+}
+
+/** What a user holds on one server (see `accessOn`). */
+export interface ServerAccess {
+  /** null: the server is not in their list. */
+  readonly permissions: Set<ServerPermission> | null;
+  readonly owner: boolean;
 }
 
 /** Any constant; it names the advisory lock that serialises changes to who is admin. */
@@ -224,9 +232,16 @@ export class UsersRepository {
 
   /**
    * Sets the user's list of servers: servers kept keep their permissions, servers added get
-   * every permission. Throws `NoLongerExists` when one of the servers is gone.
+   * every permission, servers taken away that the user owned are left without an owner. Throws
+   * `NoLongerExists` when one of the servers is gone.
    */
   async replaceServers(userId: number, names: readonly string[]): Promise<void> {
+    let disowned = this.db
+      .updateTable('servers')
+      .set({ owner_id: null })
+      .where('owner_id', '=', userId);
+    if (names.length > 0) disowned = disowned.where('name', 'not in', [...names]);
+    await disowned.execute();
     let removal = this.db.deleteFrom('user_servers').where('user_id', '=', userId);
     if (names.length > 0) removal = removal.where('server_name', 'not in', [...names]);
     await removal.execute();
@@ -250,31 +265,116 @@ export class UsersRepository {
 
   /** The permissions the user holds on the server; null when it is not in their list. */
   async permissionsOn(userId: number, server: string): Promise<Set<ServerPermission> | null> {
-    const row = await this.db
-      .selectFrom('user_servers')
-      .select('permissions')
-      .where('user_id', '=', userId)
-      .where('server_name', '=', server)
-      .executeTakeFirst();
-    return row ? new Set(parsePermissions(row.permissions)) : null;
+    return (await this.accessOn(userId, server)).permissions;
   }
 
-  /** The servers in the user's list, with the permissions held on each. */
-  async serverPermissions(userId: number): Promise<Map<string, ServerPermission[]>> {
+  /**
+   * What the user holds on the server, in one query: the permissions of their list (null when
+   * it is not in it) and whether they are its owner.
+   */
+  async accessOn(userId: number, server: string): Promise<ServerAccess> {
+    const row = await this.db
+      .selectFrom('servers')
+      .leftJoin('user_servers', (join) =>
+        join
+          .onRef('user_servers.server_name', '=', 'servers.name')
+          .on('user_servers.user_id', '=', userId),
+      )
+      .select(['user_servers.permissions', 'servers.owner_id'])
+      .where('servers.name', '=', server)
+      .executeTakeFirst();
+    return {
+      permissions: row?.permissions == null ? null : new Set(parsePermissions(row.permissions)),
+      owner: row?.owner_id != null && row.owner_id === userId,
+    };
+  }
+
+  /** The servers in the user's list, with the permissions held on each and whether they own it. */
+  async serverPermissions(
+    userId: number,
+  ): Promise<Map<string, { permissions: ServerPermission[]; owner: boolean }>> {
     const rows = await this.db
       .selectFrom('user_servers')
-      .select(['server_name', 'permissions'])
-      .where('user_id', '=', userId)
+      .innerJoin('servers', 'servers.name', 'user_servers.server_name')
+      .select(['user_servers.server_name', 'user_servers.permissions', 'servers.owner_id'])
+      .where('user_servers.user_id', '=', userId)
       .execute();
-    return new Map(rows.map((row) => [row.server_name, parsePermissions(row.permissions)]));
+    return new Map(
+      rows.map((row) => [
+        row.server_name,
+        {
+          permissions: parsePermissions(row.permissions),
+          owner: row.owner_id != null && row.owner_id === userId,
+        },
+      ]),
+    );
   }
 
-  /** The live users with the server in their list, by name, with their permissions on it. */
-  async holdersOf(server: string): Promise<{ user: User; permissions: ServerPermission[] }[]> {
+  /**
+   * Makes `userId` the server's owner (null: no owner), in one transaction: the owner gets the
+   * server in their list with every permission, and the previous owner loses it. Answers the
+   * previous owner's id, or undefined when the server no longer exists.
+   */
+  async setOwner(
+    server: string,
+    userId: number | null,
+  ): Promise<{ previous: number | null } | undefined> {
+    // Under the users lock: an account deleted meanwhile cannot become an owner.
+    return this.transaction(async ({ db }) => {
+      const row = await db
+        .selectFrom('servers')
+        .select('owner_id')
+        .where('name', '=', server)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      if (userId !== null) {
+        const live = await db
+          .selectFrom('users')
+          .select('id')
+          .where('id', '=', userId)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
+        if (!live) throw new NoLongerExists();
+      }
+      const previous = row.owner_id;
+      await db
+        .updateTable('servers')
+        .set({ owner_id: userId })
+        .where('name', '=', server)
+        .execute();
+      if (previous !== null && previous !== userId) {
+        await db
+          .deleteFrom('user_servers')
+          .where('user_id', '=', previous)
+          .where('server_name', '=', server)
+          .execute();
+      }
+      if (userId !== null) {
+        const every = JSON.stringify(SERVER_PERMISSIONS);
+        await db
+          .insertInto('user_servers')
+          .values({ user_id: userId, server_name: server, permissions: every })
+          .onConflict((conflict) =>
+            conflict.columns(['user_id', 'server_name']).doUpdateSet({ permissions: every }),
+          )
+          .execute();
+      }
+      return { previous };
+    });
+  }
+
+  /**
+   * The live users with the server in their list, by name, with their permissions on it and
+   * whether they own it.
+   */
+  async holdersOf(
+    server: string,
+  ): Promise<{ user: User; permissions: ServerPermission[]; owner: boolean }[]> {
     const links = await this.db
       .selectFrom('user_servers')
-      .select(['user_id', 'permissions'])
-      .where('server_name', '=', server)
+      .innerJoin('servers', 'servers.name', 'user_servers.server_name')
+      .select(['user_servers.user_id', 'user_servers.permissions', 'servers.owner_id'])
+      .where('user_servers.server_name', '=', server)
       .execute();
     if (links.length === 0) return [];
     const rows = await this.db
@@ -288,10 +388,12 @@ export class UsersRepository {
       .where('deleted_at', 'is', null)
       .execute();
     const held = new Map(links.map((link) => [link.user_id, link.permissions]));
+    const owner = links[0]?.owner_id ?? null;
     return rows
       .map((row) => ({
         user: toUser(row),
         permissions: parsePermissions(held.get(row.id) ?? '[]'),
+        owner: row.id === owner,
       }))
       .sort((a, b) => byText(usernameKey(a.user.username), usernameKey(b.user.username)));
   }
@@ -317,8 +419,17 @@ export class UsersRepository {
     );
   }
 
-  /** Takes the server out of the user's list; false when it was not there. */
+  /**
+   * Takes the server out of the user's list, and so leaves it without an owner when they owned
+   * it; false when it was not there.
+   */
   async revoke(userId: number, server: string): Promise<boolean> {
+    await this.db
+      .updateTable('servers')
+      .set({ owner_id: null })
+      .where('name', '=', server)
+      .where('owner_id', '=', userId)
+      .execute();
     const result = await this.db
       .deleteFrom('user_servers')
       .where('user_id', '=', userId)
@@ -445,6 +556,12 @@ export class UsersRepository {
    * authorship.
    */
   async markDeleted(id: number, now: Date): Promise<void> {
+    // The servers they owned stay, without an owner (docs/api.md, "A server's owner").
+    await this.db
+      .updateTable('servers')
+      .set({ owner_id: null })
+      .where('owner_id', '=', id)
+      .execute();
     await this.db.deleteFrom('user_servers').where('user_id', '=', id).execute();
     // A later sign-in with the same provider account starts a fresh account.
     await this.db.deleteFrom('oidc_identities').where('user_id', '=', id).execute();

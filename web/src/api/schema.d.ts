@@ -6279,6 +6279,95 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/{server}/owner': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Name the server's owner, or none (admin)
+     * @description The owner holds every permission on the server and no sub-user may remove or narrow them. The new owner gets the server with every permission; the previous owner loses it. An unknown account or an admin: 400.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The username of the new owner, or null for none */
+            owner: string | (never | null);
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                owner: string | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/{server}/restart': {
     parameters: {
       query?: never;
@@ -7344,6 +7433,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Whether they own the server: they hold every permission, and only an admin changes them */
+                owner: boolean;
                 permissions: (
                   | 'console.read'
                   | 'console.write'
@@ -7409,7 +7500,7 @@ export interface paths {
     get?: never;
     /**
      * Give a user the server with exactly these permissions, or change theirs
-     * @description Admins, and users with the `users` permission, who may grant only what they hold themselves and change only people whose permissions are within their own (403). An admin target: 409.
+     * @description Admins, and users with the `users` permission, who may grant only what they hold themselves and change only people whose permissions are within their own (403). The server's owner: 403 `OWNER_PROTECTED` (409 for an admin). A name that is no account, or an admin's, gets the same answer as anyone else's and nothing changes.
      */
     put: {
       parameters: {
@@ -7449,6 +7540,7 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                owner: boolean;
                 permissions: (
                   | 'console.read'
                   | 'console.write'
@@ -7460,7 +7552,6 @@ export interface paths {
                   | 'schedules'
                   | 'users'
                 )[];
-                role: string;
                 username: string;
               };
               message: string;
@@ -7515,7 +7606,10 @@ export interface paths {
       };
     };
     post?: never;
-    /** Take the server out of a user's list */
+    /**
+     * Take the server out of a user's list
+     * @description A name not on the server (whether or not the account exists): 404. The owner: 403 `OWNER_PROTECTED`, except for an admin, which leaves the server without an owner.
+     */
     delete: {
       parameters: {
         query?: never;
@@ -7813,6 +7907,8 @@ export interface paths {
             };
             /** @description 1 to 64 of A-Z a-z 0-9 _ . -, not "." or ".."; immutable */
             name: string;
+            /** @description The username of its owner, who holds every permission on it and whom no sub-user may remove or narrow; none by default */
+            owner?: string;
             /** @description process: a sandboxed local process; docker: a container of `image` */
             runtime?: 'process' | 'docker';
             /** @description Program and arguments, split with shell-like quoting and run without a shell */

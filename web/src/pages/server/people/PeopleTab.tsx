@@ -86,7 +86,7 @@ export default function PeopleTab() {
             autoCapitalize="none"
             spellCheck={false}
             autoComplete="off"
-            hint="They must have an account on this panel already"
+            hint="They must have an account on this panel already; they appear above once added"
             value={username}
             onChange={(event) => {
               setUsername(event.target.value);
@@ -101,7 +101,12 @@ export default function PeopleTab() {
             onChange={setChosen}
           />
           {invite.isError && <Alert tone="error">{errorMessage(invite.error)}</Alert>}
-          {invited !== null && <Alert tone="success">{invited} now has this server</Alert>}
+          {invited !== null && (
+            <Alert tone="success">
+              Invitation for {invited} done: if that account exists, it now has this server and is
+              listed above.
+            </Alert>
+          )}
           <div className={cards.buttons}>
             <button type="submit" className="button primary" disabled={invite.isPending}>
               {invite.isPending ? 'Inviting…' : 'Invite'}

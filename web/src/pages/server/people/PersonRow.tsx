@@ -10,8 +10,9 @@ import { PermissionBoxes } from './PermissionBoxes';
 
 /**
  * One person with the server: their permissions as checkboxes, Save, and Remove (asked first).
- * An admin holds everything and is not changed here; someone holding a permission the caller
- * lacks is shown but not changed either (the API would refuse it).
+ * An admin and the server's owner hold everything and are not changed here (only an admin names
+ * another owner); someone holding a permission the caller lacks is shown but not changed either
+ * (the API would refuse it).
  */
 export function PersonRow({
   server,
@@ -29,22 +30,29 @@ export function PersonRow({
   const [confirming, setConfirming] = useState(false);
   const [done, setDone] = useState(false);
   const isAdmin = person.role === 'admin';
-  const manageable = !isAdmin && mayManage(held, person.permissions);
+  const isOwner = person.owner;
+  const manageable = !isAdmin && !isOwner && mayManage(held, person.permissions);
   const dirty = !samePermissions(chosen, saved);
 
   return (
     <li className={cards.row} aria-label={person.username}>
       <div className={cards.head}>
         <h3 className={cards.name}>{person.username}</h3>
+        {isOwner && <span className={styles.role}>owner</span>}
         <span className={styles.role}>{person.role}</span>
         <span className={styles.count}>
-          {isAdmin
+          {isAdmin || isOwner
             ? 'every permission'
             : `${person.permissions.length} of ${PERMISSIONS.length} permissions`}
         </span>
       </div>
       {isAdmin ? (
         <p className={styles.note}>An admin holds every permission on every server.</p>
+      ) : isOwner ? (
+        <p className={styles.note}>
+          {person.username} owns this server and holds every permission on it. Only an admin can
+          name another owner.
+        </p>
       ) : (
         <>
           <PermissionBoxes
