@@ -223,6 +223,70 @@ describe('API keys', () => {
     assert.equal(stopped.statusCode, 200, stopped.body);
   });
 
+  for (const [label, servers] of [
+    ['narrowed to one server', ['alpha']],
+    ['with an empty server list', []],
+  ] as const) {
+    it(`of an admin, ${label}, does nothing outside its servers`, async () => {
+      const { headers } = await makeKey(admin, { name: `admin ${label}`, servers });
+      const ticket = await call(member.headers, 'POST', '/api/tickets/create', {
+        title: `Ticket for the key ${label}`,
+        description: 'Only staff may move it',
+      });
+      assert.equal(ticket.statusCode, 200, ticket.body);
+      const ticketId = json<{ data: { id: number } }>(ticket).data.id;
+      const refused: [method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown][] = [
+        ['PUT', '/api/servers/beta/allocations', { allocations: [] }],
+        ['PUT', '/api/servers/beta/install', { state: 'not-installed' }],
+        ['PUT', '/api/servers/beta/config', { startCommand: 'true' }],
+        ['PUT', '/api/servers/beta/config', { displayName: 'Not yours' }],
+        ['GET', '/api/servers/beta/files'],
+        ['POST', '/api/servers/create', { name: 'nope', startCommand: 'true' }],
+        ['DELETE', '/api/servers/gamma'],
+        ['DELETE', '/api/servers/alpha'],
+        ['PUT', '/api/users/member/role', { role: 'admin' }],
+        ['PUT', '/api/users/member/servers', { servers: ['gamma'] }],
+        ['DELETE', '/api/users/member'],
+        ['GET', '/api/users'],
+        ['GET', '/api/profile/stats/member'],
+        ['GET', '/api/admin/webhooks'],
+        ['POST', '/api/admin/webhooks', { url: 'https://example.com/hook', events: [] }],
+        ['GET', '/api/audit'],
+        ['DELETE', '/api/templates/generic-command'],
+        ['PUT', `/api/tickets/${ticketId}/status`, { status: 'closed' }],
+      ];
+      for (const [method, url, body] of refused) {
+        const response = await call(headers, method, url, body);
+        assert.equal(response.statusCode, 403, `${method} ${url}: ${response.body}`);
+        assert.equal(json<{ code: string }>(response).code, 'FORBIDDEN', `${method} ${url}`);
+      }
+      // Nothing above was done.
+      const me = json<{ data: { username: string; role: string }[] }>(
+        await call(admin.headers, 'GET', '/api/users'),
+      ).data.find((user) => user.username === 'member');
+      assert.equal(me?.role, 'user');
+      const all = json<{ data: { name: string; allocations: unknown[] } }>(
+        await call(admin.headers, 'GET', '/api/servers/beta/config'),
+      ).data;
+      assert.equal(all.name, 'beta');
+      const names = json<{ data: { name: string }[] }>(
+        await call(admin.headers, 'GET', '/api/servers'),
+      ).data.map((s) => s.name);
+      assert.ok(names.includes('alpha') && names.includes('gamma'), names.join());
+      // What it may still do: its owner's own account, and only its servers.
+      assert.equal((await call(headers, 'GET', '/api/auth/me')).statusCode, 200);
+      assert.equal((await call(headers, 'GET', '/api/tickets')).statusCode, 200);
+      const listed = json<{ data: { name: string }[] }>(
+        await call(headers, 'GET', '/api/servers'),
+      ).data.map((s) => s.name);
+      assert.deepEqual(listed, servers);
+      const own = await call(headers, 'PUT', '/api/servers/alpha/allocations', { allocations: [] });
+      assert.equal(own.statusCode, servers.length === 0 ? 403 : 200, own.body);
+      const host = await call(headers, 'PUT', '/api/servers/alpha/install', { state: 'installed' });
+      assert.equal(host.statusCode, servers.length === 0 ? 403 : 200, host.body);
+    });
+  }
+
   it('never manages keys, the second factor or the password', async () => {
     const { key, headers } = await makeKey(admin, { name: 'sneaky' });
     const refused: [method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown][] = [

@@ -264,7 +264,7 @@ export class BackupsService {
     await this.deps.servers.require(user, server, 'server.backups');
     if (
       (changes.maxCount !== undefined || changes.maxBytes !== undefined) &&
-      !can(user, 'server.configure-host')
+      !can(user, 'server.configure-host', { permissions: null, server })
     ) {
       throw new AppError('FORBIDDEN', "Only an admin may change a server's backup limits");
     }
