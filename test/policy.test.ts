@@ -103,6 +103,7 @@ describe('the access policy', () => {
     const key = (servers: string[] | null, permissions: ServerPermission[] | null) => ({
       id: 1,
       name: 'k',
+      expiresAt: null,
       servers: servers === null ? null : new Set(servers),
       permissions: permissions === null ? null : new Set(permissions),
     });

@@ -155,7 +155,13 @@ export class BackupsService {
   ): Promise<{ id: string; expiresAt: Date }> {
     const file = await this.open(user, server, id);
     await file.handle.close();
-    return this.deps.links.create({ userId: user.id, server, path: '', backup: id });
+    return this.deps.links.create({
+      userId: user.id,
+      ...(user.key === undefined ? {} : { keyId: user.key.id }),
+      server,
+      path: '',
+      backup: id,
+    });
   }
 
   async setLocked(user: User, server: string, id: string, locked: boolean): Promise<BackupView> {
