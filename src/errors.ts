@@ -52,7 +52,7 @@ export type ErrorCode =
   | 'BACKUP_IN_PROGRESS'
   | 'TWO_FACTOR_REQUIRED'
   | 'SESSION_REQUIRED'
-  | 'REAUTHENTICATION_REQUIRED'
+  | 'SIGN_IN_AGAIN'
   | 'URL_NOT_ALLOWED';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -118,7 +118,7 @@ const STATUS: Record<ErrorCode, number> = {
   TWO_FACTOR_REQUIRED: 403,
   SESSION_REQUIRED: 403,
   /** An account without a password must have signed in a moment ago to do this (an API key). */
-  REAUTHENTICATION_REQUIRED: 403,
+  SIGN_IN_AGAIN: 403,
   /**
    * A webhook URL that is not http(s), or that points at the panel's own host, loopback, a
    * private or otherwise non-public address, and is not allowed by WEBHOOK_ALLOWED_HOSTS.

@@ -431,7 +431,7 @@ describe('API keys', () => {
     assertError(
       await call(dave.headers, 'POST', '/api/profile/api-keys', { name: 'stale' }),
       403,
-      'REAUTHENTICATION_REQUIRED',
+      'SIGN_IN_AGAIN',
     );
   });
 

@@ -92,7 +92,7 @@ export function apiKeysRoutes(app: App, keys: ApiKeysService): void {
       schema: {
         tags: TAGS,
         summary: 'Make an API key: answered this once, stored only hashed',
-        description: `Send it as \`Authorization: Bearer gpk_…\`. Asks for the password (400 when missing, 403 WRONG_PASSWORD when wrong) and, with two-factor sign-in on, a code (401 INVALID_CREDENTIALS when wrong); both counted like failed logins (429). An account without a password must have signed in within 10 minutes (403 REAUTHENTICATION_REQUIRED). 400 for an expiry in the past or a server you cannot reach; 409 past ${MAX_KEYS_PER_USER} keys.`,
+        description: `Send it as \`Authorization: Bearer gpk_…\`. Asks for the password (400 when missing, 403 WRONG_PASSWORD when wrong) and, with two-factor sign-in on, a code (401 INVALID_CREDENTIALS when wrong); both counted like failed logins (429). An account without a password must have signed in within 10 minutes (403 SIGN_IN_AGAIN). 400 for an expiry in the past or a server you cannot reach; 409 past ${MAX_KEYS_PER_USER} keys.`,
         body: CreateBody,
         response: responses(
           Envelope(

@@ -201,7 +201,7 @@ export class TwoFactorService {
    * (making an API key): the password, and a code (or a recovery code) when two-factor sign-in
    * is on; both counted by the login throttle. An account without a password (an OpenID Connect
    * sign-in) has nothing to type: its session must have signed in at most ten minutes ago
-   * (403 REAUTHENTICATION_REQUIRED otherwise). docs/security.md.
+   * (403 SIGN_IN_AGAIN otherwise). docs/security.md.
    */
   async confirm(
     user: User,
@@ -213,7 +213,7 @@ export class TwoFactorService {
       const at = user.signedInAt?.getTime();
       if (at === undefined || this.deps.now().getTime() - at > FRESH_SIGN_IN_MS) {
         throw new AppError(
-          'REAUTHENTICATION_REQUIRED',
+          'SIGN_IN_AGAIN',
           'Sign in again first: an account without a password does this within ten minutes of signing in',
         );
       }
