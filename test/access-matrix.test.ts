@@ -648,9 +648,9 @@ function expectedForKey(
   sessionOnly: boolean,
 ): number {
   if (sessionOnly) return 403;
-  if (!isServerRoute(route)) return route.expect[3]!;
+  if (!isServerRoute(route)) return route.expect[3];
   const server = /^\/(?:api|ws)\/servers\/([^/?]+)/.exec(path)?.[1];
-  return key === 'narrowed' && server === SERVER ? route.expect[7]! : 403;
+  return key === 'narrowed' && server === SERVER ? route.expect[7] : 403;
 }
 
 /** What is wrong with one cell's answer, or `undefined`. */
