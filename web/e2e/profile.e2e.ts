@@ -100,6 +100,8 @@ describe('profile', () => {
     const other = await tab();
     await signIn(page, 'someone');
     await signIn(other.page, 'someone');
+    // The other browser waits on a page that asks nothing by itself (the servers list polls).
+    await openProfile(other.page);
     await openProfile(page);
     const before = await storedSession(page);
 
@@ -164,12 +166,12 @@ describe('profile', () => {
     // The browser signed in before: its next request is refused and it is back at sign-in.
     await other.page
       .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Profile' })
+      .getByRole('link', { name: 'Servers' })
       .click();
     await other.page.waitForURL('**/sign-in');
     await other.page.getByText('Your session has ended; sign in again').waitFor();
     // The old password is gone; the new one signs in, back to the page it was on.
-    await signInAgain(other.page, 'someone', NEW_PASSWORD, '/profile');
+    await signInAgain(other.page, 'someone', NEW_PASSWORD, '/servers');
     assertClean();
     other.assertClean();
   });
