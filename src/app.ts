@@ -310,6 +310,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     keys: new ApiKeysRepository(db.kysely),
     findUser: (id) => users.findById(id),
     reachableServers: (user) => auth.reachableServers(user),
+    confirmIdentity: (user, proof, address) => twoFactor.confirm(user, proof, address),
+    events,
     now,
   });
   const auth = createAuthService({
@@ -453,7 +455,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   twoFactorRoutes(app, twoFactor);
   auditRoutes(app, audit);
   apiKeysRoutes(app, apiKeys);
-  profileRoutes(app, createProfileService({ users, tickets, auth, hasher, throttle, events }));
+  profileRoutes(
+    app,
+    createProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
+  );
   serversRoutes(app, serversService);
   serverUsersRoutes(app, new ServerUsersService({ servers: serversService, users, events }));
   schedulesRoutes(
@@ -488,6 +493,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     new FilesService({
       servers: serversService,
       users,
+      keyUser: (keyId) => apiKeys.userOfKey(keyId),
       links,
       backups,
       maxUploadBytes: config.maxUploadBytes,

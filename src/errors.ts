@@ -53,6 +53,7 @@ export type ErrorCode =
   | 'BACKUP_IN_PROGRESS'
   | 'TWO_FACTOR_REQUIRED'
   | 'SESSION_REQUIRED'
+  | 'SIGN_IN_AGAIN'
   | 'URL_NOT_ALLOWED';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -119,6 +120,8 @@ const STATUS: Record<ErrorCode, number> = {
   /** The caller's role must use two-factor sign-in, and they have not set it up yet. */
   TWO_FACTOR_REQUIRED: 403,
   SESSION_REQUIRED: 403,
+  /** An account without a password must have signed in a moment ago to do this (an API key). */
+  SIGN_IN_AGAIN: 403,
   /**
    * A webhook URL that is not http(s), or that points at the panel's own host, loopback, a
    * private or otherwise non-public address, and is not allowed by WEBHOOK_ALLOWED_HOSTS.

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
 import WebSocket from 'ws';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../src/domain/policy.js';
-import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
+import { TEST_JWT_SECRET, rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   bearer,
@@ -61,6 +61,8 @@ interface Caller {
   token: string | undefined;
   /** A permission caller: what it holds on SERVER (one permission, or none). */
   readonly holds?: readonly ServerPermission[];
+  /** An admin's API key narrowed to servers: to SERVER alone, or to none at all. */
+  readonly key?: 'narrowed' | 'empty';
 }
 
 /** What a row's request builder is given: the shared state, the caller and the setup's result. */
@@ -283,7 +285,7 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/profile/stats',                         [401, 401, 403, 200, 200, 200, 200, 200]),
   row('GET',    '/api/profile/stats/:username',               [401, 401, 403, 403, 403, 200, 200, 200]),
   row('PUT',    '/api/profile/username',                      [401, 401, 403, 200, 200, 200, 200, 200], (c) => ({ payload: { new_username: c.caller.username, password: PASSWORD } })),
-  row('PUT',    '/api/profile/password',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { old_password: PASSWORD, new_password: PASSWORD } }, { renewsToken: true }),
+  row('PUT',    '/api/profile/password',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { old_password: PASSWORD, new_password: PASSWORD, revokeApiKeys: false } }, { renewsToken: true }),
 
   // Two-factor sign-in, while it is off for everyone: the steps that need it on answer 409.
   row('GET',    '/api/profile/2fa',                           [401, 401, 403, 200, 200, 200, 200, 200]),
@@ -296,7 +298,7 @@ const MATRIX: readonly Row[] = [
 
   // API keys: one's own (a key of someone else's, or none, is 404).
   row('GET',    '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200]),
-  row('POST',   '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { name: 'access matrix' } }),
+  row('POST',   '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { name: 'access matrix', password: PASSWORD } }),
   row('DELETE', '/api/profile/api-keys/:id',                  [401, 401, 403, 404, 404, 404, 404, 404], { params: { id: '2147483647' } }),
 
   row('GET',    '/api/audit',                                 [401, 401, 403, 403, 403, 403, 403, 200]),
@@ -611,7 +613,8 @@ function openSocket(
 const clip = (text: string): string => (text.length > 160 ? `${text.slice(0, 160)}…` : text);
 
 /** The code a refusal must carry; `undefined` for the others (only the shape is checked). */
-function expectedCode(caller: Caller, status: number): string | undefined {
+function expectedCode(caller: Caller, status: number, sessionOnly: boolean): string | undefined {
+  if (status === 403 && caller.key !== undefined && sessionOnly) return 'SESSION_REQUIRED';
   if (status === 401) return 'UNAUTHORIZED';
   if (status === 403) return caller.name === 'banned' ? 'BANNED' : 'FORBIDDEN';
   if (status === 404) return 'NOT_FOUND';
@@ -624,7 +627,8 @@ function expectedCode(caller: Caller, status: number): string | undefined {
  * column when it holds what a server route needs (403 when not), and its role's no-access column
  * on every other route.
  */
-function expectedFor(route: Row, caller: Caller): number {
+function expectedFor(route: Row, caller: Caller, path: string, sessionOnly: boolean): number {
+  if (caller.key !== undefined) return expectedForKey(route, caller.key, path, sessionOnly);
   if (caller.holds === undefined) return route.expect[caller.column]!;
   const support = caller.column === 6;
   if (!isServerRoute(route)) return route.expect[caller.column]!;
@@ -635,8 +639,32 @@ function expectedFor(route: Row, caller: Caller): number {
   return need === 'admin' ? full : 403;
 }
 
+/**
+ * The status an admin's key narrowed to servers must get: on the routes of its own server (SERVER
+ * for the narrowed key, none for the empty list), what the admin gets; on every other server
+ * route 403; outside servers, what a user without access gets (its owner's own account and
+ * tickets, nothing of an admin or staff member); never a route that refuses keys (403).
+ */
+function expectedForKey(
+  route: Row,
+  key: 'narrowed' | 'empty',
+  path: string,
+  sessionOnly: boolean,
+): number {
+  if (sessionOnly) return 403;
+  if (!isServerRoute(route)) return route.expect[3];
+  const server = /^\/(?:api|ws)\/servers\/([^/?]+)/.exec(path)?.[1];
+  return key === 'narrowed' && server === SERVER ? route.expect[7] : 403;
+}
+
 /** What is wrong with one cell's answer, or `undefined`. */
-function judge(caller: Caller, want: number, got: Answer, hasBody: boolean): string | undefined {
+function judge(
+  caller: Caller,
+  want: number,
+  got: Answer,
+  hasBody: boolean,
+  sessionOnly: boolean,
+): string | undefined {
   if (got.status !== want) {
     return `${caller.name}: expected ${want}, got ${got.status} ${clip(got.body)}`;
   }
@@ -650,7 +678,7 @@ function judge(caller: Caller, want: number, got: Answer, hasBody: boolean): str
   if (typeof body.message !== 'string' || body.statusCode !== want) {
     return `${caller.name}: ${want} as expected, but the error body is malformed: ${clip(got.body)}`;
   }
-  const code = expectedCode(caller, want);
+  const code = expectedCode(caller, want, sessionOnly);
   if (code !== undefined && body.code !== code) {
     return `${caller.name}: ${want} as expected, but code ${String(body.code)} instead of ${code}`;
   }
@@ -749,6 +777,23 @@ describe('access matrix', () => {
         });
       }
     }
+    // The admin's API keys narrowed to servers: to SERVER alone, and to an empty list. Judged by
+    // expectedForKey: a narrowed key reaches only its server's routes, never an admin route.
+    for (const [name, key, servers] of [
+      ['admin with a key narrowed to one server', 'narrowed', [SERVER]],
+      ['admin with a key with an empty server list', 'empty', []],
+    ] as const) {
+      const made = await panel.app.inject({
+        method: 'POST',
+        url: '/api/profile/api-keys',
+        headers: admin.headers,
+        payload: { name, servers, password: PASSWORD },
+      });
+      assert.equal(made.statusCode, 200, made.body);
+      const { token } = json<{ data: { token: string } }>(made).data;
+      rememberSecret(token);
+      world.callers.push({ name, column: 7, username: admin.username, token, key });
+    }
     // The server is assigned before the ban, so the banned user has it in their list.
     await world.grant([SERVER]);
     for (const [username, role] of Object.entries(roles)) {
@@ -791,10 +836,13 @@ describe('access matrix', () => {
         answer = { status: response.statusCode, body: response.body };
       }
       // A plain HTTP request on the socket route passes the same checks, then is told to upgrade.
-      const expected = expectedFor(route, caller);
+      const sessionOnly = panel.app.registeredRoutes.some(
+        (r) => r.method === route.method && r.url === route.url && r.sessionOnly,
+      );
+      const expected = expectedFor(route, caller, path, sessionOnly);
       const want =
         route.socket !== undefined && method === 'HEAD' && expected === 101 ? 426 : expected;
-      const problem = judge(caller, want, answer, method !== 'HEAD');
+      const problem = judge(caller, want, answer, method !== 'HEAD', sessionOnly);
       if (problem !== undefined) mismatches.push(problem);
       if (route.renewsToken && answer.status === 200) {
         caller.token = (

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
+import { Secret, TOTP } from 'otpauth';
 import WebSocket from 'ws';
 import { startPanel, rememberSecret, type TestPanel } from './helpers/app.js';
 import {
@@ -57,7 +58,10 @@ describe('API keys', () => {
     session: Session,
     body: Record<string, unknown>,
   ): Promise<{ key: ApiKey; token: string; headers: { authorization: string } }> {
-    const response = await call(session.headers, 'POST', '/api/profile/api-keys', body);
+    const response = await call(session.headers, 'POST', '/api/profile/api-keys', {
+      password: PASSWORD,
+      ...body,
+    });
     assert.equal(response.statusCode, 200, response.body);
     const { data } = json<{ data: { key: ApiKey; token: string } }>(response);
     rememberSecret(data.token);
@@ -223,6 +227,70 @@ describe('API keys', () => {
     assert.equal(stopped.statusCode, 200, stopped.body);
   });
 
+  for (const [label, servers] of [
+    ['narrowed to one server', ['alpha']],
+    ['with an empty server list', []],
+  ] as const) {
+    it(`of an admin, ${label}, does nothing outside its servers`, async () => {
+      const { headers } = await makeKey(admin, { name: `admin ${label}`, servers });
+      const ticket = await call(member.headers, 'POST', '/api/tickets/create', {
+        title: `Ticket for the key ${label}`,
+        description: 'Only staff may move it',
+      });
+      assert.equal(ticket.statusCode, 200, ticket.body);
+      const ticketId = json<{ data: { id: number } }>(ticket).data.id;
+      const refused: [method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown][] = [
+        ['PUT', '/api/servers/beta/allocations', { allocations: [] }],
+        ['PUT', '/api/servers/beta/install', { state: 'not-installed' }],
+        ['PUT', '/api/servers/beta/config', { startCommand: 'true' }],
+        ['PUT', '/api/servers/beta/config', { displayName: 'Not yours' }],
+        ['GET', '/api/servers/beta/files'],
+        ['POST', '/api/servers/create', { name: 'nope', startCommand: 'true' }],
+        ['DELETE', '/api/servers/gamma'],
+        ['DELETE', '/api/servers/alpha'],
+        ['PUT', '/api/users/member/role', { role: 'admin' }],
+        ['PUT', '/api/users/member/servers', { servers: ['gamma'] }],
+        ['DELETE', '/api/users/member'],
+        ['GET', '/api/users'],
+        ['GET', '/api/profile/stats/member'],
+        ['GET', '/api/admin/webhooks'],
+        ['POST', '/api/admin/webhooks', { url: 'https://example.com/hook', events: [] }],
+        ['GET', '/api/audit'],
+        ['DELETE', '/api/templates/generic-command'],
+        ['PUT', `/api/tickets/${ticketId}/status`, { status: 'closed' }],
+      ];
+      for (const [method, url, body] of refused) {
+        const response = await call(headers, method, url, body);
+        assert.equal(response.statusCode, 403, `${method} ${url}: ${response.body}`);
+        assert.equal(json<{ code: string }>(response).code, 'FORBIDDEN', `${method} ${url}`);
+      }
+      // Nothing above was done.
+      const me = json<{ data: { username: string; role: string }[] }>(
+        await call(admin.headers, 'GET', '/api/users'),
+      ).data.find((user) => user.username === 'member');
+      assert.equal(me?.role, 'user');
+      const all = json<{ data: { name: string; allocations: unknown[] } }>(
+        await call(admin.headers, 'GET', '/api/servers/beta/config'),
+      ).data;
+      assert.equal(all.name, 'beta');
+      const names = json<{ data: { name: string }[] }>(
+        await call(admin.headers, 'GET', '/api/servers'),
+      ).data.map((s) => s.name);
+      assert.ok(names.includes('alpha') && names.includes('gamma'), names.join());
+      // What it may still do: its owner's own account, and only its servers.
+      assert.equal((await call(headers, 'GET', '/api/auth/me')).statusCode, 200);
+      assert.equal((await call(headers, 'GET', '/api/tickets')).statusCode, 200);
+      const listed = json<{ data: { name: string }[] }>(
+        await call(headers, 'GET', '/api/servers'),
+      ).data.map((s) => s.name);
+      assert.deepEqual(listed, servers);
+      const own = await call(headers, 'PUT', '/api/servers/alpha/allocations', { allocations: [] });
+      assert.equal(own.statusCode, servers.length === 0 ? 403 : 200, own.body);
+      const host = await call(headers, 'PUT', '/api/servers/alpha/install', { state: 'installed' });
+      assert.equal(host.statusCode, servers.length === 0 ? 403 : 200, host.body);
+    });
+  }
+
   it('never manages keys, the second factor or the password', async () => {
     const { key, headers } = await makeKey(admin, { name: 'sneaky' });
     const refused: [method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown][] = [
@@ -293,7 +361,10 @@ describe('API keys', () => {
       [{ name: 'x'.repeat(101) }, 'name'],
       [{ name: 'date', expiresAt: 'tomorrow' }, 'expiresAt'],
     ] as const) {
-      const response = await call(member.headers, 'POST', '/api/profile/api-keys', body);
+      const response = await call(member.headers, 'POST', '/api/profile/api-keys', {
+        password: PASSWORD,
+        ...body,
+      });
       assertError(response, 400, 'VALIDATION_FAILED');
       assert.match(response.body, new RegExp(field));
     }
@@ -301,6 +372,94 @@ describe('API keys', () => {
     for (const token of ['gpk_', 'gpk_nonsense', `gpk_${'A'.repeat(43)}`]) {
       assertError(await call(bearer(token), 'GET', '/api/servers'), 401, 'UNAUTHORIZED');
     }
+  });
+
+  it('is made only with the password, and a code when two-factor sign-in is on', async () => {
+    const count = async () =>
+      (await panel.db.kysely.selectFrom('api_keys').select('id').execute()).length;
+    const before = await count();
+    const carol = await register(panel, 'carol');
+    const create = (body: Record<string, unknown>) =>
+      call(carol.headers, 'POST', '/api/profile/api-keys', { name: 'script', ...body });
+    const missing = await create({});
+    assertError(missing, 400, 'VALIDATION_FAILED');
+    assert.match(missing.body, /body\/password/);
+    assertError(await create({ password: 'not the password' }), 403, 'WRONG_PASSWORD');
+    assert.equal(await count(), before);
+
+    // With two-factor sign-in: the code too, counted like the sign-in's.
+    const setup = await call(carol.headers, 'POST', '/api/profile/2fa/setup', {
+      password: PASSWORD,
+    });
+    assert.equal(setup.statusCode, 200, setup.body);
+    const totp = new TOTP({
+      issuer: 'Game panel',
+      label: 'carol',
+      secret: Secret.fromBase32(json<{ data: { secret: string } }>(setup).data.secret),
+    });
+    const code = () => totp.generate({ timestamp: clock });
+    const enabled = await call(carol.headers, 'POST', '/api/profile/2fa/enable', { code: code() });
+    assert.equal(enabled.statusCode, 200, enabled.body);
+    clock += 30_000;
+    const noCode = await create({ password: PASSWORD });
+    assertError(noCode, 400, 'VALIDATION_FAILED');
+    assert.match(noCode.body, /body\/code/);
+    const wrong = String((Number(code()) + 1) % 1_000_000).padStart(6, '0');
+    assertError(await create({ password: PASSWORD, code: wrong }), 401, 'INVALID_CREDENTIALS');
+    assertError(await create({ password: 'wrong', code: code() }), 403, 'WRONG_PASSWORD');
+    assert.equal(await count(), before);
+    const made = await create({ password: PASSWORD, code: code() });
+    assert.equal(made.statusCode, 200, made.body);
+    rememberSecret(json<{ data: { token: string } }>(made).data.token);
+    // A code is good once.
+    assertError(await create({ password: PASSWORD, code: code() }), 401, 'INVALID_CREDENTIALS');
+    assert.equal(await count(), before + 1);
+  });
+
+  it('is made by an account without a password only just after it signed in', async () => {
+    const dave = await register(panel, 'dave');
+    // As an OpenID Connect sign-in leaves it: no password.
+    await panel.db.kysely
+      .updateTable('users')
+      .set({ password_hash: null })
+      .where('username', '=', 'dave')
+      .execute();
+    const made = await call(dave.headers, 'POST', '/api/profile/api-keys', { name: 'fresh' });
+    assert.equal(made.statusCode, 200, made.body);
+    rememberSecret(json<{ data: { token: string } }>(made).data.token);
+    clock += 11 * 60_000;
+    assertError(
+      await call(dave.headers, 'POST', '/api/profile/api-keys', { name: 'stale' }),
+      403,
+      'SIGN_IN_AGAIN',
+    );
+  });
+
+  it('is revoked by a password change, unless its owner keeps it', async () => {
+    const erin = await register(panel, 'erin');
+    let headers = erin.headers;
+    const first = await makeKey(erin, { name: 'one' });
+    const second = await makeKey(erin, { name: 'two' });
+    const change = async (body: Record<string, unknown>) => {
+      const response = await call(headers, 'PUT', '/api/profile/password', {
+        old_password: PASSWORD,
+        new_password: PASSWORD,
+        ...body,
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const data = json<{ data: { access_token: string; revokedApiKeys: number } }>(response).data;
+      headers = bearer(data.access_token);
+      return data.revokedApiKeys;
+    };
+    assert.equal(await change({ revokeApiKeys: false }), 0);
+    assert.equal((await call(first.headers, 'GET', '/api/servers')).statusCode, 200);
+    assert.equal((await call(second.headers, 'GET', '/api/servers')).statusCode, 200);
+    assert.equal(await change({}), 2);
+    assertError(await call(first.headers, 'GET', '/api/servers'), 401, 'UNAUTHORIZED');
+    assertError(await call(second.headers, 'GET', '/api/servers'), 401, 'UNAUTHORIZED');
+    const listed = json<{ data: unknown[] }>(await call(headers, 'GET', '/api/profile/api-keys'));
+    assert.deepEqual(listed.data, []);
+    assert.equal(await change({ revokeApiKeys: true }), 0);
   });
 
   it('dies with its owner', async () => {

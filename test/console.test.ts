@@ -923,6 +923,83 @@ describe('console socket: losing access closes open sockets at once', () => {
     await again.close();
   });
 
+  /** Makes an API key for `session` (its password given); answers the key's id and token. */
+  async function apiKey(
+    session: Session,
+    body: Record<string, unknown> = {},
+  ): Promise<{ id: number; token: string }> {
+    const response = await panel.app.inject({
+      method: 'POST',
+      url: '/api/profile/api-keys',
+      headers: session.headers,
+      payload: { name: 'console key', password: PASSWORD, ...body },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    const { data } = json<{ data: { key: { id: number }; token: string } }>(response);
+    return { id: data.key.id, token: data.token };
+  }
+
+  it('closes an API key’s sockets with 4401 when it is revoked, and only those', async () => {
+    const owner = await register(panel, 'key-owner');
+    await setServers(panel, admin, 'key-owner', ['shared']);
+    const key = await apiKey(owner);
+    const kept = await apiKey(owner, { name: 'kept' });
+    const viaKey = await ConsoleClient.connect(base, 'shared', asHeader(key.token));
+    const viaOther = await ConsoleClient.connect(base, 'shared', asHeader(kept.token));
+    const viaSession = await ConsoleClient.connect(base, 'shared', asHeader(owner));
+    await viaKey.assertServed();
+    const revoked = await panel.app.inject({
+      method: 'DELETE',
+      url: `/api/profile/api-keys/${key.id}`,
+      headers: owner.headers,
+    });
+    assert.equal(revoked.statusCode, 200, revoked.body);
+    // At once, without the socket sending anything.
+    assert.equal((await viaKey.closedWithin()).code, 4401);
+    await viaOther.assertServed();
+    await viaSession.assertServed();
+    await viaOther.close();
+    await viaSession.close();
+  });
+
+  it('closes an API key’s sockets with 4401 when it expires', async () => {
+    const owner = await register(panel, 'key-expiring');
+    await setServers(panel, admin, 'key-expiring', ['shared']);
+    const key = await apiKey(owner, { expiresAt: new Date(Date.now() + 1_500).toISOString() });
+    const viaKey = await ConsoleClient.connect(base, 'shared', asHeader(key.token));
+    await viaKey.assertServed();
+    assert.equal((await viaKey.closedWithin()).code, 4401);
+  });
+
+  it('closes the API keys’ sockets at a password change, unless asked to keep the keys', async () => {
+    const owner = await register(panel, 'key-password');
+    await setServers(panel, admin, 'key-password', ['shared']);
+    let token = owner.token;
+    for (const revokeApiKeys of [false, true]) {
+      const key = await apiKey({ ...owner, token, headers: { authorization: `Bearer ${token}` } });
+      const viaKey = await ConsoleClient.connect(base, 'shared', asHeader(key.token));
+      await viaKey.assertServed();
+      const response = await panel.app.inject({
+        method: 'PUT',
+        url: '/api/profile/password',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { old_password: PASSWORD, new_password: PASSWORD, revokeApiKeys },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const data = json<{ data: { access_token: string; revokedApiKeys: number } }>(response).data;
+      token = data.access_token;
+      if (revokeApiKeys) {
+        // The key kept at the first change, and this one.
+        assert.equal(data.revokedApiKeys, 2);
+        assert.equal((await viaKey.closedWithin()).code, 4401);
+      } else {
+        assert.equal(data.revokedApiKeys, 0);
+        await viaKey.assertServed();
+        await viaKey.close();
+      }
+    }
+  });
+
   it('closes every socket on a deleted server with 4404, and only those', async () => {
     await createServer(panel, admin, 'doomed');
     await setServers(panel, admin, 'bystander', ['shared', 'elsewhere', 'doomed']);

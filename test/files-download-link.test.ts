@@ -11,7 +11,9 @@ import { redactUrl } from '../src/app.js';
 import { DownloadLinks } from '../src/modules/files/download-links.js';
 import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
 import {
+  PASSWORD,
   assertError,
+  bearer,
   createServer,
   json,
   register,
@@ -92,6 +94,40 @@ describe('download links', () => {
     assert.equal(response.statusCode, 206);
     assert.equal(response.headers['content-range'], `bytes 1000-1999/${bytes.length}`);
     assert.ok(response.rawPayload.equals(bytes.subarray(1000, 2000)));
+  });
+
+  it('dies with the API key it was made with: revoked or expired', async () => {
+    const makeKey = async (expiresAt: string | null) => {
+      const response = await panel.app.inject({
+        method: 'POST',
+        url: '/api/profile/api-keys',
+        headers: member.headers,
+        payload: { name: 'links', password: PASSWORD, expiresAt },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const { data } = json<{ data: { key: { id: number }; token: string } }>(response);
+      rememberSecret(data.token);
+      return { id: data.key.id, session: { ...member, headers: bearer(data.token) } };
+    };
+    const revoked = await makeKey(null);
+    const viaKey = await newLink(revoked.session, 'notes.txt');
+    const viaSession = await newLink(member, 'notes.txt');
+    const revocation = await panel.app.inject({
+      method: 'DELETE',
+      url: `/api/profile/api-keys/${revoked.id}`,
+      headers: member.headers,
+    });
+    assert.equal(revocation.statusCode, 200, revocation.body);
+    assertError(await panel.app.inject({ method: 'GET', url: viaKey }), 403, 'FORBIDDEN');
+    assert.equal((await panel.app.inject({ method: 'GET', url: viaSession })).statusCode, 200);
+
+    const expiring = await makeKey(new Date(clock.getTime() + 30_000).toISOString());
+    const beforeExpiry = await newLink(expiring.session, 'notes.txt');
+    const afterExpiry = await newLink(expiring.session, 'notes.txt');
+    assert.equal((await panel.app.inject({ method: 'GET', url: beforeExpiry })).statusCode, 200);
+    clock = new Date(clock.getTime() + 31_000);
+    // The link itself has 29 s left; its key has none.
+    assertError(await panel.app.inject({ method: 'GET', url: afterExpiry }), 403, 'FORBIDDEN');
   });
 
   it('refuses an expired link with 410, and an unknown one with 404', async () => {

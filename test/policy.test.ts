@@ -104,6 +104,7 @@ describe('the access policy', () => {
     const key = (servers: string[] | null, permissions: ServerPermission[] | null) => ({
       id: 1,
       name: 'k',
+      expiresAt: null,
       servers: servers === null ? null : new Set(servers),
       permissions: permissions === null ? null : new Set(permissions),
     });
@@ -129,6 +130,21 @@ describe('the access policy', () => {
     assert.equal(can(scoped, 'server.files.write', all), true);
     assert.equal(can(scoped, 'server.view', { permissions: null, server: 'beta' }), false);
     assert.equal(can(scoped, 'server.view', { permissions: null }), false);
+    // ...and outside servers, an admin's key with a server list (even an empty one) only reads
+    // the account; on its servers, it configures the host, on others and unnamed ones not.
+    for (const servers of [['alpha'], []]) {
+      const narrowed = { role: 'admin' as const, key: key(servers, null) };
+      assert.deepEqual(
+        ACTIONS.filter((action) => !action.startsWith('server.') && can(narrowed, action, all)),
+        ['account.use'],
+        `servers ${JSON.stringify(servers)}`,
+      );
+      const beta = { permissions: null, server: 'beta' };
+      assert.equal(can(narrowed, 'server.configure-host', beta), false);
+      assert.equal(can(narrowed, 'server.configure-host'), false);
+      assert.equal(can(narrowed, 'server.configure-host', all), servers.length === 1);
+    }
+    assert.equal(can(power, 'server.configure-host', all), false);
     // Never more than the owner holds.
     const user = { role: 'user' as const, key: key(null, ['power', 'files.write']) };
     const grant = { permissions: new Set<ServerPermission>(['power']), server: 'alpha' };

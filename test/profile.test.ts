@@ -339,14 +339,17 @@ describe('changing the password', () => {
       new_password: NEW_PASSWORD,
     });
     assert.equal(response.statusCode, 200, response.body);
-    const body = json<Envelope<TokenResponse>>(response);
+    const body = json<Envelope<TokenResponse & { revokedApiKeys: number }>>(response);
     assert.equal(typeof body.message, 'string');
     assert.deepEqual(Object.keys(body.data).sort(), [
       'access_token',
+      'revokedApiKeys',
       'role',
       'token_type',
       'username',
     ]);
+    // The account had no API key to revoke.
+    assert.equal(body.data.revokedApiKeys, 0);
     assert.equal(body.data.token_type, 'bearer');
     assert.equal(body.data.username, 'changer');
     assert.equal(body.data.role, 'user');

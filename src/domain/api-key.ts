@@ -14,6 +14,8 @@ export interface KeyScope {
   readonly servers: ReadonlySet<string> | null;
   /** The server permissions it carries; null: everything its owner may do. */
   readonly permissions: ReadonlySet<ServerPermission> | null;
+  /** When it stops working (its console sockets close then); null: never. */
+  readonly expiresAt: string | null;
 }
 
 export interface ApiKey {

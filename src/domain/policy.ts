@@ -53,6 +53,9 @@ export const SERVER_PERMISSIONS: readonly ServerPermission[] = [
 /** An action on one server: seeing it, or what one permission allows. */
 export type ServerAction = 'server.view' | `server.${ServerPermission}`;
 
+/** Every action about one server: the `server` of its `ServerGrant` names it. */
+export type ServerScopedAction = ServerAction | 'server.configure-host';
+
 export type Action =
   /** Use the panel at all: one's own profile and tickets. */
   | 'account.use'
@@ -97,7 +100,10 @@ const isStaff = (role: Role): boolean => role === 'admin' || role === 'support';
 
 /**
  * Whether `user` may perform `action` (on `server`, for the server-scoped actions). A request
- * made with an API key may do what its owner may, narrowed by the key (src/domain/api-key.ts).
+ * made with an API key may do what its owner may, narrowed by the key (src/domain/api-key.ts): a
+ * key with a server list (even an empty one) or a permission list does nothing outside servers but
+ * read its owner's own account, and a key with a server list does nothing on a server not named
+ * in `server` (an action about a server asked without naming it is refused). docs/security.md.
  */
 export function can(
   user: Pick<User, 'role' | 'key'>,
@@ -106,15 +112,19 @@ export function can(
 ): boolean {
   if (!byRole(user, action, server)) return false;
   const key = user.key;
-  if (key === undefined) return true;
-  if (!action.startsWith('server.') || action === 'server.configure-host') {
-    // Outside servers, a key limited to some permissions only reads its owner's own account.
-    return key.permissions === null || action === 'account.use';
+  if (key === undefined || action === 'account.use') return true;
+  if (!action.startsWith('server.')) {
+    // Outside servers, a narrowed key (to some servers, even none, or to some permissions) only
+    // reads its owner's own account: no staff or admin action, whatever its owner's role.
+    return key.servers === null && key.permissions === null;
   }
+  // Every action on one server, configuring its host included, only on the key's servers.
   if (key.servers !== null && (server?.server === undefined || !key.servers.has(server.server))) {
     return false;
   }
   if (action === 'server.view' || key.permissions === null) return true;
+  // A key limited to permissions carries no admin right on a server either.
+  if (action === 'server.configure-host') return false;
   return key.permissions.has(action.slice('server.'.length) as ServerPermission);
 }
 

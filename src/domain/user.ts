@@ -17,6 +17,8 @@ export interface User {
   readonly twoFactor: boolean;
   /** Set when the request was made with an API key: what the key narrows the user to. */
   readonly key?: KeyScope | undefined;
+  /** Set when the request was made with a session token: when that token was issued. */
+  readonly signedInAt?: Date | undefined;
 }
 
 /** How an account can sign in: with a password, and through which providers. */

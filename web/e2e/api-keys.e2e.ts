@@ -1,23 +1,30 @@
 /**
  * API keys journey: a key made on the profile page is shown once, works as a Bearer token for a
  * script (and is refused key management), shows its last use, and once revoked is refused with
- * 401; a key limited to one server and one permission reaches only that; an expiry in the past is
+ * 401; making one asks for the password, a wrong one told next to its field; a key limited to one server and one permission reaches only that; an expiry in the past is
  * refused with the API's message. The section at 1280×800 and 375×812, light and dark.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
-import { assertAccessible, gameServerJourney, register, signIn } from './helpers/journey.js';
+import {
+  PASSWORD,
+  assertAccessible,
+  gameServerJourney,
+  register,
+  signIn,
+} from './helpers/journey.js';
 
 const section = (page: Page) => page.getByRole('region', { name: 'API keys' });
 const form = (page: Page) => page.getByRole('form', { name: 'New API key' });
 const keyRow = (page: Page, name: string) =>
   section(page).getByRole('list', { name: 'API keys' }).getByRole('listitem', { name });
 
-/** Fills the form's name, submits, and answers the token the page shows once. */
+/** Fills the form's name and password, submits, and answers the token the page shows once. */
 async function createKey(page: Page, name: string): Promise<string> {
   await form(page).getByLabel('Key name').fill(name);
+  await form(page).getByLabel('Your password').fill(PASSWORD);
   await form(page).getByRole('button', { name: 'Create API key' }).click();
   const once = page.getByRole('group', { name: `Token of the key ${name}` });
   await once.waitFor();
@@ -55,6 +62,17 @@ describe('API keys', () => {
     await section(page).getByText('No API keys yet').waitFor();
     await assertAccessible(page, 'the profile without API keys');
 
+    // The password first: a wrong one is told next to its field, and no key is made.
+    await form(page).getByLabel('Key name').fill('deploy');
+    await form(page).getByLabel('Your password').fill('not my password');
+    await form(page).getByRole('button', { name: 'Create API key' }).click();
+    const password = form(page).getByLabel('Your password');
+    await form(page).getByText('The password is wrong').waitFor();
+    assert.equal(await password.getAttribute('aria-invalid'), 'true');
+    await assertAccessible(page, 'a key refused for a wrong password');
+    assert.equal(await page.getByRole('group', { name: /^Token of the key/ }).count(), 0);
+    await section(page).getByText('No API keys yet').waitFor();
+
     const token = await createKey(page, 'deploy');
     await assertAccessible(page, 'the token shown once');
     const me = await call(token, '/api/auth/me');
@@ -91,6 +109,7 @@ describe('API keys', () => {
     await page.goto('/profile');
     await form(page).getByLabel('Key name').fill('too late');
     await form(page).getByLabel('Expires on').fill('2020-01-01');
+    await form(page).getByLabel('Your password').fill(PASSWORD);
     await form(page).getByRole('button', { name: 'Create API key' }).click();
     await form(page).getByRole('alert').waitFor();
     assert.equal(await page.getByRole('group', { name: /^Token of the key/ }).count(), 0);

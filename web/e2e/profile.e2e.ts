@@ -100,10 +100,23 @@ describe('profile', () => {
     const other = await tab();
     await signIn(page, 'someone');
     await signIn(other.page, 'someone');
+    // The other browser waits on a page that asks nothing by itself (the servers list polls).
+    await openProfile(other.page);
     await openProfile(page);
     const before = await storedSession(page);
 
+    // An API key, which the password change offers to revoke (ticked by default).
+    const keys = page.getByRole('region', { name: 'API keys' });
+    const keyForm = page.getByRole('form', { name: 'New API key' });
+    await keyForm.getByLabel('Key name').fill('old script');
+    await keyForm.getByLabel('Your password').fill(PASSWORD);
+    await keyForm.getByRole('button', { name: 'Create API key' }).click();
+    await page.getByRole('button', { name: 'Done, I have stored it' }).click();
+    await keys.getByRole('listitem', { name: 'old script' }).waitFor();
+
     const form = page.getByRole('region', { name: 'Change password' });
+    const revokeKeys = form.getByRole('checkbox', { name: 'Also revoke my 1 API key' });
+    assert.equal(await revokeKeys.isChecked(), true);
     const fill = async (current: string, next: string, confirmation: string) => {
       await form.getByLabel('Current password', { exact: true }).fill(current);
       await form.getByLabel('New password', { exact: true }).fill(next);
@@ -129,6 +142,9 @@ describe('profile', () => {
       .getByRole('status')
       .getByText('Password changed; earlier tokens are revoked. This browser stays signed in')
       .waitFor();
+    await form.getByRole('status').getByText('One API key was revoked.').waitFor();
+    await keys.getByText('No API keys yet').waitFor();
+    assert.equal(await revokeKeys.count(), 0, 'no key left to offer to revoke');
     // The fresh token replaced the old one at once.
     const tokenOf = (stored: string | null) =>
       (JSON.parse(stored ?? '{}') as { token?: string }).token;
@@ -150,12 +166,12 @@ describe('profile', () => {
     // The browser signed in before: its next request is refused and it is back at sign-in.
     await other.page
       .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Profile' })
+      .getByRole('link', { name: 'Servers' })
       .click();
     await other.page.waitForURL('**/sign-in');
     await other.page.getByText('Your session has ended; sign in again').waitFor();
     // The old password is gone; the new one signs in, back to the page it was on.
-    await signInAgain(other.page, 'someone', NEW_PASSWORD, '/profile');
+    await signInAgain(other.page, 'someone', NEW_PASSWORD, '/servers');
     assertClean();
     other.assertClean();
   });

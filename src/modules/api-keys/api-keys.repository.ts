@@ -57,6 +57,15 @@ export class ApiKeysRepository {
     return row && toKey(row);
   }
 
+  async byId(id: number): Promise<StoredKey | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toKey(row);
+  }
+
   async insert(key: {
     userId: number;
     name: string;
@@ -86,7 +95,7 @@ export class ApiKeysRepository {
     return toKey(row);
   }
 
-  /** False when the user has no such key. */
+  /** `undefined` when the user has no such key. */
   async delete(userId: number, id: number): Promise<StoredKey | undefined> {
     const row = await this.db
       .deleteFrom('api_keys')
@@ -95,6 +104,16 @@ export class ApiKeysRepository {
       .returningAll()
       .executeTakeFirst();
     return row && toKey(row);
+  }
+
+  /** Deletes every key of the user; answers how many there were. */
+  async deleteAllOf(userId: number): Promise<number> {
+    const rows = await this.db
+      .deleteFrom('api_keys')
+      .where('user_id', '=', userId)
+      .returning('id')
+      .execute();
+    return rows.length;
   }
 
   async recordUse(id: number, at: string, address: string): Promise<void> {

@@ -45,6 +45,20 @@ const CreateBody = Type.Object(
         }),
       ),
     ),
+    password: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'Your current password; required unless your account has none',
+      }),
+    ),
+    code: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'A code of your authenticator app, or a recovery code: required when two-factor sign-in is on',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -78,7 +92,7 @@ export function apiKeysRoutes(app: App, keys: ApiKeysService): void {
       schema: {
         tags: TAGS,
         summary: 'Make an API key: answered this once, stored only hashed',
-        description: `Send it as \`Authorization: Bearer gpk_…\`. 400 for an expiry in the past or a server you cannot reach; 409 past ${MAX_KEYS_PER_USER} keys.`,
+        description: `Send it as \`Authorization: Bearer gpk_…\`. Asks for the password (400 when missing, 403 WRONG_PASSWORD when wrong) and, with two-factor sign-in on, a code (401 INVALID_CREDENTIALS when wrong); both counted like failed logins (429). An account without a password must have signed in within 10 minutes (403 SIGN_IN_AGAIN). 400 for an expiry in the past or a server you cannot reach; 409 past ${MAX_KEYS_PER_USER} keys.`,
         body: CreateBody,
         response: responses(
           Envelope(
@@ -91,12 +105,13 @@ export function apiKeysRoutes(app: App, keys: ApiKeysService): void {
           401,
           403,
           409,
+          429,
         ),
       },
     },
     async (request) => ({
       message: 'API key created: copy it now',
-      data: await keys.create(currentUser(request), request.body),
+      data: await keys.create(currentUser(request), request.body, request.ip),
     }),
   );
 
@@ -107,6 +122,8 @@ export function apiKeysRoutes(app: App, keys: ApiKeysService): void {
       schema: {
         tags: TAGS,
         summary: 'Revoke one of your API keys, at once',
+        description:
+          'Requests made with it are refused from now on, its console sockets close (4401) and its download links stop working.',
         params: KeyParams,
         response: responses(Envelope(Type.Object({ id: Type.Integer() })), 400, 401, 403, 404),
       },

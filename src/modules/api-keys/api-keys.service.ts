@@ -5,12 +5,18 @@
  * A key is `gpk_` and 256 random bits in base64url. Only its SHA-256 is stored: the key has too
  * much entropy to guess, so a slow hash would only slow every request down. Its first twelve
  * characters are kept as a prefix for its owner to recognise it by.
+ *
+ * Making a key asks its owner to prove who they are again (the password, and a code with two-factor
+ * sign-in), so a stolen session cannot become a lasting credential. Revoking a key (one, or all of
+ * them at a password change) tells the panel that the owner's access changed: the console
+ * sockets opened with it close at once (4401), and a download link made with it no longer works.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { API_KEY_PREFIX, type ApiKey, type KeyScope } from '../../domain/api-key.js';
 import type { ServerPermission } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
+import type { PanelEvents } from '../../events.js';
 import type { ApiKeysRepository, StoredKey } from './api-keys.repository.js';
 
 /** How many keys one user may hold. */
@@ -24,6 +30,10 @@ export interface NewApiKey {
   readonly expiresAt?: string | null | undefined;
   readonly servers?: readonly string[] | null | undefined;
   readonly permissions?: readonly ServerPermission[] | null | undefined;
+  /** The owner's current password (absent only for an account without one). */
+  readonly password?: string | undefined;
+  /** A TOTP or recovery code, when the owner has two-factor sign-in. */
+  readonly code?: string | undefined;
 }
 
 /** An API key as its owner sees it. */
@@ -39,6 +49,14 @@ export class ApiKeysService {
       readonly findUser: (id: number) => Promise<User | undefined>;
       /** The servers the user can reach by their account. */
       readonly reachableServers: (user: User) => Promise<string[]>;
+      /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
+      readonly confirmIdentity: (
+        user: User,
+        proof: { readonly password?: string | undefined; readonly code?: string | undefined },
+        address: string,
+      ) => Promise<void>;
+      /** Told of revocations (`access-changed`), so the key's console sockets close. */
+      readonly events: PanelEvents;
       readonly now: () => Date;
     },
   ) {}
@@ -47,7 +65,13 @@ export class ApiKeysService {
     return (await this.deps.keys.ofUser(user.id)).map((key) => this.#view(key));
   }
 
-  async create(user: User, input: NewApiKey): Promise<{ key: ApiKeyView; token: string }> {
+  /** `address` is the client's, for the login throttle that counts wrong passwords and codes. */
+  async create(
+    user: User,
+    input: NewApiKey,
+    address: string,
+  ): Promise<{ key: ApiKeyView; token: string }> {
+    await this.deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
     const now = this.deps.now();
     const name = input.name.trim();
     if (name === '') throw invalid('name', 'must not be blank');
@@ -88,7 +112,24 @@ export class ApiKeysService {
   async revoke(user: User, id: number): Promise<ApiKeyView> {
     const key = await this.deps.keys.delete(user.id, id);
     if (!key) throw new AppError('NOT_FOUND', 'You have no such API key');
+    this.deps.events.emit('access-changed', user.id);
     return this.#view(key);
+  }
+
+  /** Revokes every key of the user (a password change); answers how many there were. */
+  async revokeAll(userId: number): Promise<number> {
+    const count = await this.deps.keys.deleteAllOf(userId);
+    if (count > 0) this.deps.events.emit('access-changed', userId);
+    return count;
+  }
+
+  /**
+   * The user the key `id` stands for now, narrowed by it; `null` once it is revoked or expired,
+   * or its owner deleted (a download link made with a key dies with it).
+   */
+  async userOfKey(id: number): Promise<User | null> {
+    const key = await this.deps.keys.byId(id);
+    return key ? this.#owner(key) : null;
   }
 
   /**
@@ -98,10 +139,9 @@ export class ApiKeysService {
   async authenticate(token: string, address: string | null): Promise<User | null> {
     const key = await this.deps.keys.byHash(hashOf(token));
     if (!key) return null;
-    const now = this.deps.now();
-    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) return null;
-    const user = await this.deps.findUser(key.userId);
+    const user = await this.#owner(key);
     if (!user) return null;
+    const now = this.deps.now();
     const stale =
       key.lastUsedAt === null ||
       now.getTime() - Date.parse(key.lastUsedAt) >= USE_RECORD_INTERVAL_MS ||
@@ -113,11 +153,22 @@ export class ApiKeysService {
         address ?? key.lastUsedAddress ?? '',
       );
     }
+    return user;
+  }
+
+  /** The key's owner narrowed by it; `null` when it expired or the owner is gone. */
+  async #owner(key: StoredKey): Promise<User | null> {
+    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.deps.now().getTime()) {
+      return null;
+    }
+    const user = await this.deps.findUser(key.userId);
+    if (!user) return null;
     const scope: KeyScope = {
       id: key.id,
       name: key.name,
       servers: key.servers === null ? null : new Set(key.servers),
       permissions: key.permissions === null ? null : new Set(key.permissions),
+      expiresAt: key.expiresAt,
     };
     return { ...user, key: scope };
   }

@@ -202,7 +202,9 @@ export function createAuthService(deps: {
       const claims = tokens.verify(token);
       if (!claims) return null;
       const user = await users.findById(claims.userId);
-      return user?.tokenVersion === claims.version ? user : null;
+      return user?.tokenVersion === claims.version
+        ? { ...user, signedInAt: new Date(claims.issuedAt * 1000) }
+        : null;
     },
 
     async reachableServers(user) {

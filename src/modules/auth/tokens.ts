@@ -39,10 +39,15 @@ export interface TokenClaims {
   readonly version: number;
 }
 
+/** The claims of a valid token, and when it was issued (Unix seconds): when its user signed in. */
+export interface VerifiedClaims extends TokenClaims {
+  readonly issuedAt: number;
+}
+
 export interface TokenService {
   issue(claims: TokenClaims): Promise<string>;
   /** The claims of a valid token; `null` for anything else (bad signature, expired, malformed). */
-  verify(token: string): TokenClaims | null;
+  verify(token: string): VerifiedClaims | null;
 }
 
 export function createTokenService(secret: Uint8Array, now: () => Date): TokenService {
@@ -127,7 +132,7 @@ function isHs256Header(header: Record<string, unknown> | null): boolean {
   return true;
 }
 
-function validClaims(claims: Record<string, unknown>, now: number): TokenClaims | null {
+function validClaims(claims: Record<string, unknown>, now: number): VerifiedClaims | null {
   const { iss, aud, sub, iat, exp, nbf, ver } = claims;
   if (iss !== ISSUER) return null;
   if (aud !== AUDIENCE && !(Array.isArray(aud) && aud.includes(AUDIENCE))) return null;
@@ -138,7 +143,7 @@ function validClaims(claims: Record<string, unknown>, now: number): TokenClaims 
   const userId = Number(sub);
   if (userId > MAX_USER_ID) return null;
   if (typeof ver !== 'number' || !Number.isSafeInteger(ver)) return null;
-  return { userId, version: ver };
+  return { userId, version: ver, issuedAt: iat };
 }
 
 const isNumericDate = (value: unknown): value is number =>

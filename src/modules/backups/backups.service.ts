@@ -176,7 +176,13 @@ export class BackupsService {
   ): Promise<{ id: string; expiresAt: Date }> {
     const file = await this.open(user, server, id);
     await file.handle.close();
-    return this.deps.links.create({ userId: user.id, server, path: '', backup: id });
+    return this.deps.links.create({
+      userId: user.id,
+      ...(user.key === undefined ? {} : { keyId: user.key.id }),
+      server,
+      path: '',
+      backup: id,
+    });
   }
 
   async setLocked(user: User, server: string, id: string, locked: boolean): Promise<BackupView> {
@@ -285,7 +291,7 @@ export class BackupsService {
     await this.deps.servers.require(user, server, 'server.backups');
     if (
       (changes.maxCount !== undefined || changes.maxBytes !== undefined) &&
-      !can(user, 'server.configure-host')
+      !can(user, 'server.configure-host', { permissions: null, server })
     ) {
       throw new AppError('FORBIDDEN', "Only an admin may change a server's backup limits");
     }

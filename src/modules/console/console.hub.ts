@@ -56,6 +56,8 @@ export const CLOSE = {
 
 /** What a socket was given and has not yet written out, past which frames wait in its queue. */
 export const IN_FLIGHT_BYTES = 256 * 1024;
+/** The longest a timer may wait (setTimeout's limit, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 /** A socket closed for not reading is ended this long after its close frame. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -73,6 +75,9 @@ interface Client {
   readonly userId: number;
   readonly token: string;
   readonly server: string;
+  /** When the API key the socket was opened with expires: the socket is checked again then. */
+  readonly expiresAt?: Date | undefined;
+  expiryTimer: NodeJS.Timeout | null;
   tokens: number;
   refilledAt: number;
   /** Bytes given to the socket and not yet written out. */
@@ -142,12 +147,13 @@ export class ConsoleHub {
    */
   attach(
     socket: WebSocket,
-    owner: { userId: number; token: string; server: string },
+    owner: { userId: number; token: string; server: string; expiresAt?: Date | undefined },
     console: ServerConsole,
   ): void {
     const client: Client = {
       socket,
       ...owner,
+      expiryTimer: null,
       tokens: this.deps.limits.messageBurst,
       refilledAt: this.deps.now().getTime(),
       inFlight: 0,
@@ -176,11 +182,34 @@ export class ConsoleHub {
     });
     const lines = console.history().map((entry) => entry.line);
     this.#reply(client, { type: 'history', lines });
+    this.#watchExpiry(client);
     // Access may have been taken away between the check before the upgrade and now.
     void this.#recheckClient(client);
   }
 
+  /**
+   * A socket opened with an expiring API key is checked again when the key expires, and so
+   * closes then (4401) rather than at its next command. A timer waits at most MAX_TIMER_MS
+   * (setTimeout's limit), and waits again if it woke before the expiry.
+   */
+  #watchExpiry(client: Client): void {
+    if (client.expiresAt === undefined) return;
+    const wait = client.expiresAt.getTime() - this.deps.now().getTime();
+    client.expiryTimer = setTimeout(
+      () => {
+        client.expiryTimer = null;
+        const early = client.expiresAt !== undefined && client.expiresAt > this.deps.now();
+        if (early) this.#watchExpiry(client);
+        else void this.#recheckClient(client);
+      },
+      Math.max(0, Math.min(wait, MAX_TIMER_MS)),
+    );
+    client.expiryTimer.unref();
+  }
+
   #detach(client: Client): void {
+    if (client.expiryTimer !== null) clearTimeout(client.expiryTimer);
+    client.expiryTimer = null;
     this.#forgetWaiting(client);
     remove(this.#byUser, client.userId, client);
     if (remove(this.#byServer, client.server, client)) {

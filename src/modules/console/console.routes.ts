@@ -36,7 +36,7 @@ export function consoleRoutes(
         'Token in the Authorization header or the `token` query parameter; refused with 401/403/404 before the upgrade, 429 past the sockets-per-user cap. ' +
         'Protocol v2. Server to client, one JSON text frame each: `{"type":"history","lines":[…]}` first (the last ≤1000 lines), then batches `{"type":"log","lines":["…",…],"ts":"<ISO time of the last line>"}` (a quiet server\'s line at once; during a flood at most one batch per 20 ms), `{"type":"status","status":"…"}` and `{"type":"skipped","lines":N}` where N lines were dropped for this reader (it fell more than 4 MiB behind) or for everyone (the server printed faster than the console can show). ' +
         'Commands appear to every reader as `[panel] <username>> <command>`. ' +
-        'Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid, 4403 access removed, 4404 server deleted, 4408 read nothing for 30 s while data waited (a client that reads nothing may only see 1006), 4429 too many messages, 1009 message too big.',
+        'Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid (a password change, the API key revoked or expired), 4403 access removed, 4404 server deleted, 4408 read nothing for 30 s while data waited (a client that reads nothing may only see 1006), 4429 too many messages, 1009 message too big.',
       params: ServerParams,
       querystring: ConsoleQuery,
     },
@@ -55,9 +55,16 @@ export function consoleRoutes(
       const token = bearerToken(request.headers.authorization) ?? request.query.token ?? '';
       const console = request.console;
       if (console === null) throw new Error('unreachable: the console of a checked request');
+      const user = currentUser(request);
+      const expiresAt = user.key?.expiresAt ?? null;
       deps.hub.attach(
         socket,
-        { userId: currentUser(request).id, token, server: request.params.server },
+        {
+          userId: user.id,
+          token,
+          server: request.params.server,
+          expiresAt: expiresAt === null ? undefined : new Date(expiresAt),
+        },
         console,
       );
     },

@@ -8,6 +8,11 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export interface DownloadLink {
   readonly userId: number;
+  /**
+   * The API key the link was made with: the link acts with that key's rights and dies with it
+   * (revoked or expired). Absent for a link made in a session.
+   */
+  readonly keyId?: number;
   readonly server: string;
   /** The file, relative to the server directory, as `userPath` normalised it. */
   readonly path: string;

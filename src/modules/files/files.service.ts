@@ -16,7 +16,7 @@ import { AppError } from '../../errors.js';
 import type { ArchiveLimits } from '../../host/local/archive-formats.js';
 import type { Entry, OpenedFile } from '../../host/local/storage.js';
 import type { ServersService } from '../servers/servers.service.js';
-import type { DownloadLinks } from './download-links.js';
+import type { DownloadLink, DownloadLinks } from './download-links.js';
 
 /** Finds the account a download link was made for, as it is now. */
 export interface AccountLookup {
@@ -35,6 +35,8 @@ export class FilesService {
     private readonly deps: {
       readonly servers: ServersService;
       readonly users: AccountLookup;
+      /** The user an API key stands for now, narrowed by it; null once revoked or expired. */
+      readonly keyUser: (keyId: number) => Promise<User | null>;
       readonly links: DownloadLinks;
       /** Opens a backup's archive for a link made by the backups module. */
       readonly backups?: { open(user: User, server: string, id: string): Promise<OpenedFile> };
@@ -116,6 +118,7 @@ export class FilesService {
     await file.handle.close();
     return this.deps.links.create({
       userId: user.id,
+      ...(user.key === undefined ? {} : { keyId: user.key.id }),
       server,
       path: userPath(path).join('/'),
     });
@@ -123,7 +126,8 @@ export class FilesService {
 
   /**
    * Uses up a download link and opens its file, checking the rights of the link's user as they
-   * are now: deleted, banned or taken off the server since, and the link is refused.
+   * are now: deleted, banned or taken off the server since, and the link is refused. A link made
+   * with an API key acts with that key, and is refused once the key is revoked or expired.
    */
   async openByLink(id: string): Promise<OpenedFile> {
     const link = this.deps.links.take(id);
@@ -133,8 +137,23 @@ export class FilesService {
     if (link === 'expired') {
       throw new AppError('LINK_EXPIRED', 'This download link has expired; download the file again');
     }
+    if (link.keyId !== undefined) {
+      const user = await this.deps.keyUser(link.keyId);
+      if (user?.id !== link.userId) {
+        throw new AppError(
+          'FORBIDDEN',
+          'The API key that asked for this link is revoked or expired',
+        );
+      }
+      return this.#openLinked(user, link);
+    }
     const user = await this.deps.users.findById(link.userId);
     if (!user) throw new AppError('FORBIDDEN', 'The account that asked for this link is gone');
+    return this.#openLinked(user, link);
+  }
+
+  /** Opens what a link points at with the rights `user` holds now. */
+  async #openLinked(user: User, link: DownloadLink): Promise<OpenedFile> {
     if (!can(user, 'account.use')) throw new AppError('BANNED', 'This account is banned');
     if (link.backup !== undefined) {
       if (!this.deps.backups) throw new AppError('NOT_FOUND', 'Backups are not available');

@@ -72,7 +72,8 @@ export function profileRoutes(app: App, profile: ProfileService): void {
       schema: {
         tags: ['profile'],
         summary: "Change the caller's password; revokes every earlier token",
-        description: 'The response carries a fresh token to use from now on.',
+        description:
+          'The response carries a fresh token to use from now on. Every API key of the caller is revoked too (their console sockets close), unless `revokeApiKeys` is false; `revokedApiKeys` says how many were.',
         body: PasswordBody,
         response: responses(PasswordChangedEnvelope, 400, 401, 403, 429),
       },
@@ -84,6 +85,7 @@ export function profileRoutes(app: App, profile: ProfileService): void {
         request.body.old_password,
         request.body.new_password,
         request.ip,
+        request.body.revokeApiKeys ?? true,
       ),
     }),
   );

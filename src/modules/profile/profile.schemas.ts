@@ -47,7 +47,13 @@ export const RenameBody = Type.Object(
 export const RenamedEnvelope = Envelope(Type.Object({ username: Type.String(), role: RoleSchema }));
 
 export const PasswordBody = Type.Object(
-  { old_password: Type.Optional(PasswordAttempt), new_password: NewPassword },
+  {
+    old_password: Type.Optional(PasswordAttempt),
+    new_password: NewPassword,
+    revokeApiKeys: Type.Optional(
+      Type.Boolean({ default: true, description: 'Also revoke every API key of yours (default)' }),
+    ),
+  },
   {
     additionalProperties: false,
     description:
@@ -55,4 +61,9 @@ export const PasswordBody = Type.Object(
   },
 );
 
-export const PasswordChangedEnvelope = Envelope(TokenResponseSchema);
+export const PasswordChangedEnvelope = Envelope(
+  Type.Object({
+    ...TokenResponseSchema.properties,
+    revokedApiKeys: Type.Integer({ minimum: 0, description: 'How many API keys were revoked' }),
+  }),
+);

@@ -38,13 +38,17 @@ export interface ProfileService {
     password: string | undefined,
     address: string,
   ): Promise<User>;
-  /** Revokes every earlier token; returns a fresh one. */
+  /**
+   * Revokes every earlier session token, and every API key of the user unless `revokeApiKeys`
+   * is false; returns a fresh token and how many keys were revoked.
+   */
   changePassword(
     user: User,
     oldPassword: string | undefined,
     newPassword: string,
     address: string,
-  ): Promise<TokenResponse>;
+    revokeApiKeys: boolean,
+  ): Promise<TokenResponse & { revokedApiKeys: number }>;
 }
 
 export function createProfileService(deps: {
@@ -56,8 +60,9 @@ export function createProfileService(deps: {
   throttle: LoginThrottle;
   /** Told when a password change revokes the user's tokens, so open consoles close. */
   events: PanelEvents;
+  apiKeys: { revokeAll(userId: number): Promise<number> };
 }): ProfileService {
-  const { users, tickets, auth, hasher, throttle, events } = deps;
+  const { users, tickets, auth, hasher, throttle, events, apiKeys } = deps;
 
   /**
    * Checks the current password. An account without one (made by an OpenID Connect sign-in)
@@ -129,12 +134,13 @@ export function createProfileService(deps: {
       return { ...user, username: newUsername };
     },
 
-    async changePassword(user, oldPassword, newPassword, address) {
+    async changePassword(user, oldPassword, newPassword, address, revokeApiKeys) {
       await checkPassword(user, oldPassword, 'old_password', address);
       const tokenVersion = await users.setPassword(user.id, await hasher.hash(newPassword));
       if (tokenVersion === undefined) throw gone();
+      const revokedApiKeys = revokeApiKeys ? await apiKeys.revokeAll(user.id) : 0;
       events.emit('access-changed', user.id);
-      return auth.tokenResponse({ ...user, tokenVersion });
+      return { ...(await auth.tokenResponse({ ...user, tokenVersion })), revokedApiKeys };
     },
   };
 }

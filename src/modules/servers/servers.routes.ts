@@ -90,7 +90,6 @@ export function serversRoutes(app: App, servers: ServersService): void {
   app.put(
     '/api/servers/:server/allocations',
     {
-      config: { access: { action: 'server.configure-host' } },
       schema: {
         tags: ['servers'],
         summary: "Replace the server's addresses and ports (admin); the first is its primary",
@@ -103,7 +102,11 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Server allocations saved',
-      data: await servers.setAllocations(request.params.server, request.body.allocations),
+      data: await servers.setAllocations(
+        currentUser(request),
+        request.params.server,
+        request.body.allocations,
+      ),
     }),
   );
 
@@ -133,7 +136,6 @@ export function serversRoutes(app: App, servers: ServersService): void {
   app.put(
     '/api/servers/:server/install',
     {
-      config: { access: { action: 'server.configure-host' } },
       schema: {
         tags: ['servers'],
         summary: 'Mark the server installed, or not, whatever its install did (admin)',
@@ -144,7 +146,11 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Install state saved',
-      data: await servers.markInstalled(request.params.server, request.body.state),
+      data: await servers.markInstalled(
+        currentUser(request),
+        request.params.server,
+        request.body.state,
+      ),
     }),
   );
 

@@ -12,6 +12,7 @@ import {
   type ServerAction,
   type ServerGrant,
   type ServerPermission,
+  type ServerScopedAction,
 } from '../../domain/policy.js';
 import { isIP } from 'node:net';
 import { AlreadyExists, NoLongerExists } from '../../domain/conflicts.js';
@@ -190,7 +191,7 @@ export class ServersService {
   }
 
   /** Whether `user` may do `action` on `name` (which need not exist). */
-  async permits(user: User, name: string, action: ServerAction): Promise<boolean> {
+  async permits(user: User, name: string, action: ServerScopedAction): Promise<boolean> {
     return can(user, action, await this.#grant(user, name));
   }
 
@@ -224,7 +225,7 @@ export class ServersService {
    * exist, 403 when `user` may not see it, and 403 naming the permission when they may see it
    * but not do `action`.
    */
-  async require(user: User, name: string, action: ServerAction): Promise<ServerRecord> {
+  async require(user: User, name: string, action: ServerScopedAction): Promise<ServerRecord> {
     return (await this.#checked(user, name, action)).record;
   }
 
@@ -232,7 +233,7 @@ export class ServersService {
   async #checked(
     user: User,
     name: string,
-    action: ServerAction,
+    action: ServerScopedAction,
   ): Promise<{ record: ServerRecord; grant: ServerGrant }> {
     const record = await this.deps.servers.find(name);
     if (!record) throw notFound('Server');
@@ -243,7 +244,9 @@ export class ServersService {
     if (!can(user, action, grant)) {
       throw new AppError(
         'FORBIDDEN',
-        `You lack the ${action.slice('server.'.length)} permission on this server`,
+        action === 'server.configure-host'
+          ? 'Only an admin may do this'
+          : `You lack the ${action.slice('server.'.length)} permission on this server`,
       );
     }
     return { record, grant };
@@ -403,7 +406,7 @@ export class ServersService {
     if (record.template === null) return [];
     const template = await this.deps.templates.find(record.template);
     if (!template) return [];
-    const admin = can(user, 'server.configure-host');
+    const admin = can(user, 'server.configure-host', { permissions: null, server: name });
     return template.variables
       .filter((variable) => admin || variable.userViewable)
       .map((variable) => ({
@@ -437,7 +440,7 @@ export class ServersService {
         'The server was not made from a template: it has no variables',
       );
     }
-    const admin = can(user, 'server.configure-host');
+    const admin = can(user, 'server.configure-host', { permissions: null, server: name });
     for (const key of Object.keys(values)) {
       const variable = template.variables.find((v) => v.envVariable === key);
       if (!variable || (!admin && !variable.userViewable)) throw unknownVariable(key);
@@ -455,8 +458,12 @@ export class ServersService {
   }
 
   /** Replaces the server's allocations (admin); they take effect at the next start. */
-  async setAllocations(name: string, allocations: readonly Allocation[]): Promise<ServerConfig> {
-    const record = await this.#recordOf(name);
+  async setAllocations(
+    user: User,
+    name: string,
+    allocations: readonly Allocation[],
+  ): Promise<ServerConfig> {
+    const record = await this.require(user, name, 'server.configure-host');
     const checked = this.#checkAllocations(allocations);
     await this.#refuseTakenAllocations(name, checked);
     try {
@@ -475,8 +482,12 @@ export class ServersService {
   }
 
   /** An admin says the server's files are ready (or not), whatever the install did. */
-  async markInstalled(name: string, state: 'installed' | 'not-installed'): Promise<ServerConfig> {
-    const record = await this.#recordOf(name);
+  async markInstalled(
+    user: User,
+    name: string,
+    state: 'installed' | 'not-installed',
+  ): Promise<ServerConfig> {
+    const record = await this.require(user, name, 'server.configure-host');
     if (this.deps.host.state(name).status === 'installing') {
       throw new AppError('CONFLICT', 'The server is being installed: wait for the end, or kill it');
     }
@@ -534,7 +545,7 @@ export class ServersService {
   async updateConfig(user: User, name: string, changes: ConfigChanges): Promise<ServerConfig> {
     const current = await this.require(user, name, 'server.settings');
     if (
-      !can(user, 'server.configure-host') &&
+      !can(user, 'server.configure-host', { permissions: null, server: name }) &&
       HOST_FIELDS.some((field) => changes[field] !== undefined)
     ) {
       throw new AppError(

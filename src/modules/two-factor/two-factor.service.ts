@@ -33,6 +33,8 @@ const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const CHALLENGE_TRIES = 5;
 const MAX_CHALLENGES = 10_000;
+/** How recent the sign-in of an account without a password must be for `confirm`. */
+export const FRESH_SIGN_IN_MS = 10 * 60_000;
 
 export interface TwoFactorStatus {
   readonly enabled: boolean;
@@ -194,6 +196,36 @@ export class TwoFactorService {
     return codes;
   }
 
+  /**
+   * Proof that the account's owner is at the keyboard, before an action that outlives the session
+   * (making an API key): the password, and a code (or a recovery code) when two-factor sign-in
+   * is on; both counted by the login throttle. An account without a password (an OpenID Connect
+   * sign-in) has nothing to type: its session must have signed in at most ten minutes ago
+   * (403 SIGN_IN_AGAIN otherwise). docs/security.md.
+   */
+  async confirm(
+    user: User,
+    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
+    address: string,
+  ): Promise<void> {
+    const hash = await this.deps.users.passwordHash(user.id);
+    if (hash === null) {
+      const at = user.signedInAt?.getTime();
+      if (at === undefined || this.deps.now().getTime() - at > FRESH_SIGN_IN_MS) {
+        throw new AppError(
+          'SIGN_IN_AGAIN',
+          'Sign in again first: an account without a password does this within ten minutes of signing in',
+        );
+      }
+      return;
+    }
+    const state = await this.#state(user);
+    if (proof.password === undefined) throw required('password');
+    if (state.secret !== null && proof.code === undefined) throw required('code');
+    await this.#checkPassword(user, proof.password, address);
+    if (state.secret !== null) await this.#checkCode(user, state, proof.code ?? '', address);
+  }
+
   /** After a right password: a challenge when the user has a second factor, else null. */
   challengeFor(user: User): Challenge | null {
     if (!user.twoFactor) return null;
@@ -322,6 +354,11 @@ export class TwoFactorService {
     }
   }
 }
+
+const required = (field: string): AppError =>
+  new AppError('VALIDATION_FAILED', `body/${field}: is required`, {
+    details: [{ path: `body/${field}`, message: 'is required' }],
+  });
 
 /** Spaces and hyphens dropped, lower case: codes are typed as they are read. */
 const normalise = (code: string): string => code.replace(/[\s-]/g, '').toLowerCase();

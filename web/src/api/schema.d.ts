@@ -2319,7 +2319,7 @@ export interface paths {
     put?: never;
     /**
      * Make an API key: answered this once, stored only hashed
-     * @description Send it as `Authorization: Bearer gpk_…`. 400 for an expiry in the past or a server you cannot reach; 409 past 50 keys.
+     * @description Send it as `Authorization: Bearer gpk_…`. Asks for the password (400 when missing, 403 WRONG_PASSWORD when wrong) and, with two-factor sign-in on, a code (401 INVALID_CREDENTIALS when wrong); both counted like failed logins (429). An account without a password must have signed in within 10 minutes (403 SIGN_IN_AGAIN). 400 for an expiry in the past or a server you cannot reach; 409 past 50 keys.
      */
     post: {
       parameters: {
@@ -2331,12 +2331,16 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @description A code of your authenticator app, or a recovery code: required when two-factor sign-in is on */
+            code?: string;
             /**
              * Format: date-time
              * @description Absent or null: never
              */
             expiresAt?: string | null;
             name: string;
+            /** @description Your current password; required unless your account has none */
+            password?: string;
             /** @description The only server permissions it carries, and nothing outside servers but your own account; absent or null: everything you may do */
             permissions?:
               | (
@@ -2436,6 +2440,15 @@ export interface paths {
             'application/json': components['schemas']['def-0'];
           };
         };
+        /** @description Every error has this shape */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
       };
     };
     delete?: never;
@@ -2454,7 +2467,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revoke one of your API keys, at once */
+    /**
+     * Revoke one of your API keys, at once
+     * @description Requests made with it are refused from now on, its console sockets close (4401) and its download links stop working.
+     */
     delete: {
       parameters: {
         query?: never;
@@ -2533,7 +2549,7 @@ export interface paths {
     get?: never;
     /**
      * Change the caller's password; revokes every earlier token
-     * @description The response carries a fresh token to use from now on.
+     * @description The response carries a fresh token to use from now on. Every API key of the caller is revoked too (their console sockets close), unless `revokeApiKeys` is false; `revokedApiKeys` says how many were.
      */
     put: {
       parameters: {
@@ -2548,6 +2564,11 @@ export interface paths {
           'application/json': {
             new_password: string;
             old_password?: string;
+            /**
+             * @description Also revoke every API key of yours (default)
+             * @default true
+             */
+            revokeApiKeys?: boolean;
           };
         };
       };
@@ -2559,10 +2580,11 @@ export interface paths {
           };
           content: {
             'application/json': {
-              /** @description A fresh token (flat object, no envelope) */
               data: {
                 /** @description JWT (HS256), valid for 7 days */
                 access_token: string;
+                /** @description How many API keys were revoked */
+                revokedApiKeys: number;
                 role: 'admin' | 'user' | 'support' | 'banned';
                 /** @enum {string} */
                 token_type: 'bearer';
@@ -9645,7 +9667,7 @@ export interface paths {
     };
     /**
      * Live console (WebSocket)
-     * @description Token in the Authorization header or the `token` query parameter; refused with 401/403/404 before the upgrade, 429 past the sockets-per-user cap. Protocol v2. Server to client, one JSON text frame each: `{"type":"history","lines":[…]}` first (the last ≤1000 lines), then batches `{"type":"log","lines":["…",…],"ts":"<ISO time of the last line>"}` (a quiet server's line at once; during a flood at most one batch per 20 ms), `{"type":"status","status":"…"}` and `{"type":"skipped","lines":N}` where N lines were dropped for this reader (it fell more than 4 MiB behind) or for everyone (the server printed faster than the console can show). Commands appear to every reader as `[panel] <username>> <command>`. Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid, 4403 access removed, 4404 server deleted, 4408 read nothing for 30 s while data waited (a client that reads nothing may only see 1006), 4429 too many messages, 1009 message too big.
+     * @description Token in the Authorization header or the `token` query parameter; refused with 401/403/404 before the upgrade, 429 past the sockets-per-user cap. Protocol v2. Server to client, one JSON text frame each: `{"type":"history","lines":[…]}` first (the last ≤1000 lines), then batches `{"type":"log","lines":["…",…],"ts":"<ISO time of the last line>"}` (a quiet server's line at once; during a flood at most one batch per 20 ms), `{"type":"status","status":"…"}` and `{"type":"skipped","lines":N}` where N lines were dropped for this reader (it fell more than 4 MiB behind) or for everyone (the server printed faster than the console can show). Commands appear to every reader as `[panel] <username>> <command>`. Client to server: `{"type":"command","command":"…"}`. Close codes: 4401 token no longer valid (a password change, the API key revoked or expired), 4403 access removed, 4404 server deleted, 4408 read nothing for 30 s while data waited (a client that reads nothing may only see 1006), 4429 too many messages, 1009 message too big.
      */
     get: {
       parameters: {

@@ -3,7 +3,7 @@ import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
 import type { paths } from '../api/schema';
 
-const API_KEYS_KEY = ['profile', 'api-keys'] as const;
+export const API_KEYS_KEY = ['profile', 'api-keys'] as const;
 
 type ListAnswer =
   paths['/api/profile/api-keys']['get']['responses'][200]['content']['application/json'];

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
+import { API_KEYS_KEY } from './useApiKeys';
 import { ME_KEY } from './useMe';
 import { USERS_KEY } from './useUsers';
 
@@ -56,6 +57,8 @@ export interface PasswordChange {
   /** `undefined` for an account without a password (made by an OpenID Connect sign-in). */
   readonly oldPassword: string | undefined;
   readonly newPassword: string;
+  /** Also revoke every API key of the account (the API's default). */
+  readonly revokeApiKeys: boolean;
 }
 
 /**
@@ -65,13 +68,15 @@ export interface PasswordChange {
  */
 export function useChangePassword() {
   const { api, sessions } = useServices();
+  const queries = useQueryClient();
   const refetch = useRefetchProfile();
   return useMutation({
-    mutationFn: ({ oldPassword, newPassword }: PasswordChange) =>
+    mutationFn: ({ oldPassword, newPassword, revokeApiKeys }: PasswordChange) =>
       unwrap(
         api.PUT('/api/profile/password', {
           body: {
             new_password: newPassword,
+            revokeApiKeys,
             ...(oldPassword === undefined ? {} : { old_password: oldPassword }),
           },
         }),
@@ -80,6 +85,9 @@ export function useChangePassword() {
       const { access_token, username, role } = answer.data;
       sessions.signIn({ token: access_token, username, role });
       await refetch();
+      if (answer.data.revokedApiKeys > 0) {
+        await queries.invalidateQueries({ queryKey: API_KEYS_KEY });
+      }
     },
   });
 }

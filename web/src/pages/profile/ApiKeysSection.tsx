@@ -6,6 +6,7 @@ import { Field } from '../../components/Field';
 import { ShownOnce } from '../../components/ShownOnce';
 import { useApiKeys, useCreateApiKey, useRevokeApiKey, type ApiKey } from '../../hooks/useApiKeys';
 import { useServers } from '../../hooks/useServers';
+import { useTwoFactorStatus } from '../../hooks/useTwoFactor';
 import page from '../Page.module.css';
 import { formatModified } from '../server/files/paths';
 import { PermissionBoxes } from '../server/people/PermissionBoxes';
@@ -18,9 +19,10 @@ const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
 /**
  * The caller's API keys: each with its scope and last use, Revoke; a form to make one, whose
- * token is shown once. A key signs requests as `Authorization: Bearer gpk_…`.
+ * token is shown once, and which asks for the password (and a code with two-factor sign-in). A
+ * key signs requests as `Authorization: Bearer gpk_…`.
  */
-export function ApiKeysSection() {
+export function ApiKeysSection({ hasPassword }: { hasPassword: boolean }) {
   const keys = useApiKeys();
   const [token, setToken] = useState<{ name: string; token: string } | null>(null);
 
@@ -63,6 +65,7 @@ export function ApiKeysSection() {
         </ul>
       )}
       <CreateApiKey
+        hasPassword={hasPassword}
         onCreated={(name, value) => {
           setToken({ name, token: value });
         }}
@@ -203,26 +206,52 @@ function ScopeChoice({
   );
 }
 
-function CreateApiKey({ onCreated }: { onCreated: (name: string, token: string) => void }) {
+function CreateApiKey({
+  hasPassword,
+  onCreated,
+}: {
+  hasPassword: boolean;
+  onCreated: (name: string, token: string) => void;
+}) {
   const create = useCreateApiKey();
   const servers = useServers();
+  const twoFactor = useTwoFactorStatus();
+  const asksCode = hasPassword && twoFactor.data?.enabled === true;
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('');
   const [chosenServers, setChosenServers] = useState<ReadonlySet<string> | null>(null);
   const [permissions, setPermissions] = useState<ReadonlySet<Permission> | null>(null);
-  const details = create.error instanceof ApiError ? create.error.details : [];
+  const failure = create.error instanceof ApiError ? create.error : null;
+  const details = failure?.details ?? [];
   const at = (field: string) =>
     details.find((detail) => detail.path.startsWith(`body/${field}`))?.message;
+  // A wrong password or code is told next to its field, not above the button.
+  const wrongPassword = failure?.code === 'WRONG_PASSWORD' ? failure.message : undefined;
+  const wrongCode = failure?.code === 'INVALID_CREDENTIALS' ? failure.message : undefined;
+  const passwordError = at('password') ?? wrongPassword;
+  const codeError = at('code') ?? wrongCode;
 
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
-    create.mutate(newKeyBody({ name, expires, servers: chosenServers, permissions }, PERMISSIONS), {
+    const body = {
+      ...newKeyBody({ name, expires, servers: chosenServers, permissions }, PERMISSIONS),
+      ...(hasPassword ? { password } : {}),
+      ...(asksCode ? { code } : {}),
+    };
+    create.mutate(body, {
       onSuccess: ({ key, token }) => {
         setName('');
         setExpires('');
         setChosenServers(null);
         setPermissions(null);
+        setPassword('');
+        setCode('');
         onCreated(key.name, token);
+      },
+      onError: () => {
+        setCode('');
       },
     });
   };
@@ -322,7 +351,46 @@ function CreateApiKey({ onCreated }: { onCreated: (name: string, token: string) 
           onChange={setPermissions}
         />
       )}
-      {create.isError && <Alert tone="error">{errorMessage(create.error)}</Alert>}
+      <div className={styles.fields}>
+        {hasPassword ? (
+          <Field
+            label="Your password"
+            name="api-key-password"
+            type="password"
+            required
+            autoComplete="current-password"
+            hint="A key outlives this session: confirm it is you"
+            value={password}
+            error={passwordError}
+            onChange={(event) => {
+              setPassword(event.target.value);
+            }}
+          />
+        ) : (
+          <p className={page.muted}>
+            Your account has no password: a key is made only within ten minutes of signing in.
+          </p>
+        )}
+        {asksCode && (
+          <Field
+            label="Two-factor code"
+            name="api-key-code"
+            required
+            autoComplete="one-time-code"
+            inputMode="text"
+            maxLength={64}
+            hint="From your authenticator app, or a recovery code"
+            value={code}
+            error={codeError}
+            onChange={(event) => {
+              setCode(event.target.value);
+            }}
+          />
+        )}
+      </div>
+      {create.isError && passwordError === undefined && codeError === undefined && (
+        <Alert tone="error">{errorMessage(create.error)}</Alert>
+      )}
       <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={create.isPending}>
           {create.isPending ? 'Creating…' : 'Create API key'}

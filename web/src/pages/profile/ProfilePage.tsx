@@ -40,7 +40,7 @@ export function ProfilePage() {
           <TwoFactorSection username={me.data.username} hasPassword={me.data.signIn.hasPassword} />
         </div>
       )}
-      {me.data !== undefined && <ApiKeysSection />}
+      {me.data !== undefined && <ApiKeysSection hasPassword={me.data.signIn.hasPassword} />}
     </>
   );
 }
