@@ -28,6 +28,7 @@ import * as twoFactor from './migrations/0010_two_factor.js';
 import * as apiKeys from './migrations/0011_api_keys.js';
 import * as auditLog from './migrations/0012_audit_log.js';
 import * as webhooks from './migrations/0013_webhooks.js';
+import * as permissionAuthors from './migrations/0014_permission_authors.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -40,7 +41,7 @@ export interface Db {
 }
 
 /** Every migration, in order. Listed explicitly so a build holds them all and none is skipped. */
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_server_runtime': serverRuntime,
   '0003_ticket_history': ticketHistory,
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011_api_keys': apiKeys,
   '0012_audit_log': auditLog,
   '0013_webhooks': webhooks,
+  '0014_permission_authors': permissionAuthors,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -6,7 +6,8 @@
  *
  * What is recorded of the request: the route's action, its server and target (path parameters,
  * the `path` query), and the `SAFE_FIELDS` of the body and query, shortened. Never a password,
- * token, code, command or file content: those fields are not in the list.
+ * token, code, console input or file content: those fields are not in the list (a schedule's
+ * tasks and backup save commands are configuration, and are recorded).
  */
 import type { FastifyRequest, onSendAsyncHookHandler } from 'fastify';
 import type { App } from '../../http/types.js';
