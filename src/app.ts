@@ -359,6 +359,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     backups: new BackupsRepository(db.kysely),
     store: new LocalBackupStore(config.backupDir),
     servers: serversService,
+    usernameOf: async (id) => (await users.findById(id))?.username,
     host: serversService.backupHost(),
     links,
     events,
@@ -370,8 +371,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const scheduler: Scheduler = new Scheduler({
     schedules: scheduleRecords,
     actor: (by) => serversService.actingAs(by),
-    backup: async (server, by) => {
-      await backups.createFor(server, {}, by);
+    backup: async (server) => {
+      await backups.createFor(server, {});
     },
     clock: scheduleClock,
     log: app.log,

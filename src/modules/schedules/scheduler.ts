@@ -80,8 +80,11 @@ export class Scheduler {
       readonly schedules: SchedulesRepository;
       /** The server's own rights, the console naming the schedule (`schedule:<name>`). */
       readonly actor: (by: string) => ServerActor;
-      /** Makes a backup of the server and waits for it; rejects with why it failed. */
-      readonly backup: (server: string, by: string) => Promise<void>;
+      /**
+       * Makes a backup of the server and waits for it; rejects with why it failed. Its save
+       * commands are typed in the name of whoever set them (docs/backups.md).
+       */
+      readonly backup: (server: string) => Promise<void>;
       readonly clock: ScheduleClock;
       readonly log: Logger;
       /**
@@ -299,7 +302,7 @@ export class Scheduler {
           return;
         }
         try {
-          if (task.action === 'backup') await this.deps.backup(server, `schedule:${schedule.name}`);
+          if (task.action === 'backup') await this.deps.backup(server);
           else await perform(actor, server, task);
         } catch (error) {
           const reason = error instanceof AppError ? error.message : 'an internal error';

@@ -85,10 +85,11 @@ export class SchedulesService {
    */
   async refusal(schedule: Schedule): Promise<string | null> {
     if (schedule.changedBy === null) return 'it has no recorded author';
-    return this.deps.servers.stillPermits(schedule.changedBy, schedule.server, [
+    const standing = await this.deps.servers.stillPermits(schedule.changedBy, schedule.server, [
       'server.schedules',
       ...taskActions(schedule.tasks),
     ]);
+    return standing.ok ? null : standing.reason;
   }
 
   async create(user: User, server: string, input: ScheduleInput): Promise<ScheduleView> {

@@ -105,6 +105,10 @@ export interface ServerReading {
   readonly diskBytes: number | null;
 }
 
+/** Whether an account may still do something on a server, and if not, why. */
+export type Standing =
+  { readonly ok: true; readonly user: User } | { readonly ok: false; readonly reason: string };
+
 /** What the panel itself may do to a server (see `ServersService.actingAs`). */
 export interface ServerActor {
   status(name: string): ServerStatus;
@@ -203,27 +207,32 @@ export class ServersService {
 
   /**
    * Whether the account `userId`, as it is now, may still do every one of `actions` on `name`:
-   * null when it may, else why not, in words for an operator. For what the panel does later on
-   * someone's behalf (a schedule's run, a backup's save commands): the account must exist, not
-   * be banned, have the server and hold each permission, as the policy judges it (an admin holds
-   * everything). No API key narrows it: the key was checked when the thing was set.
+   * the account when it may, else why not, in words for an operator. For what the panel does
+   * later on someone's behalf (a schedule's run, a backup's save commands): the account must
+   * exist, not be banned, have the server and hold each permission, as the policy judges it (an
+   * admin holds everything). No API key narrows it: the key was checked when the thing was set.
    */
   async stillPermits(
     userId: number,
     name: string,
     actions: readonly ServerAction[],
-  ): Promise<string | null> {
+  ): Promise<Standing> {
     const user = await this.deps.grants.findById(userId);
-    if (!user) return 'its author’s account no longer exists';
-    if (!can(user, 'account.use')) return `its author ${user.username} is banned`;
+    if (!user) return { ok: false, reason: 'the account that set it no longer exists' };
+    if (!can(user, 'account.use')) {
+      return { ok: false, reason: `${user.username} is banned` };
+    }
     const grant = await this.#grant(user, name);
     if (!can(user, 'server.view', grant)) {
-      return `its author ${user.username} no longer has the server`;
+      return { ok: false, reason: `${user.username} no longer has the server` };
     }
     const missing = actions.find((action) => !can(user, action, grant));
     return missing === undefined
-      ? null
-      : `its author ${user.username} no longer holds the ${permissionName(missing)} permission`;
+      ? { ok: true, user }
+      : {
+          ok: false,
+          reason: `${user.username} no longer holds the ${permissionName(missing)} permission on the server`,
+        };
   }
 
   /** `require`, answering also what the user holds on the server (read once). */
