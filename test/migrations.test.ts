@@ -88,7 +88,7 @@ describe('migration 0014', () => {
         assert.deepEqual(
           keys.map((key) => [
             key.name,
-            key.permissions === null ? null : JSON.parse(key.permissions),
+            key.permissions === null ? null : (JSON.parse(key.permissions) as unknown),
           ]),
           [
             ['all', null],
