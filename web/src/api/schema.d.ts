@@ -2099,7 +2099,10 @@ export interface paths {
                       | 'files.read'
                       | 'files.write'
                       | 'settings'
-                      | 'backups'
+                      | 'backups.create'
+                      | 'backups.download'
+                      | 'backups.restore'
+                      | 'backups.delete'
                       | 'schedules'
                       | 'users'
                     )[]
@@ -2162,7 +2165,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[]
@@ -2200,7 +2206,10 @@ export interface paths {
                         | 'files.read'
                         | 'files.write'
                         | 'settings'
-                        | 'backups'
+                        | 'backups.create'
+                        | 'backups.download'
+                        | 'backups.restore'
+                        | 'backups.delete'
                         | 'schedules'
                         | 'users'
                       )[]
@@ -2751,7 +2760,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
@@ -3140,6 +3152,8 @@ export interface paths {
                 afterCommands: string[];
                 /** @description Sent to a running server before packing (save-off, save-all) */
                 beforeCommands: string[];
+                /** @description Who set the save commands: a backup types them in this name (`[panel] carol> save-off`), and only while this account holds `console.write` on the server. null: nobody, or a deleted account (they are not typed) */
+                commandsBy: string | null;
                 /** @description Delete unlocked backups older than N days; null: never */
                 keepDays: number | null;
                 /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
@@ -3231,6 +3245,8 @@ export interface paths {
                 afterCommands: string[];
                 /** @description Sent to a running server before packing (save-off, save-all) */
                 beforeCommands: string[];
+                /** @description Who set the save commands: a backup types them in this name (`[panel] carol> save-off`), and only while this account holds `console.write` on the server. null: nobody, or a deleted account (they are not typed) */
+                commandsBy: string | null;
                 /** @description Delete unlocked backups older than N days; null: never */
                 keepDays: number | null;
                 /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
@@ -4305,7 +4321,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
@@ -6224,6 +6243,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6294,7 +6315,7 @@ export interface paths {
     put?: never;
     /**
      * Make a schedule: a cron expression in a timezone, and tasks run in order
-     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line.
+     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line. 403 names the task whose permission you lack (`console.write` for a command, `power` for start, stop and restart, `backups.create` for a backup). You become the schedule’s author: it runs only while you hold these.
      */
     post: {
       parameters: {
@@ -6338,6 +6359,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6448,6 +6471,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6524,7 +6549,10 @@ export interface paths {
         };
       };
     };
-    /** Change the fields sent; the next run is counted afresh from now */
+    /**
+     * Change the fields sent; the next run is counted afresh from now
+     * @description You become the schedule’s author, so you need the permission of every task it has after the change (403 naming the task).
+     */
     put: {
       parameters: {
         query?: never;
@@ -6568,6 +6596,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6726,7 +6756,7 @@ export interface paths {
     put?: never;
     /**
      * Run the schedule now, enabled or not; answers once the run has begun
-     * @description The run goes on in the background: its outcome appears in `lastOutcome`. 409 while a run of this schedule is in progress.
+     * @description The run goes on in the background: its outcome appears in `lastOutcome`. 403 naming the task whose permission you lack; 409 while a run of this schedule is in progress. The run is checked against its author too: one who may no longer do it gets the schedule disabled, with why in `lastOutcome`.
      */
     post: {
       parameters: {
@@ -6748,6 +6778,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -7167,7 +7199,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
@@ -7249,7 +7284,10 @@ export interface paths {
               | 'files.read'
               | 'files.write'
               | 'settings'
-              | 'backups'
+              | 'backups.create'
+              | 'backups.download'
+              | 'backups.restore'
+              | 'backups.delete'
               | 'schedules'
               | 'users'
             )[];
@@ -7272,7 +7310,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
