@@ -379,6 +379,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     backups: new BackupsRepository(db.kysely),
     store: new LocalBackupStore(config.backupDir),
     servers: serversService,
+    usernameOf: async (id) => (await users.findById(id))?.username,
     host: serversService.backupHost(),
     links,
     events,
@@ -388,14 +389,16 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
   const scheduleRecords = new SchedulesRepository(db.kysely);
   const scheduleClock = overrides.scheduleClock ?? systemClock(now);
-  const scheduler = new Scheduler({
+  const scheduler: Scheduler = new Scheduler({
     schedules: scheduleRecords,
     actor: (by) => serversService.actingAs(by),
-    backup: async (server, by) => {
-      await backups.createFor(server, {}, by);
+    backup: async (server) => {
+      await backups.createFor(server, {});
     },
     clock: scheduleClock,
     log: app.log,
+    // The schedules service is made next, from this scheduler; runs begin only after both exist.
+    refusal: (schedule): Promise<string | null> => schedulesService.refusal(schedule),
     ran: (schedule, outcome) =>
       void audit.recordUnattended({
         via: 'schedule',
@@ -410,6 +413,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
           tasks: schedule.tasks.map((task) => task.action),
         },
       }),
+  });
+  const schedulesService: SchedulesService = new SchedulesService({
+    schedules: scheduleRecords,
+    servers: serversService,
+    usernameOf: async (id) => (await users.findById(id))?.username,
+    scheduler,
+    now: () => scheduleClock.now(),
   });
   recordPanelEvents(events, audit);
   events.on('server-deleted', (name) => {
@@ -461,15 +471,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   );
   serversRoutes(app, serversService);
   serverUsersRoutes(app, new ServerUsersService({ servers: serversService, users, events }));
-  schedulesRoutes(
-    app,
-    new SchedulesService({
-      schedules: scheduleRecords,
-      servers: serversService,
-      scheduler,
-      now: () => scheduleClock.now(),
-    }),
-  );
+  schedulesRoutes(app, schedulesService);
   backupsRoutes(app, backups);
   await templatesRoutes(app, templates);
   consoleRoutes(app, { servers: serversService, hub, limits: consoleLimits });

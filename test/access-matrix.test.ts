@@ -247,6 +247,14 @@ const stoppedWithBackup = async (world: World) => {
   return throwawayBackup(world);
 };
 const backupOf = (c: Cell): Req => ({ params: { id: c.made } });
+/** SERVER's retention and save commands back to none: a change of either needs more. */
+const resetSettings = async (world: World) => {
+  await world.asAdmin('PUT', `/api/servers/${SERVER}/backup-settings`, {
+    keepLast: null,
+    beforeCommands: [],
+  });
+  return '';
+};
 /** Where the matrix's webhooks point: allowed by WEBHOOK_ALLOWED_HOSTS (nothing listens there). */
 const WEBHOOK = { url: 'http://127.0.0.1:9/matrix', events: ['server.started'] };
 /** A webhook (its id). */
@@ -356,6 +364,8 @@ const MATRIX: readonly Row[] = [
   row('DELETE', '/api/servers/:server/backups/:id',           [401, 401, 403, 403, 200, 200, 403, 200], backupOf, { setup: throwawayBackup }),
   row('GET',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 200, 200, 403, 200]),
   row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 200, 200, 403, 200], { payload: { keepLast: null } }),
+  row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 200, 200, 403, 200], { payload: { keepLast: 3 } }, { variant: 'retention', setup: resetSettings }),
+  row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 200, 200, 403, 200], { payload: { beforeCommands: ['say matrix'] } }, { variant: 'save commands', setup: resetSettings }),
   row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 403, 403, 403, 200], { payload: { maxCount: null } }, { variant: 'limits' }),
 
   row('GET',    '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], { query: 'path=' }),
@@ -393,8 +403,16 @@ const MATRIX: readonly Row[] = [
  * with none) are judged by it: the status of the full-access column of their role when they hold
  * what the route needs, else 403. Every server route must be here (checked below).
  */
+/**
+ * What each route of one server needs beyond seeing it (`view`): a permission, every one of a
+ * list of permissions, any backups permission (`backups.*`), or being an admin (`admin`). The
+ * permission callers (a user and a support member per permission and per pair of `PAIRS`, and
+ * one each with none) are judged by it: the status of the full-access column of their role when
+ * they hold what the route needs, else 403. Every server route must be here (checked below).
+ */
+type Need = ServerPermission | readonly ServerPermission[] | 'backups.*' | 'view' | 'admin';
 // prettier-ignore
-const NEEDS: Readonly<Record<string, ServerPermission | 'view' | 'admin'>> = {
+const NEEDS: Readonly<Record<string, Need>> = {
   'GET /api/servers/:server/config': 'view',
   'PUT /api/servers/:server/config': 'settings',
   'PUT /api/servers/:server/config (startCommand)': 'admin',
@@ -414,24 +432,28 @@ const NEEDS: Readonly<Record<string, ServerPermission | 'view' | 'admin'>> = {
   'GET /api/servers/:server/users': 'users',
   'PUT /api/servers/:server/users/:username': 'users',
   'DELETE /api/servers/:server/users/:username': 'users',
+  // SCHEDULE has a command task: making, changing (its author becomes the caller) or running it
+  // needs console.write too.
   'GET /api/servers/:server/schedules': 'schedules',
-  'POST /api/servers/:server/schedules': 'schedules',
+  'POST /api/servers/:server/schedules': ['schedules', 'console.write'],
   'GET /api/servers/:server/schedules/:id': 'schedules',
-  'PUT /api/servers/:server/schedules/:id': 'schedules',
+  'PUT /api/servers/:server/schedules/:id': ['schedules', 'console.write'],
   'DELETE /api/servers/:server/schedules/:id': 'schedules',
-  'POST /api/servers/:server/schedules/:id/run': 'schedules',
+  'POST /api/servers/:server/schedules/:id/run': ['schedules', 'console.write'],
   'GET /ws/servers/:server/console': 'console.read',
   'GET /ws/servers/:server/console (token in the query)': 'console.read',
-  'GET /api/servers/:server/backups': 'backups',
-  'POST /api/servers/:server/backups': 'backups',
-  'GET /api/servers/:server/backups/:id': 'backups',
-  'GET /api/servers/:server/backups/:id/download': 'backups',
-  'POST /api/servers/:server/backups/:id/download-link': 'backups',
-  'POST /api/servers/:server/backups/:id/restore': 'backups',
-  'PUT /api/servers/:server/backups/:id/lock': 'backups',
-  'DELETE /api/servers/:server/backups/:id': 'backups',
-  'GET /api/servers/:server/backup-settings': 'backups',
-  'PUT /api/servers/:server/backup-settings': 'backups',
+  'GET /api/servers/:server/backups': 'backups.*',
+  'POST /api/servers/:server/backups': 'backups.create',
+  'GET /api/servers/:server/backups/:id': 'backups.*',
+  'GET /api/servers/:server/backups/:id/download': ['backups.download', 'files.read'],
+  'POST /api/servers/:server/backups/:id/download-link': ['backups.download', 'files.read'],
+  'POST /api/servers/:server/backups/:id/restore': ['backups.restore', 'files.write'],
+  'PUT /api/servers/:server/backups/:id/lock': 'backups.delete',
+  'DELETE /api/servers/:server/backups/:id': 'backups.delete',
+  'GET /api/servers/:server/backup-settings': 'backups.*',
+  'PUT /api/servers/:server/backup-settings': 'backups.create',
+  'PUT /api/servers/:server/backup-settings (retention)': ['backups.create', 'backups.delete'],
+  'PUT /api/servers/:server/backup-settings (save commands)': ['backups.create', 'console.write'],
   'PUT /api/servers/:server/backup-settings (limits)': 'admin',
   'GET /api/servers/:server/files': 'files.read',
   'POST /api/servers/:server/files/create': 'files.write',
@@ -449,6 +471,29 @@ const NEEDS: Readonly<Record<string, ServerPermission | 'view' | 'admin'>> = {
   'POST /api/servers/:server/files/decompress': 'files.write',
   'GET /api/servers/:server/audit': 'settings',
 };
+
+/** The pairs of permissions held together by callers of their own: what the lists of NEEDS ask. */
+const PAIRS: readonly (readonly ServerPermission[])[] = [
+  ['schedules', 'console.write'],
+  ['backups.download', 'files.read'],
+  ['backups.restore', 'files.write'],
+  ['backups.create', 'backups.delete'],
+  ['backups.create', 'console.write'],
+];
+
+const BACKUP_PERMISSIONS: readonly ServerPermission[] = [
+  'backups.create',
+  'backups.download',
+  'backups.restore',
+  'backups.delete',
+];
+
+/** Whether one holding `holds` meets `need` (beside seeing the server). */
+function meets(need: Exclude<Need, 'view' | 'admin'>, holds: readonly ServerPermission[]): boolean {
+  if (need === 'backups.*') return BACKUP_PERMISSIONS.some((p) => holds.includes(p));
+  if (typeof need === 'string') return holds.includes(need);
+  return need.every((p) => holds.includes(p));
+}
 
 const isServerRoute = (route: Row): boolean => /^\/(api|ws)\/servers\/:server/.test(route.url);
 
@@ -635,8 +680,8 @@ function expectedFor(route: Row, caller: Caller, path: string, sessionOnly: bool
   const need = NEEDS[titleOf(route)];
   assert.ok(need !== undefined, `${titleOf(route)}: not in NEEDS`);
   const full = route.expect[support ? 5 : 4];
-  if (need === 'view' || (need !== 'admin' && caller.holds.includes(need))) return full;
-  return need === 'admin' ? full : 403;
+  if (need === 'view' || need === 'admin') return full;
+  return meets(need, caller.holds) ? full : 403;
 }
 
 /**
@@ -757,8 +802,9 @@ describe('access matrix', () => {
     // in their list through the per-server endpoint. Judged by NEEDS (see expectedFor); column:
     // the no-access column of their role, for every route that is not about one server.
     for (const role of ['user', 'support'] as const) {
-      for (const holds of [[], ...SERVER_PERMISSIONS.map((p) => [p])] as ServerPermission[][]) {
-        const username = `p-${role}-${holds[0]?.replace('.', '-') ?? 'none'}`;
+      const sets = [[], ...SERVER_PERMISSIONS.map((p) => [p]), ...PAIRS];
+      for (const [index, holds] of sets.entries()) {
+        const username = `p-${role}-${index}`;
         const { token } = await register(panel, username);
         const granted = await panel.app.inject({
           method: 'PUT',
@@ -769,7 +815,7 @@ describe('access matrix', () => {
         assert.equal(granted.statusCode, 200, granted.body);
         if (role === 'support') await setRole(panel, admin, username, 'support');
         world.callers.push({
-          name: `${role} holding ${holds[0] ?? 'no permission'}`,
+          name: `${role} holding ${holds.length === 0 ? 'no permission' : holds.join(' and ')}`,
           column: role === 'user' ? 3 : 6,
           username,
           token,

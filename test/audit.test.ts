@@ -208,8 +208,17 @@ describe('the audit log', () => {
     );
     assert.equal(backup.server, 'beta');
     assert.equal((await latest('schedule.run-now')).actor, 'admin');
-    // A creation's target is what it made.
-    assert.equal((await latest('schedule.create')).target, String(id));
+    // A creation's target is what it made; the tasks are recorded, commands included.
+    const created = await latest('schedule.create');
+    assert.equal(created.target, String(id));
+    assert.deepEqual(created.details.tasks, [{ action: 'backup' }]);
+    const changed = await call(admin.headers, 'PUT', `/api/servers/beta/schedules/${id}`, {
+      tasks: [{ action: 'command', payload: 'say configured, not typed' }],
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    assert.deepEqual((await latest('schedule.update')).details.tasks, [
+      { action: 'command', payload: 'say configured, not typed' },
+    ]);
   });
 
   it('records a server crashing by itself as the panel', async () => {

@@ -508,6 +508,148 @@ describe('backups', () => {
     assert.equal(deleted.statusCode, 200, deleted.body);
   });
 
+  it('save commands: set only with console.write, typed as who set them, not once they lost it', async () => {
+    await createServer(panel, admin, 'saves');
+    const carol = await register(panel, 'carol');
+    const dave = await register(panel, 'dave');
+    const grant = async (username: string, permissions: string[]) => {
+      const response = await call('PUT', `saves/users/${username}`, { permissions });
+      assert.equal(response.statusCode, 200, response.body);
+    };
+    // What `backups` was: the four backups permissions, and no console.
+    await grant('dave', [
+      'backups.create',
+      'backups.download',
+      'backups.restore',
+      'backups.delete',
+    ]);
+    const refused = await call(
+      'PUT',
+      'saves/backup-settings',
+      { beforeCommands: ['say dave-before'] },
+      dave,
+    );
+    assertError(refused, 403, 'FORBIDDEN');
+    assert.match(json<{ message: string }>(refused).message, /console\.write/);
+    assertError(
+      await call('PUT', 'saves/backup-settings', { afterCommands: ['say dave-after'] }, dave),
+      403,
+      'FORBIDDEN',
+    );
+    // The other settings, and the commands sent back unchanged, need nothing more.
+    const other = await call(
+      'PUT',
+      'saves/backup-settings',
+      { waitSeconds: 5, beforeCommands: [], keepLast: null },
+      dave,
+    );
+    assert.equal(other.statusCode, 200, other.body);
+
+    await grant('carol', ['backups.create', 'console.write']);
+    const set = await call(
+      'PUT',
+      'saves/backup-settings',
+      { beforeCommands: ['say carol-before'], afterCommands: ['say carol-after'] },
+      carol,
+    );
+    assert.equal(set.statusCode, 200, set.body);
+    assert.equal(json<{ data: { commandsBy: string } }>(set).data.commandsBy, 'carol');
+    const audit = await panel.app.inject({
+      url: '/api/audit?action=backup.settings&limit=1',
+      headers: admin.headers,
+    });
+    const [entry] = json<{ data: { actor: string; details: Record<string, unknown> }[] }>(
+      audit,
+    ).data;
+    assert.equal(entry?.actor, 'carol');
+    assert.deepEqual(entry.details.beforeCommands, ['say carol-before']);
+    assert.deepEqual(entry.details.afterCommands, ['say carol-after']);
+
+    // The admin makes the backup: the commands are carol's, and say so on the console.
+    assert.equal((await serverAction(panel, admin, 'saves', 'start')).statusCode, 200);
+    await eventually(
+      async () => ((await historyOf(panel, admin, 'saves')).length > 0 ? true : undefined),
+      'the server to print',
+    );
+    const typed = await backUp('saves');
+    assert.equal(typed.consistency, 'commands-sent');
+    const lines = await eventually(async () => {
+      const history = await historyOf(panel, admin, 'saves');
+      return history.includes('[Server] carol-after') ? history : undefined;
+    }, 'the after command');
+    assert.ok(lines.includes('[panel] carol> say carol-before'), lines.join('\n'));
+    assert.ok(lines.includes('[panel] carol> say carol-after'), lines.join('\n'));
+    assert.ok(!lines.some((line) => line.startsWith('[panel] admin> say carol')));
+
+    // Carol loses console.write: the next backup goes on without her commands, and says why.
+    await grant('carol', ['backups.create']);
+    const seen = (await historyOf(panel, admin, 'saves')).length;
+    const untyped = await backUp('saves');
+    assert.equal(untyped.consistency, 'unprepared');
+    assert.match(
+      untyped.message ?? '',
+      /save commands were not typed: carol no longer holds the console\.write permission/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const later = (await historyOf(panel, admin, 'saves')).slice(seen);
+    assert.ok(!later.some((line) => line.includes('carol-before')), later.join('\n'));
+    assert.equal((await serverAction(panel, admin, 'saves', 'stop')).statusCode, 200);
+  });
+
+  it('downloads need backups.download and files.read, restores backups.restore and files.write', async () => {
+    await createServer(panel, admin, 'split');
+    await writeFile(path.join(folderOf('split'), 'world.dat'), 'a world');
+    const backup = await backUp('split');
+    const erin = await register(panel, 'erin');
+    const grant = async (permissions: string[]) => {
+      const response = await call('PUT', 'split/users/erin', { permissions });
+      assert.equal(response.statusCode, 200, response.body);
+    };
+    const refusal = async (
+      method: 'GET' | 'POST',
+      url: string,
+      permission: RegExp,
+    ): Promise<void> => {
+      const response = await call(method, url, undefined, erin);
+      assertError(response, 403, 'FORBIDDEN');
+      assert.match(json<{ message: string }>(response).message, permission);
+    };
+    const download = `split/backups/${backup.id}/download`;
+    const link = `split/backups/${backup.id}/download-link`;
+    const restoreUrl = `split/backups/${backup.id}/restore`;
+    await grant(['backups.create']);
+    assert.equal((await call('GET', 'split/backups', undefined, erin)).statusCode, 200);
+    await refusal('GET', download, /backups\.download/);
+    await refusal('POST', link, /backups\.download/);
+    await refusal('POST', restoreUrl, /backups\.restore/);
+    assertError(await call('DELETE', `split/backups/${backup.id}`, undefined, erin), 403);
+    // A backup holds every file: downloading it needs reading them too.
+    await grant(['backups.download']);
+    await refusal('GET', download, /files\.read/);
+    await refusal('POST', link, /files\.read/);
+    await grant(['backups.download', 'files.read']);
+    assert.equal((await call('GET', download, undefined, erin)).statusCode, 200);
+    // A restore replaces every file: it needs writing them too.
+    await grant(['backups.restore']);
+    await refusal('POST', restoreUrl, /files\.write/);
+    await grant(['backups.restore', 'files.write']);
+    const restored = await call('POST', restoreUrl, undefined, erin);
+    assert.equal(restored.statusCode, 200, restored.body);
+    const outcome = await eventually(async () => {
+      const current = await backupOf('split', backup.id);
+      return current.lastRestore?.status === 'running' ? undefined : current.lastRestore;
+    }, 'the restore');
+    assert.equal(outcome?.status, 'done', outcome?.message);
+    // Locking is about deleting.
+    const lock = `split/backups/${backup.id}/lock`;
+    const locked = await call('PUT', lock, { locked: true }, erin);
+    assertError(locked, 403, 'FORBIDDEN');
+    assert.match(json<{ message: string }>(locked).message, /backups\.delete/);
+    await grant(['backups.delete']);
+    assert.equal((await call('PUT', lock, { locked: true }, erin)).statusCode, 200);
+    assert.equal((await call('PUT', lock, { locked: false }, erin)).statusCode, 200);
+  });
+
   it("makes a backup as a schedule's task, and waits for it", async () => {
     await createServer(panel, admin, 'timed');
     const made = await call('POST', 'timed/schedules', {

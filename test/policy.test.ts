@@ -20,6 +20,7 @@ type Row = Readonly<Record<Role, boolean>>;
 const ADMIN_ONLY: Row = { admin: true, support: false, user: false, banned: false };
 const SERVER_ACTIONS: readonly ServerAction[] = [
   'server.view',
+  'server.backups.view',
   ...SERVER_PERMISSIONS.map((permission) => `server.${permission}` as const),
 ];
 
@@ -72,7 +73,11 @@ describe('the access policy', () => {
     for (const held of SERVER_PERMISSIONS) {
       const grant = { permissions: new Set<ServerPermission>([held]) };
       for (const action of SERVER_ACTIONS) {
-        const expected = action === 'server.view' || action === `server.${held}`;
+        const expected =
+          action === 'server.view' ||
+          action === `server.${held}` ||
+          // Any backups permission shows the backups.
+          (action === 'server.backups.view' && held.startsWith('backups.'));
         for (const role of ROLES) {
           assert.equal(
             can({ role }, action, grant),
@@ -87,6 +92,36 @@ describe('the access policy', () => {
     assert.deepEqual(
       SERVER_ACTIONS.filter((action) => can({ role: 'user' }, action, none)),
       ['server.view'],
+    );
+  });
+
+  it('backups are four permissions, as Pterodactyl splits them; none is another', () => {
+    assert.deepEqual(
+      SERVER_PERMISSIONS.filter((p) => p.startsWith('backups')),
+      ['backups.create', 'backups.download', 'backups.restore', 'backups.delete'],
+    );
+    assert.ok(!(SERVER_PERMISSIONS as readonly string[]).includes('backups'));
+    const create = { permissions: new Set<ServerPermission>(['backups.create']) };
+    assert.deepEqual(
+      SERVER_ACTIONS.filter((action) => can({ role: 'user' }, action, create)),
+      ['server.view', 'server.backups.view', 'server.backups.create'],
+    );
+    // A key carrying one backups permission sees the backups; one carrying none does not.
+    const key = (permissions: ServerPermission[]) => ({
+      id: 1,
+      name: 'k',
+      servers: null,
+      permissions: new Set(permissions),
+      expiresAt: null,
+    });
+    const all = { permissions: null, server: 'alpha' };
+    assert.equal(
+      can({ role: 'admin', key: key(['backups.delete']) }, 'server.backups.view', all),
+      true,
+    );
+    assert.equal(
+      can({ role: 'admin', key: key(['files.read']) }, 'server.backups.view', all),
+      false,
     );
   });
 

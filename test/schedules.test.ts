@@ -88,6 +88,7 @@ interface ScheduleBody {
   lastRunAt: string | null;
   lastOutcome: { status: string; message: string; at: string } | null;
   running: boolean;
+  author: string | null;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- a typed view of a response's data; the caller names the shape it asserts on
@@ -432,7 +433,7 @@ describe('schedules', () => {
         : undefined;
     }, 'a skipped due time');
 
-  it('lets users with the server manage its schedules; others get 403; it acts for the server', async () => {
+  it('lets users with the server manage its schedules; others get 403; it acts as its author', async () => {
     assertError(await request(outsider, 'GET', '/api/servers/sched/schedules'), 403, 'FORBIDDEN');
     const mine = await make(
       'sched',
@@ -443,6 +444,7 @@ describe('schedules', () => {
       },
       member,
     );
+    assert.equal(mine.author, 'member');
     for (const [method, url] of [
       ['GET', `/api/servers/sched/schedules/${mine.id}`],
       ['PUT', `/api/servers/sched/schedules/${mine.id}`],
@@ -458,17 +460,155 @@ describe('schedules', () => {
       name: 'member-renamed',
     });
     assert.equal(renamed.statusCode, 200, renamed.body);
-
-    // The member loses the server: the schedule is no longer theirs to see, yet it still acts.
-    await request(admin, 'PUT', '/api/users/member/servers', { servers: [] });
-    assertError(await request(member, 'GET', `/api/servers/sched/schedules/${mine.id}`), 403);
     await ensure('sched', 'running');
     await request(admin, 'POST', `/api/servers/sched/schedules/${mine.id}/run`);
     await outcomeOf('sched', mine.id, 'ok');
     const lines = await historyOf(panel, admin, 'sched');
     assert.ok(lines.includes('[panel] schedule:member-renamed> say by member'), lines.join('\n'));
+
+    // The member loses the server: the schedule no longer runs, is disabled, and says why.
+    await request(admin, 'PUT', '/api/users/member/servers', { servers: [] });
+    assertError(await request(member, 'GET', `/api/servers/sched/schedules/${mine.id}`), 403);
+    const before = (await historyOf(panel, admin, 'sched')).length;
+    await request(admin, 'POST', `/api/servers/sched/schedules/${mine.id}/run`);
+    const refused = await outcomeOf('sched', mine.id, 'failed');
+    assert.match(
+      refused.message,
+      /Not run, and the schedule was disabled: member no longer has the server/,
+    );
+    const after = await read('sched', mine.id);
+    assert.equal(after.enabled, false);
+    assert.equal(after.nextRunAt, null);
+    assert.ok(
+      !(await historyOf(panel, admin, 'sched')).slice(before).some((l) => l.includes('by member')),
+      'the command was not typed',
+    );
     await request(admin, 'PUT', '/api/users/member/servers', { servers: ['sched'] });
     await request(admin, 'DELETE', `/api/servers/sched/schedules/${mine.id}`);
+  });
+
+  it('makes a task only for whoever holds its permission: console.write, power, backups.create', async () => {
+    const limited = await register(panel, 'limited');
+    const grant = async (permissions: string[]) => {
+      const response = await request(admin, 'PUT', '/api/servers/sched/users/limited', {
+        permissions,
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    };
+    await grant(['schedules']);
+    const body = (action: string) => ({
+      name: `limited ${action}`,
+      cron: '0 0 1 1 *',
+      tasks: [
+        { action: 'command', payload: 'say harmless' },
+        ...(action === 'command' ? [] : [{ action }]),
+      ],
+    });
+    // Holding schedules alone: no task that does what the user may not do.
+    const refusals: [string, RegExp][] = [
+      ['command', /tasks\.0: a command task needs the console\.write permission/],
+      ['start', /console\.write/],
+    ];
+    for (const [action, message] of refusals) {
+      const response = await request(limited, 'POST', '/api/servers/sched/schedules', body(action));
+      assertError(response, 403, 'FORBIDDEN');
+      assert.match(json<{ message: string }>(response).message, message);
+    }
+    await grant(['schedules', 'console.write']);
+    for (const [action, permission] of [
+      ['start', 'power'],
+      ['stop', 'power'],
+      ['restart', 'power'],
+      ['backup', 'backups.create'],
+    ]) {
+      const response = await request(
+        limited,
+        'POST',
+        '/api/servers/sched/schedules',
+        body(action!),
+      );
+      assertError(response, 403, 'FORBIDDEN');
+      assert.match(
+        json<{ message: string }>(response).message,
+        new RegExp(
+          `tasks\\.1: a ${action} task needs the ${permission!.replace('.', '\\.')} permission`,
+        ),
+      );
+    }
+    // Someone else's schedule with a power task: neither changed nor run by the limited user.
+    const admins = await make('sched', {
+      name: 'admin restart',
+      cron: '0 0 1 1 *',
+      tasks: [{ action: 'restart' }],
+    });
+    assertError(
+      await request(limited, 'PUT', `/api/servers/sched/schedules/${admins.id}`, { name: 'mine' }),
+      403,
+      'FORBIDDEN',
+    );
+    assertError(
+      await request(limited, 'POST', `/api/servers/sched/schedules/${admins.id}/run`),
+      403,
+      'FORBIDDEN',
+    );
+    assert.equal((await read('sched', admins.id)).author, 'admin');
+    // With the permissions, the same schedules are made.
+    await grant(['schedules', 'console.write', 'power', 'backups.create']);
+    for (const action of ['start', 'stop', 'restart', 'backup']) {
+      const made = await make('sched', body(action), limited);
+      assert.equal(made.author, 'limited');
+      await request(admin, 'DELETE', `/api/servers/sched/schedules/${made.id}`);
+    }
+    await request(admin, 'DELETE', `/api/servers/sched/schedules/${admins.id}`);
+  });
+
+  it('stops a schedule whose author lost a task’s permission when it comes due, saying why', async () => {
+    await ensure('sched', 'running');
+    const author = await register(panel, 'author');
+    const grant = async (permissions: string[]) => {
+      const response = await request(admin, 'PUT', '/api/servers/sched/users/author', {
+        permissions,
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    };
+    await grant(['schedules', 'console.write']);
+    const schedule = await make(
+      'sched',
+      {
+        name: 'every-minute',
+        cron: '* * * * *',
+        tasks: [{ action: 'command', payload: 'say typed by a lost right' }],
+      },
+      author,
+    );
+    await grant(['schedules']);
+    assert.ok(schedule.nextRunAt !== null);
+    clock.advanceTo(schedule.nextRunAt);
+    const outcome = await outcomeOf('sched', schedule.id, 'failed');
+    assert.match(
+      outcome.message,
+      /Not run, and the schedule was disabled: author no longer holds the console\.write permission on the server/,
+    );
+    const after = await read('sched', schedule.id);
+    assert.equal(after.enabled, false);
+    assert.equal(after.lastRunAt, null, 'it did not run');
+    // A minute later: nothing, it is disabled.
+    clock.advance(60_000);
+    await settle();
+    assert.equal((await read('sched', schedule.id)).lastOutcome?.at, outcome.at);
+    assert.ok(
+      !(await historyOf(panel, admin, 'sched')).some((line) => line.includes('a lost right')),
+    );
+    // The audit log says why too.
+    const audit = await request(
+      admin,
+      'GET',
+      '/api/audit?via=schedule&action=schedule.run&limit=1',
+    );
+    const [entry] = json<{ data: { outcome: string; details: { message: string } }[] }>(audit).data;
+    assert.equal(entry?.outcome, 'failed');
+    assert.match(entry.details.message, /author no longer holds the console\.write permission/);
+    await request(admin, 'DELETE', `/api/servers/sched/schedules/${schedule.id}`);
   });
 
   it("deletes a server's schedules with the server, and their timers with them", async () => {

@@ -103,7 +103,7 @@ describe('per-server permissions', () => {
     const adminConfig = json<{ data: { permissions: string[] } }>(
       await call(admin, 'GET', '/api/servers/other/config'),
     ).data;
-    assert.equal(adminConfig.permissions.length, 9);
+    assert.equal(adminConfig.permissions.length, 12);
   });
 
   it('lets a holder of users invite others, never beyond their own permissions', async () => {
@@ -128,7 +128,7 @@ describe('per-server permissions', () => {
     assertError(beyond, 403, 'FORBIDDEN');
     assert.match(json<{ message: string }>(beyond).message, /files\.write/);
     // Someone who holds more than they do is not theirs to change or remove.
-    assert.equal((await grant(admin, 'friend', ['files.read', 'backups'])).statusCode, 200);
+    assert.equal((await grant(admin, 'friend', ['files.read', 'backups.create'])).statusCode, 200);
     assertError(await grant(owner, 'friend', []), 403, 'FORBIDDEN');
     assertError(await call(owner, 'DELETE', '/api/servers/world/users/friend'), 403, 'FORBIDDEN');
     assert.equal((await grant(admin, 'friend', ['files.read'])).statusCode, 200);
@@ -155,7 +155,7 @@ describe('per-server permissions', () => {
     ).data;
     assert.deepEqual(
       Object.fromEntries(list.map((server) => [server.name, server.permissions.length])),
-      { other: 9, world: 1 },
+      { other: 12, world: 1 },
     );
     const cleared = await call(admin, 'PUT', '/api/users/reader/servers', { servers: ['other'] });
     assert.equal(cleared.statusCode, 200, cleared.body);

@@ -28,6 +28,7 @@ import * as twoFactor from './migrations/0010_two_factor.js';
 import * as apiKeys from './migrations/0011_api_keys.js';
 import * as auditLog from './migrations/0012_audit_log.js';
 import * as webhooks from './migrations/0013_webhooks.js';
+import * as permissionAuthors from './migrations/0014_permission_authors.js';
 import * as defaultLimits from './migrations/0016_default_limits.js';
 import * as serverOwner from './migrations/0017_server_owner.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
@@ -42,7 +43,7 @@ export interface Db {
 }
 
 /** Every migration, in order. Listed explicitly so a build holds them all and none is skipped. */
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': initial,
   '0002_server_runtime': serverRuntime,
   '0003_ticket_history': ticketHistory,
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011_api_keys': apiKeys,
   '0012_audit_log': auditLog,
   '0013_webhooks': webhooks,
+  '0014_permission_authors': permissionAuthors,
   '0016_default_limits': defaultLimits,
   '0017_server_owner': serverOwner,
 };

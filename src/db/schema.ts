@@ -156,6 +156,8 @@ export interface SchedulesTable {
   last_outcome: string | null;
   handled_until: string;
   created_at: string;
+  /** The account that last made or changed it: its runs are checked against its rights. */
+  changed_by: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface BackupsTable {
@@ -192,6 +194,8 @@ export interface BackupSettingsTable {
   after_commands: string;
   saved_line: string | null;
   wait_seconds: number;
+  /** The account that set the save commands: a backup types them in its name. */
+  commands_by: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface RecoveryCodesTable {

@@ -77,6 +77,11 @@ export interface BackupSettings {
   readonly savedLine: string | null;
   /** How long to wait for the saved line before packing anyway. */
   readonly waitSeconds: number;
+  /**
+   * The account that set the save commands: a backup types them in its name, only while it
+   * holds `console.write` on the server. null: nobody (they are not typed).
+   */
+  readonly commandsBy: number | null;
 }
 
 export const DEFAULT_BACKUP_SETTINGS: BackupSettings = {
@@ -88,6 +93,7 @@ export const DEFAULT_BACKUP_SETTINGS: BackupSettings = {
   afterCommands: [],
   savedLine: null,
   waitSeconds: 60,
+  commandsBy: null,
 };
 
 export const MAX_SAVE_COMMANDS = 10;

@@ -11,9 +11,11 @@
  * | banned    | nothing but seeing their own account (`GET /api/auth/me`, decided by the route) |
  *
  * On a server in their list, a user or support member holds a set of permissions (Pterodactyl's
- * subusers): `server.view` needs any, every other server action the permission of its name.
- * A server's owner holds every permission on it, whatever their list says (docs/api.md, "A
- * server's owner"). Admins hold every permission on every server.
+ * subusers): `server.view` needs any, `server.backups.view` any of the four `backups.*`, every
+ * other server action the permission of its name. A server's owner holds every permission on it,
+ * whatever their list says (docs/api.md, "A server's owner"). Admins hold every permission on
+ * every server. Some actions need two permissions (docs/api.md, "Permissions"): the services ask
+ * for each.
  */
 import type { Role, User } from './user.js';
 
@@ -31,8 +33,14 @@ export type ServerPermission =
   | 'files.write'
   /** The server's own settings: name, automatic restart, variables, install. */
   | 'settings'
-  /** Make, download, restore, lock and delete backups; their settings. */
-  | 'backups'
+  /** Make backups; change the backup settings (retention also needs `backups.delete`). */
+  | 'backups.create'
+  /** Download backups (with `files.read`: a backup holds every file). */
+  | 'backups.download'
+  /** Restore backups (with `files.write`: a restore replaces every file). */
+  | 'backups.restore'
+  /** Delete, lock and unlock backups. */
+  | 'backups.delete'
   /** See and manage schedules. */
   | 'schedules'
   /** See who has the server, invite others and set their permissions (never beyond one's own). */
@@ -45,13 +53,35 @@ export const SERVER_PERMISSIONS: readonly ServerPermission[] = [
   'files.read',
   'files.write',
   'settings',
-  'backups',
+  'backups.create',
+  'backups.download',
+  'backups.restore',
+  'backups.delete',
   'schedules',
   'users',
 ];
 
-/** An action on one server: seeing it, or what one permission allows. */
-export type ServerAction = 'server.view' | `server.${ServerPermission}`;
+/** The permissions any of which lets one see a server's backups and their settings. */
+export const BACKUP_PERMISSIONS: readonly ServerPermission[] = [
+  'backups.create',
+  'backups.download',
+  'backups.restore',
+  'backups.delete',
+];
+
+/**
+ * An action on one server: seeing it, seeing its backups (`server.backups.view`: any backups
+ * permission), or what one permission allows.
+ */
+export type ServerAction = 'server.view' | 'server.backups.view' | `server.${ServerPermission}`;
+
+/** The permissions any one of which allows a server action beside seeing the server. */
+function permissionsFor(action: Exclude<ServerAction, 'server.view'>): readonly ServerPermission[] {
+  if (action === 'server.backups.view') return BACKUP_PERMISSIONS;
+  const permission = action.slice('server.'.length) as ServerPermission;
+  if (!SERVER_PERMISSIONS.includes(permission)) return unreachable(action as never);
+  return [permission];
+}
 
 /** Every action about one server: the `server` of its `ServerGrant` names it. */
 export type ServerScopedAction = ServerAction | 'server.configure-host';
@@ -125,7 +155,8 @@ export function can(
   if (action === 'server.view' || key.permissions === null) return true;
   // A key limited to permissions carries no admin right on a server either.
   if (action === 'server.configure-host') return false;
-  return key.permissions.has(action.slice('server.'.length) as ServerPermission);
+  const carried = key.permissions;
+  return permissionsFor(action as Exclude<ServerAction, 'server.view'>).some((p) => carried.has(p));
 }
 
 function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant): boolean {
@@ -152,9 +183,7 @@ function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant):
       const held = server?.permissions;
       if (held == null) return false;
       if (action === 'server.view') return true;
-      const permission = action.slice('server.'.length) as ServerPermission;
-      if (!SERVER_PERMISSIONS.includes(permission)) return unreachable(action as never);
-      return held.has(permission);
+      return permissionsFor(action).some((permission) => held.has(permission));
     }
   }
 }

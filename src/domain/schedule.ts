@@ -1,8 +1,10 @@
 /**
- * Schedules: a server's timed sequences of tasks. A schedule belongs to its server, not to the
- * user who made it: its tasks act with the server's rights (docs/api.md, "Schedules").
+ * Schedules: a server's timed sequences of tasks. A schedule belongs to its server; its tasks
+ * act with the rights of the account that last made or changed it, as that account holds them
+ * at each run (docs/api.md, "Schedules").
  */
 import { Cron } from 'croner';
+import type { ServerPermission } from './policy.js';
 
 export type ScheduleAction = 'command' | 'start' | 'stop' | 'restart' | 'backup';
 export const SCHEDULE_ACTIONS: readonly ScheduleAction[] = [
@@ -12,6 +14,26 @@ export const SCHEDULE_ACTIONS: readonly ScheduleAction[] = [
   'restart',
   'backup',
 ];
+
+/** The permission a task uses: needed to make or change it, and by its author at each run. */
+export function permissionOf(action: ScheduleAction): ServerPermission {
+  switch (action) {
+    case 'command':
+      return 'console.write';
+    case 'start':
+    case 'stop':
+    case 'restart':
+      return 'power';
+    case 'backup':
+      return 'backups.create';
+    default:
+      return unreachable(action);
+  }
+}
+
+function unreachable(action: never): never {
+  throw new Error(`unknown schedule action ${String(action)}`);
+}
 
 export interface ScheduleTask {
   readonly action: ScheduleAction;
@@ -49,6 +71,8 @@ export interface Schedule {
    */
   readonly handledUntil: string;
   readonly createdAt: string;
+  /** The account that last made or changed it; null: none recorded (it does not run). */
+  readonly changedBy: number | null;
 }
 
 export const MAX_TASKS = 20;

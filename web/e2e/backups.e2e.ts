@@ -189,7 +189,10 @@ describe('backups', () => {
       afterCommands: ['save-on'],
       savedLine: 'Saved the game',
       waitSeconds: 20,
+      // Who set the save commands: a backup types them in this name.
+      commandsBy: 'admin',
     });
+    await page.getByText(/typed in the name of whoever set them \(now admin\)/).waitFor();
     await page.reload();
     assert.equal(await form.getByLabel('Keep the newest', { exact: true }).inputValue(), '5');
     assert.equal(await form.getByLabel('Most space', { exact: true }).inputValue(), '512');

@@ -4,6 +4,7 @@ import { Shell } from './components/Shell';
 import { useSession } from './hooks/useSession';
 import { NotFoundPage } from './pages/not-found/NotFoundPage';
 import { Allowed } from './pages/server/Allowed';
+import { BACKUP_PERMISSIONS } from './pages/server/permissions';
 import { ServersPage } from './pages/servers/ServersPage';
 import { SignInPage } from './pages/sign-in/SignInPage';
 
@@ -118,7 +119,7 @@ export function App() {
           <Route
             path="backups"
             element={
-              <Allowed permission="backups" title="Backups" what="see the backups">
+              <Allowed permission={BACKUP_PERMISSIONS} title="Backups" what="see the backups">
                 <BackupsTab />
               </Allowed>
             }

@@ -89,8 +89,10 @@ export const SIGN_IN_ROUTES: ReadonlySet<string> = new Set([
 
 /**
  * Body and query fields an entry may carry in its details: names, paths and settings, never a
- * password, token, code, command line, file content or URL (a webhook's URL may hold a token).
- * Anything else sent is left out.
+ * password, token, code, console input, file content or URL (a webhook's URL may hold a token).
+ * A schedule's tasks and a server's backup save commands are recorded, commands included: they
+ * are configuration the panel types later in someone's name, not console input
+ * (docs/security.md). Anything else sent is left out.
  */
 export const SAFE_FIELDS: readonly string[] = [
   'username',
@@ -125,6 +127,12 @@ export const SAFE_FIELDS: readonly string[] = [
   'maxBytes',
   'cron',
   'timezone',
+  'onlyWhenRunning',
+  'tasks',
+  'beforeCommands',
+  'afterCommands',
+  'savedLine',
+  'waitSeconds',
   'allocations',
   'serverDefaults',
   'backupDefaults',

@@ -6,7 +6,8 @@
  *
  * What is recorded of the request: the route's action, its server and target (path parameters,
  * the `path` query), and the `SAFE_FIELDS` of the body and query, shortened. Never a password,
- * token, code, command or file content: those fields are not in the list.
+ * token, code, console input or file content: those fields are not in the list (a schedule's
+ * tasks and backup save commands are configuration, and are recorded).
  *
  * Who a sign-in names (docs/security.md, "The audit log"): the account, when the name tried is an
  * existing account's, right or wrong; otherwise nobody, with `unknownAccount: true` and the

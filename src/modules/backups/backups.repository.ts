@@ -43,6 +43,7 @@ const toSettings = (row: Selectable<BackupSettingsTable>): BackupSettings => ({
   afterCommands: JSON.parse(row.after_commands) as string[],
   savedLine: row.saved_line,
   waitSeconds: row.wait_seconds,
+  commandsBy: row.commands_by,
 });
 
 /** What a finished backup records. */
@@ -232,6 +233,7 @@ export class BackupsRepository {
       after_commands: JSON.stringify(settings.afterCommands),
       saved_line: settings.savedLine,
       wait_seconds: settings.waitSeconds,
+      commands_by: settings.commandsBy,
     };
     await withConstraints(() =>
       this.db

@@ -76,7 +76,13 @@ const settingsFields = {
   }),
 };
 
-export const BackupSettingsSchema = Type.Object(settingsFields);
+export const BackupSettingsSchema = Type.Object({
+  ...settingsFields,
+  commandsBy: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Who set the save commands: a backup types them in this name (`[panel] carol> save-off`), and only while this account holds `console.write` on the server. null: nobody, or a deleted account (they are not typed)',
+  }),
+});
 export const UpdateBackupSettingsBody = Type.Partial(Type.Object(settingsFields), {
   additionalProperties: false,
 });

@@ -1,7 +1,11 @@
 /**
- * Backups of a server's folder (docs/backups.md). Who may: whoever may use the server (admins
- * every server) lists, makes, downloads, restores, locks and deletes its backups and sets its
- * retention and save commands; only admins set its limits.
+ * Backups of a server's folder (docs/backups.md). Who may, on the server (admins everything):
+ * any `backups.*` permission lists and reads backups and their settings; `backups.create` makes
+ * them and changes the settings, with `backups.delete` for retention (it deletes backups) and
+ * `console.write` for the save commands (typed in the name of whoever set them); downloading
+ * needs `backups.download` and `files.read`, restoring `backups.restore` and `files.write`
+ * (a backup holds, and a restore replaces, every file); `backups.delete` deletes, locks and
+ * unlocks. Only admins set the limits.
  *
  * One backup or restore per server at a time (409 BACKUP_IN_PROGRESS). Both run in the
  * background once the request is answered; their progress is in `progress` and in the console
@@ -20,6 +24,7 @@ import {
 } from '../../domain/backup.js';
 import { NoLongerExists } from '../../domain/conflicts.js';
 import { can, type ServerAction } from '../../domain/policy.js';
+import type { Standing } from '../servers/servers.service.js';
 import type { ServerRecord, ServerStatus } from '../../domain/server.js';
 import type { DefaultBackupLimits } from '../../domain/panel-settings.js';
 import type { User } from '../../domain/user.js';
@@ -42,6 +47,11 @@ export interface BackupHost {
   command(name: string, line: string, by: string): void;
   /** See ServerConsole.watch: a line of the server's own matching one of `patterns`. */
   watch(name: string, patterns: readonly string[], onMatch: () => void): () => void;
+}
+
+/** A server's backup settings as a caller sees them: who set the save commands, by name. */
+export interface BackupSettingsView extends Omit<BackupSettings, 'commandsBy'> {
+  readonly commandsBy: string | null;
 }
 
 /** A backup as its caller sees it: the record, and what is under way now. */
@@ -87,9 +97,20 @@ export class BackupsService {
       readonly backups: BackupsRepository;
       readonly store: BackupStore;
       readonly servers: {
-        require(user: User, name: string, action: ServerAction): Promise<ServerRecord>;
+        require(
+          user: User,
+          name: string,
+          action: ServerAction | readonly ServerAction[],
+        ): Promise<ServerRecord>;
         find(name: string): Promise<ServerRecord | undefined>;
+        stillPermits(
+          userId: number,
+          name: string,
+          actions: readonly ServerAction[],
+        ): Promise<Standing>;
       };
+      /** The account's name; undefined once it is deleted. */
+      readonly usernameOf: (userId: number) => Promise<string | undefined>;
       readonly host: BackupHost;
       readonly links: DownloadLinks;
       readonly events: PanelEvents;
@@ -132,18 +153,18 @@ export class BackupsService {
   }
 
   async list(user: User, server: string): Promise<BackupView[]> {
-    await this.deps.servers.require(user, server, 'server.backups');
+    await this.deps.servers.require(user, server, 'server.backups.view');
     return (await this.deps.backups.list(server)).map((backup) => this.#view(backup));
   }
 
   async get(user: User, server: string, id: string): Promise<BackupView> {
-    return this.#view(await this.#find(user, server, id));
+    return this.#view(await this.#find(user, server, id, 'server.backups.view'));
   }
 
   /** Starts a backup; answers its record (`running`). */
   async create(user: User, server: string, input: NewBackup): Promise<BackupView> {
-    await this.deps.servers.require(user, server, 'server.backups');
-    const { backup } = await this.#begin(server, input, user.username);
+    await this.deps.servers.require(user, server, 'server.backups.create');
+    const { backup } = await this.#begin(server, input);
     return this.#view(backup);
   }
 
@@ -151,9 +172,9 @@ export class BackupsService {
    * A backup for the panel acting on the server's behalf (a schedule's task): no user is
    * checked; resolves once it is done, rejects with why it failed.
    */
-  async createFor(server: string, input: NewBackup, by: string): Promise<Backup> {
+  async createFor(server: string, input: NewBackup): Promise<Backup> {
     if (!(await this.deps.servers.find(server))) throw notFound('Server');
-    const { backup, done } = await this.#begin(server, input, by);
+    const { backup, done } = await this.#begin(server, input);
     await done;
     const result = await this.deps.backups.find(server, backup.id);
     if (result?.status !== 'done') {
@@ -164,7 +185,10 @@ export class BackupsService {
 
   /** The archive of a finished backup, opened for a download. */
   async open(user: User, server: string, id: string): Promise<OpenedFile> {
-    const backup = await this.#find(user, server, id);
+    const backup = await this.#find(user, server, id, [
+      'server.backups.download',
+      'server.files.read',
+    ]);
     return this.#openFinished(backup);
   }
 
@@ -185,8 +209,9 @@ export class BackupsService {
     });
   }
 
+  /** Locking is about deleting: a locked backup survives retention and cannot be deleted. */
   async setLocked(user: User, server: string, id: string, locked: boolean): Promise<BackupView> {
-    await this.#find(user, server, id);
+    await this.#find(user, server, id, 'server.backups.delete');
     const backup = await this.deps.backups.setLocked(server, id, locked);
     if (!backup) throw notFound('Backup');
     return this.#view(backup);
@@ -194,7 +219,7 @@ export class BackupsService {
 
   /** Deletes a backup and its file; 409 while locked or under way. */
   async remove(user: User, server: string, id: string): Promise<void> {
-    const backup = await this.#find(user, server, id);
+    const backup = await this.#find(user, server, id, 'server.backups.delete');
     if (backup.locked) {
       throw new AppError('BACKUP_LOCKED', 'The backup is locked: unlock it before deleting it');
     }
@@ -214,8 +239,11 @@ export class BackupsService {
    * the restore ends. A failed restore leaves the server's files as they were.
    */
   async restore(user: User, server: string, id: string): Promise<BackupView> {
-    const backup = await this.#find(user, server, id);
-    const record = await this.deps.servers.require(user, server, 'server.backups');
+    const backup = await this.#find(user, server, id, [
+      'server.backups.restore',
+      'server.files.write',
+    ]);
+    const record = await this.deps.servers.require(user, server, 'server.backups.restore');
     if (backup.status !== 'done') {
       throw new AppError('CONFLICT', 'Only a finished backup can be restored');
     }
@@ -277,18 +305,22 @@ export class BackupsService {
     };
   }
 
-  async settings(user: User, server: string): Promise<BackupSettings> {
-    await this.deps.servers.require(user, server, 'server.backups');
-    return this.deps.backups.settings(server);
+  async settings(user: User, server: string): Promise<BackupSettingsView> {
+    await this.deps.servers.require(user, server, 'server.backups.view');
+    return this.#settingsView(await this.deps.backups.settings(server));
   }
 
-  /** Changes the settings sent; the limits only by an admin (403). */
+  /**
+   * Changes the settings sent: `backups.create`; a change of retention also `backups.delete`, a
+   * change of the save commands also `console.write` (and the caller becomes who set them); the
+   * limits only an admin (403). A field sent unchanged needs nothing more.
+   */
   async saveSettings(
     user: User,
     server: string,
-    changes: Partial<BackupSettings>,
-  ): Promise<BackupSettings> {
-    await this.deps.servers.require(user, server, 'server.backups');
+    changes: Partial<Omit<BackupSettings, 'commandsBy'>>,
+  ): Promise<BackupSettingsView> {
+    await this.deps.servers.require(user, server, 'server.backups.create');
     if (
       (changes.maxCount !== undefined || changes.maxBytes !== undefined) &&
       !can(user, 'server.configure-host', { permissions: null, server })
@@ -297,12 +329,49 @@ export class BackupsService {
     }
     if (changes.savedLine != null) checkSavedLine(changes.savedLine);
     const current = await this.deps.backups.settings(server);
-    const updated: BackupSettings = { ...current, ...stripUndefined(changes) };
+    const changed = (field: 'keepLast' | 'keepDays' | 'beforeCommands' | 'afterCommands') =>
+      changes[field] !== undefined &&
+      JSON.stringify(changes[field]) !== JSON.stringify(current[field]);
+    if (changed('keepLast') || changed('keepDays')) {
+      await this.#requireFor(user, server, 'server.backups.delete', 'retention deletes backups');
+    }
+    const commandsChanged = changed('beforeCommands') || changed('afterCommands');
+    if (commandsChanged) {
+      await this.#requireFor(
+        user,
+        server,
+        'server.console.write',
+        'save commands are typed into the console',
+      );
+    }
+    const updated: BackupSettings = {
+      ...current,
+      ...stripUndefined(changes),
+      commandsBy: commandsChanged ? user.id : current.commandsBy,
+    };
     await this.deps.backups.saveSettings(server, updated).catch((error: unknown) => {
       if (error instanceof NoLongerExists) throw notFound('Server');
       throw error;
     });
-    return updated;
+    return this.#settingsView(updated);
+  }
+
+  /** 403 saying why a change of the settings needs `action` beside `backups.create`. */
+  async #requireFor(user: User, server: string, action: ServerAction, why: string): Promise<void> {
+    try {
+      await this.deps.servers.require(user, server, action);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'FORBIDDEN') {
+        throw new AppError('FORBIDDEN', `${error.message}: ${why}`);
+      }
+      throw error;
+    }
+  }
+
+  async #settingsView(settings: BackupSettings): Promise<BackupSettingsView> {
+    const by =
+      settings.commandsBy === null ? undefined : await this.deps.usernameOf(settings.commandsBy);
+    return { ...settings, commandsBy: by ?? null };
   }
 
   /** A server was deleted (its rows with it): its backups' files go too. */
@@ -310,8 +379,13 @@ export class BackupsService {
     await this.deps.store.removeServer(server);
   }
 
-  async #find(user: User, server: string, id: string): Promise<Backup> {
-    await this.deps.servers.require(user, server, 'server.backups');
+  async #find(
+    user: User,
+    server: string,
+    id: string,
+    action: ServerAction | readonly ServerAction[],
+  ): Promise<Backup> {
+    await this.deps.servers.require(user, server, action);
     const backup = await this.deps.backups.find(server, id);
     if (!backup) throw notFound('Backup');
     return backup;
@@ -349,11 +423,7 @@ export class BackupsService {
   }
 
   /** Checks the limits, records the backup and starts making it. */
-  async #begin(
-    server: string,
-    input: NewBackup,
-    by: string,
-  ): Promise<{ backup: Backup; done: Promise<void> }> {
+  async #begin(server: string, input: NewBackup): Promise<{ backup: Backup; done: Promise<void> }> {
     const id = randomUUID();
     const job = this.#claim(server, id, 'backup', null);
     let backup: Backup;
@@ -395,7 +465,7 @@ export class BackupsService {
     }
     const done = (async () => {
       try {
-        await this.#make(backup, settings, storedBytes, job, by);
+        await this.#make(backup, settings, storedBytes, job);
       } finally {
         this.#jobs.delete(server);
       }
@@ -410,7 +480,6 @@ export class BackupsService {
     settings: BackupSettings,
     storedBytes: number,
     job: Job,
-    by: string,
   ): Promise<void> {
     const { server, id } = backup;
     const startedAt = Date.now();
@@ -425,8 +494,18 @@ export class BackupsService {
         consistency = 'unprepared';
         message =
           'The server was running and has no save commands: files it was writing may be inconsistent';
-      } else if (running) {
-        consistency = await this.#prepare(server, settings, by);
+      }
+      // The save commands are typed in the name of whoever set them, while they may still.
+      const typist = running ? await this.#typist(server, settings) : null;
+      if (typist !== null && !typist.ok) {
+        consistency = 'unprepared';
+        message = `The save commands were not typed: ${typist.reason}; files the server was writing may be inconsistent`;
+        this.deps.log.warn(
+          { server, backup: id, reason: typist.reason },
+          'save commands not typed',
+        );
+      } else if (typist !== null && settings.beforeCommands.length > 0) {
+        consistency = await this.#prepare(server, settings, typist.user.username);
         if (consistency === 'timed-out') {
           message = `The saved line did not come within ${settings.waitSeconds} s: packed anyway`;
         }
@@ -435,10 +514,12 @@ export class BackupsService {
       try {
         packed = await this.#pack(server, id, skip, settings, storedBytes, job);
       } finally {
-        if (running && settings.afterCommands.length > 0) {
+        if (typist?.ok === true && settings.afterCommands.length > 0) {
           const now = this.deps.host.status(server);
           if (now === 'running' || now === 'starting') {
-            for (const line of settings.afterCommands) this.deps.host.command(server, line, by);
+            for (const line of settings.afterCommands) {
+              this.deps.host.command(server, line, typist.user.username);
+            }
           }
         }
       }
@@ -533,6 +614,18 @@ export class BackupsService {
       throw error;
     }
     return { bytes, checksum: hash.digest('hex'), files, entries, unpackedBytes };
+  }
+
+  /**
+   * Who the save commands are typed as: the account that set them, if it still holds
+   * `console.write` on the server; null when there are none to type.
+   */
+  async #typist(server: string, settings: BackupSettings): Promise<Standing | null> {
+    if (settings.beforeCommands.length === 0 && settings.afterCommands.length === 0) return null;
+    if (settings.commandsBy === null) {
+      return { ok: false, reason: 'nobody is recorded as having set them' };
+    }
+    return this.deps.servers.stillPermits(settings.commandsBy, server, ['server.console.write']);
   }
 
   /** Sends the before commands and waits for the saved line, if one is set. */

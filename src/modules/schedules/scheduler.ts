@@ -11,7 +11,11 @@
  *   recorded as `skipped`.
  * - `onlyWhenRunning`: a run that finds the server neither running nor starting is `skipped`.
  * - The first task that fails ends the run, recorded as `failed` with its message.
- * - Tasks act for the server (`ServersService.actingAs`), never for a user.
+ * - Before the run and before each task, the schedule's author must still be allowed to do it
+ *   (`refusal`): if not, the run ends there, recorded as `failed` with why, and the schedule is
+ *   disabled, so it stays stopped until someone who may saves it again.
+ * - Tasks act on the server through the panel (`ServersService.actingAs`), named on the console
+ *   as the schedule, once their author's rights were checked.
  */
 import type { Cron } from 'croner';
 import {
@@ -76,10 +80,18 @@ export class Scheduler {
       readonly schedules: SchedulesRepository;
       /** The server's own rights, the console naming the schedule (`schedule:<name>`). */
       readonly actor: (by: string) => ServerActor;
-      /** Makes a backup of the server and waits for it; rejects with why it failed. */
-      readonly backup: (server: string, by: string) => Promise<void>;
+      /**
+       * Makes a backup of the server and waits for it; rejects with why it failed. Its save
+       * commands are typed in the name of whoever set them (docs/backups.md).
+       */
+      readonly backup: (server: string) => Promise<void>;
       readonly clock: ScheduleClock;
       readonly log: Logger;
+      /**
+       * Why the schedule's author may no longer have it run (null: it may); asked before the run
+       * and before each task.
+       */
+      readonly refusal: (schedule: Schedule) => Promise<string | null>;
       /** Told how each run ended or why it was skipped (the audit log records it). */
       readonly ran?: (schedule: Schedule, outcome: ScheduleOutcome) => void;
     },
@@ -266,6 +278,7 @@ export class Scheduler {
     const actor = this.deps.actor(`schedule:${schedule.name}`);
     const at = () => this.deps.clock.now().toISOString();
     try {
+      if (await this.#refused(schedule, 'Not run')) return;
       if (schedule.onlyWhenRunning) {
         const status = actor.status(server);
         if (status !== 'running' && status !== 'starting') {
@@ -285,8 +298,11 @@ export class Scheduler {
         if (task.delaySeconds > 0 && !(await this.#sleep(task.delaySeconds * 1000))) return;
         // Deleted meanwhile, or the panel is closing: the run ends here.
         if (this.#state === 'stopped' || this.#cancelled.has(id)) return;
+        if (index > 0 && (await this.#refused(schedule, `Stopped before task ${index + 1}`))) {
+          return;
+        }
         try {
-          if (task.action === 'backup') await this.deps.backup(server, `schedule:${schedule.name}`);
+          if (task.action === 'backup') await this.deps.backup(server);
           else await perform(actor, server, task);
         } catch (error) {
           const reason = error instanceof AppError ? error.message : 'an internal error';
@@ -309,6 +325,26 @@ export class Scheduler {
     } catch (error) {
       this.deps.log.error({ err: error, schedule: id }, 'a schedule run could not be recorded');
     }
+  }
+
+  /**
+   * When the author may no longer have the schedule run: disables it, records the run as failed
+   * with why (`what` happened, then the reason) and answers true.
+   */
+  async #refused(schedule: Schedule, what: string): Promise<boolean> {
+    const reason = await this.deps.refusal(schedule);
+    if (reason === null) return false;
+    this.#entries.delete(schedule.id);
+    this.#arm();
+    await this.#write(schedule.id, 'a schedule could not be disabled', () =>
+      this.deps.schedules.disable(schedule.id),
+    );
+    await this.#record(schedule, {
+      status: 'failed',
+      message: `${what}, and the schedule was disabled: ${reason}`,
+      at: this.deps.clock.now().toISOString(),
+    });
+    return true;
   }
 
   /** Waits `ms` on the clock: true when it elapsed, false when the scheduler stopped. */

@@ -27,6 +27,7 @@ const toSchedule = (row: Selectable<SchedulesTable>): Schedule => ({
   lastOutcome: row.last_outcome === null ? null : (JSON.parse(row.last_outcome) as ScheduleOutcome),
   handledUntil: row.handled_until,
   createdAt: row.created_at,
+  changedBy: row.changed_by,
 });
 
 const columnsOf = (fields: ScheduleFields) => ({
@@ -58,8 +59,13 @@ export class SchedulesRepository {
     return row && toSchedule(row);
   }
 
-  /** Throws NoLongerExists when the server is gone. */
-  async insert(server: string, fields: ScheduleFields, at: string): Promise<Schedule> {
+  /** Throws NoLongerExists when the server (or the author's account row) is gone. */
+  async insert(
+    server: string,
+    fields: ScheduleFields,
+    at: string,
+    changedBy: number,
+  ): Promise<Schedule> {
     const row = await withConstraints(() =>
       this.db
         .insertInto('schedules')
@@ -70,6 +76,7 @@ export class SchedulesRepository {
           last_outcome: null,
           handled_until: at,
           created_at: at,
+          changed_by: changedBy,
         })
         .returningAll()
         .executeTakeFirstOrThrow(),
@@ -77,16 +84,20 @@ export class SchedulesRepository {
     return toSchedule(row);
   }
 
-  /** A change starts the schedule afresh at `at`: nothing before it counts as missed. */
+  /**
+   * A change starts the schedule afresh at `at`: nothing before it counts as missed. Whoever
+   * changed it is its author from now on.
+   */
   async update(
     server: string,
     id: number,
     fields: ScheduleFields,
     at: string,
+    changedBy: number,
   ): Promise<Schedule | undefined> {
     const row = await this.db
       .updateTable('schedules')
-      .set({ ...columnsOf(fields), handled_until: at })
+      .set({ ...columnsOf(fields), handled_until: at, changed_by: changedBy })
       .where('server_name', '=', server)
       .where('id', '=', id)
       .returningAll()
@@ -115,6 +126,11 @@ export class SchedulesRepository {
       .set({ last_outcome: JSON.stringify(outcome) })
       .where('id', '=', id)
       .execute();
+  }
+
+  /** The scheduler disabled the schedule (its author may no longer do what it does). */
+  async disable(id: number): Promise<void> {
+    await this.db.updateTable('schedules').set({ enabled: 0 }).where('id', '=', id).execute();
   }
 
   /** The scheduler dealt with every due time up to `at`; an earlier value is kept. */

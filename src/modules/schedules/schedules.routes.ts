@@ -37,7 +37,7 @@ export function schedulesRoutes(app: App, schedules: SchedulesService): void {
         tags: ['schedules'],
         summary: 'Make a schedule: a cron expression in a timezone, and tasks run in order',
         description:
-          '400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line.',
+          '400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line. 403 names the task whose permission you lack (`console.write` for a command, `power` for start, stop and restart, `backups.create` for a backup). You become the schedule’s author: it runs only while you hold these.',
         params: ScheduleListParams,
         body: CreateScheduleBody,
         response: responses(ScheduleEnvelope, 400, 401, 403, 404),
@@ -71,6 +71,8 @@ export function schedulesRoutes(app: App, schedules: SchedulesService): void {
       schema: {
         tags: ['schedules'],
         summary: 'Change the fields sent; the next run is counted afresh from now',
+        description:
+          'You become the schedule’s author, so you need the permission of every task it has after the change (403 naming the task).',
         params: ScheduleParams,
         body: UpdateScheduleBody,
         response: responses(ScheduleEnvelope, 400, 401, 403, 404),
@@ -110,7 +112,7 @@ export function schedulesRoutes(app: App, schedules: SchedulesService): void {
         tags: ['schedules'],
         summary: 'Run the schedule now, enabled or not; answers once the run has begun',
         description:
-          'The run goes on in the background: its outcome appears in `lastOutcome`. 409 while a run of this schedule is in progress.',
+          'The run goes on in the background: its outcome appears in `lastOutcome`. 403 naming the task whose permission you lack; 409 while a run of this schedule is in progress. The run is checked against its author too: one who may no longer do it gets the schedule disabled, with why in `lastOutcome`.',
         params: ScheduleParams,
         response: responses(ScheduleEnvelope, 400, 401, 403, 404, 409),
       },

@@ -122,6 +122,10 @@ export const ScheduleSchema = Type.Object({
   lastOutcome: OutcomeSchema,
   running: Type.Boolean({ description: 'A run is in progress' }),
   createdAt: Type.String({ format: 'date-time' }),
+  author: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run)',
+  }),
 });
 
 export const ScheduleEnvelope = Envelope(ScheduleSchema);

@@ -1,11 +1,15 @@
 /**
- * A server's schedules. They belong to the server: whoever may use the server (`server.use`, so
- * admins every server) sees and manages them, and a user who loses the server loses them too,
- * while they go on acting for the server (docs/api.md, "Schedules").
+ * A server's schedules. They belong to the server: whoever holds `schedules` on it (admins every
+ * server) sees and deletes them. Making, changing or running one now also needs the permission
+ * of each of its tasks (`permissionOf`), and makes the caller its author: every run is checked
+ * against what the author holds then, and a schedule whose author may no longer do it is
+ * disabled instead of run, saying why (docs/api.md, "Schedules").
  */
 import { NoLongerExists } from '../../domain/conflicts.js';
+import type { ServerAction } from '../../domain/policy.js';
 import {
   MAX_DELAY_SECONDS,
+  permissionOf,
   timingOf,
   type Schedule,
   type ScheduleAction,
@@ -48,13 +52,17 @@ export interface ScheduleView {
   readonly lastOutcome: ScheduleOutcome | null;
   readonly running: boolean;
   readonly createdAt: string;
+  /** Who last made or changed it, whose rights its runs use; null: nobody (it does not run). */
+  readonly author: string | null;
 }
 
 export class SchedulesService {
   constructor(
     private readonly deps: {
       readonly schedules: SchedulesRepository;
-      readonly servers: Pick<ServersService, 'require'>;
+      readonly servers: Pick<ServersService, 'require' | 'stillPermits'>;
+      /** The account's name; undefined once it is deleted. */
+      readonly usernameOf: (userId: number) => Promise<string | undefined>;
       readonly scheduler: Scheduler;
       readonly now: () => Date;
     },
@@ -62,11 +70,26 @@ export class SchedulesService {
 
   async list(user: User, server: string): Promise<ScheduleView[]> {
     await this.deps.servers.require(user, server, 'server.schedules');
-    return (await this.deps.schedules.list(server)).map((schedule) => this.#view(schedule));
+    return Promise.all(
+      (await this.deps.schedules.list(server)).map((schedule) => this.#view(schedule)),
+    );
   }
 
   async get(user: User, server: string, id: number): Promise<ScheduleView> {
     return this.#view(await this.#find(user, server, id));
+  }
+
+  /**
+   * Why the schedule may not run now (null: it may): its author must exist, not be banned, have
+   * the server and hold `schedules` and each task's permission there. For the scheduler.
+   */
+  async refusal(schedule: Schedule): Promise<string | null> {
+    if (schedule.changedBy === null) return 'it has no recorded author';
+    const standing = await this.deps.servers.stillPermits(schedule.changedBy, schedule.server, [
+      'server.schedules',
+      ...taskActions(schedule.tasks),
+    ]);
+    return standing.ok ? null : standing.reason;
   }
 
   async create(user: User, server: string, input: ScheduleInput): Promise<ScheduleView> {
@@ -82,8 +105,9 @@ export class SchedulesService {
       },
       this.deps.now(),
     );
+    await this.#requireTasks(user, server, fields.tasks);
     const schedule = await this.deps.schedules
-      .insert(server, fields, this.deps.now().toISOString())
+      .insert(server, fields, this.deps.now().toISOString(), user.id)
       .catch((error: unknown) => {
         if (error instanceof NoLongerExists) throw notFound('Server');
         throw error;
@@ -92,7 +116,10 @@ export class SchedulesService {
     return this.#view(schedule);
   }
 
-  /** Changes the fields sent; the schedule's next run is counted afresh from now. */
+  /**
+   * Changes the fields sent; the schedule's next run is counted afresh from now. The caller
+   * becomes its author, so must hold the permission of every task it keeps or gets.
+   */
   async update(
     user: User,
     server: string,
@@ -111,11 +138,13 @@ export class SchedulesService {
       },
       this.deps.now(),
     );
+    await this.#requireTasks(user, server, fields.tasks);
     const updated = await this.deps.schedules.update(
       server,
       id,
       fields,
       this.deps.now().toISOString(),
+      user.id,
     );
     if (!updated) throw notFound('Schedule');
     this.deps.scheduler.changed(updated);
@@ -129,11 +158,31 @@ export class SchedulesService {
     this.deps.scheduler.removed(id);
   }
 
-  /** Starts a run now (disabled or not); 409 while one is in progress. */
+  /**
+   * Starts a run now (disabled or not); 409 while one is in progress. The caller must hold what
+   * the tasks use (running it is doing them now); the run is checked against its author too.
+   */
   async run(user: User, server: string, id: number): Promise<ScheduleView> {
     const schedule = await this.#find(user, server, id);
+    await this.#requireTasks(user, server, schedule.tasks);
     this.deps.scheduler.runNow(schedule);
     return this.#view(schedule);
+  }
+
+  /** 403 naming the first task whose permission the caller lacks on the server. */
+  async #requireTasks(user: User, server: string, tasks: readonly ScheduleTask[]): Promise<void> {
+    for (const [index, task] of tasks.entries()) {
+      const permission = permissionOf(task.action);
+      try {
+        await this.deps.servers.require(user, server, `server.${permission}`);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== 'FORBIDDEN') throw error;
+        const message = `a ${task.action} task needs the ${permission} permission, which you lack on this server`;
+        throw new AppError('FORBIDDEN', `tasks.${index}: ${message}`, {
+          details: [{ path: `body/tasks/${index}/action`, message }],
+        });
+      }
+    }
   }
 
   async #find(user: User, server: string, id: number): Promise<Schedule> {
@@ -143,8 +192,12 @@ export class SchedulesService {
     return schedule;
   }
 
-  #view(schedule: Schedule): ScheduleView {
+  async #view(schedule: Schedule): Promise<ScheduleView> {
     const next = this.deps.scheduler.nextRunAt(schedule);
+    const author =
+      schedule.changedBy === null
+        ? null
+        : ((await this.deps.usernameOf(schedule.changedBy)) ?? null);
     return {
       id: schedule.id,
       server: schedule.server,
@@ -159,9 +212,15 @@ export class SchedulesService {
       lastOutcome: schedule.lastOutcome,
       running: this.deps.scheduler.isRunning(schedule.id),
       createdAt: schedule.createdAt,
+      author,
     };
   }
 }
+
+/** The server actions a schedule's tasks use, each once. */
+const taskActions = (tasks: readonly ScheduleTask[]): ServerAction[] => [
+  ...new Set(tasks.map((task): ServerAction => `server.${permissionOf(task.action)}`)),
+];
 
 const invalid = (path: string, message: string): AppError =>
   new AppError('VALIDATION_FAILED', `${path.replace(/\//g, '.')}: ${message}`, {

@@ -55,6 +55,8 @@ export interface ServerGrants {
    * `NoLongerExists` when the user was deleted meanwhile.
    */
   setOwner(server: string, userId: number | null): Promise<{ previous: number | null } | undefined>;
+  /** The account as it is now; undefined once it is deleted. */
+  findById(userId: number): Promise<User | undefined>;
 }
 
 /** Where the servers service finds templates (the templates domain keeps them). */
@@ -114,6 +116,10 @@ export interface ServerReading {
   /** `null` when the folder could not be measured. */
   readonly diskBytes: number | null;
 }
+
+/** Whether an account may still do something on a server, and if not, why. */
+export type Standing =
+  { readonly ok: true; readonly user: User } | { readonly ok: false; readonly reason: string };
 
 /** What the panel itself may do to a server (see `ServersService.actingAs`). */
 export interface ServerActor {
@@ -222,18 +228,52 @@ export class ServersService {
 
   /**
    * The server as recorded (its configuration, variables and last exit), or 404 when it does not
-   * exist, 403 when `user` may not see it, and 403 naming the permission when they may see it
-   * but not do `action`.
+   * exist, 403 when `user` may not see it, and 403 naming the first permission missing when they
+   * may see it but not do `action` (every one of them, when several are given).
    */
-  async require(user: User, name: string, action: ServerScopedAction): Promise<ServerRecord> {
+  async require(
+    user: User,
+    name: string,
+    action: ServerScopedAction | readonly ServerScopedAction[],
+  ): Promise<ServerRecord> {
     return (await this.#checked(user, name, action)).record;
+  }
+
+  /**
+   * Whether the account `userId`, as it is now, may still do every one of `actions` on `name`:
+   * the account when it may, else why not, in words for an operator. For what the panel does
+   * later on someone's behalf (a schedule's run, a backup's save commands): the account must
+   * exist, not be banned, have the server and hold each permission, as the policy judges it (an
+   * admin holds everything). No API key narrows it: the key was checked when the thing was set.
+   */
+  async stillPermits(
+    userId: number,
+    name: string,
+    actions: readonly ServerAction[],
+  ): Promise<Standing> {
+    const user = await this.deps.grants.findById(userId);
+    if (!user) return { ok: false, reason: 'the account that set it no longer exists' };
+    if (!can(user, 'account.use')) {
+      return { ok: false, reason: `${user.username} is banned` };
+    }
+    const grant = await this.#grant(user, name);
+    if (!can(user, 'server.view', grant)) {
+      return { ok: false, reason: `${user.username} no longer has the server` };
+    }
+    const missing = actions.find((action) => !can(user, action, grant));
+    return missing === undefined
+      ? { ok: true, user }
+      : {
+          ok: false,
+          reason: `${user.username} no longer holds the ${permissionName(missing)} permission on the server`,
+        };
   }
 
   /** `require`, answering also what the user holds on the server (read once). */
   async #checked(
     user: User,
     name: string,
-    action: ServerScopedAction,
+    action: ServerScopedAction | readonly ServerScopedAction[],
   ): Promise<{ record: ServerRecord; grant: ServerGrant }> {
     const record = await this.deps.servers.find(name);
     if (!record) throw notFound('Server');
@@ -241,12 +281,14 @@ export class ServersService {
     if (!can(user, 'server.view', grant)) {
       throw new AppError('FORBIDDEN', 'You have no access to this server');
     }
-    if (!can(user, action, grant)) {
+    const actions: readonly ServerScopedAction[] = typeof action === 'string' ? [action] : action;
+    const missing = actions.find((each) => !can(user, each, grant));
+    if (missing !== undefined) {
       throw new AppError(
         'FORBIDDEN',
-        action === 'server.configure-host'
+        missing === 'server.configure-host'
           ? 'Only an admin may do this'
-          : `You lack the ${action.slice('server.'.length)} permission on this server`,
+          : `You lack the ${permissionName(missing)} permission on this server`,
       );
     }
     return { record, grant };
@@ -810,6 +852,11 @@ function checkCommand(field: string, command: string): void {
       details: [{ path: `body/${field}`, message: parsed.reason }],
     });
   }
+}
+
+/** How a refusal names what an action needs: `power`, or `backups.*` for seeing backups. */
+export function permissionName(action: ServerAction): string {
+  return action === 'server.backups.view' ? 'backups.*' : action.slice('server.'.length);
 }
 
 /** A stop command is a line typed into the console, not a program: it only must be one line. */

@@ -2283,7 +2283,10 @@ export interface paths {
                       | 'files.read'
                       | 'files.write'
                       | 'settings'
-                      | 'backups'
+                      | 'backups.create'
+                      | 'backups.download'
+                      | 'backups.restore'
+                      | 'backups.delete'
                       | 'schedules'
                       | 'users'
                     )[]
@@ -2350,7 +2353,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[]
@@ -2388,7 +2394,10 @@ export interface paths {
                         | 'files.read'
                         | 'files.write'
                         | 'settings'
-                        | 'backups'
+                        | 'backups.create'
+                        | 'backups.download'
+                        | 'backups.restore'
+                        | 'backups.delete'
                         | 'schedules'
                         | 'users'
                       )[]
@@ -2957,7 +2966,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
@@ -3346,6 +3358,8 @@ export interface paths {
                 afterCommands: string[];
                 /** @description Sent to a running server before packing (save-off, save-all) */
                 beforeCommands: string[];
+                /** @description Who set the save commands: a backup types them in this name (`[panel] carol> save-off`), and only while this account holds `console.write` on the server. null: nobody, or a deleted account (they are not typed) */
+                commandsBy: string | null;
                 /** @description Delete unlocked backups older than N days; null: never */
                 keepDays: number | null;
                 /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
@@ -3437,6 +3451,8 @@ export interface paths {
                 afterCommands: string[];
                 /** @description Sent to a running server before packing (save-off, save-all) */
                 beforeCommands: string[];
+                /** @description Who set the save commands: a backup types them in this name (`[panel] carol> save-off`), and only while this account holds `console.write` on the server. null: nobody, or a deleted account (they are not typed) */
+                commandsBy: string | null;
                 /** @description Delete unlocked backups older than N days; null: never */
                 keepDays: number | null;
                 /** @description Keep the newest N unlocked finished backups, delete older ones; null: all */
@@ -4511,7 +4527,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
@@ -6519,6 +6538,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6589,7 +6610,7 @@ export interface paths {
     put?: never;
     /**
      * Make a schedule: a cron expression in a timezone, and tasks run in order
-     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line.
+     * @description 400 names the field: a cron expression croner cannot read (with its reason), an unknown timezone, a command task without its command or with more than one line. 403 names the task whose permission you lack (`console.write` for a command, `power` for start, stop and restart, `backups.create` for a backup). You become the schedule’s author: it runs only while you hold these.
      */
     post: {
       parameters: {
@@ -6633,6 +6654,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6743,6 +6766,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -6819,7 +6844,10 @@ export interface paths {
         };
       };
     };
-    /** Change the fields sent; the next run is counted afresh from now */
+    /**
+     * Change the fields sent; the next run is counted afresh from now
+     * @description You become the schedule’s author, so you need the permission of every task it has after the change (403 naming the task).
+     */
     put: {
       parameters: {
         query?: never;
@@ -6863,6 +6891,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -7021,7 +7051,7 @@ export interface paths {
     put?: never;
     /**
      * Run the schedule now, enabled or not; answers once the run has begun
-     * @description The run goes on in the background: its outcome appears in `lastOutcome`. 409 while a run of this schedule is in progress.
+     * @description The run goes on in the background: its outcome appears in `lastOutcome`. 403 naming the task whose permission you lack; 409 while a run of this schedule is in progress. The run is checked against its author too: one who may no longer do it gets the schedule disabled, with why in `lastOutcome`.
      */
     post: {
       parameters: {
@@ -7043,6 +7073,8 @@ export interface paths {
           content: {
             'application/json': {
               data: {
+                /** @description Who last made or changed the schedule: each run needs this account to hold `schedules` and every task’s permission on the server. null: no live account (the schedule does not run) */
+                author: string | null;
                 /** Format: date-time */
                 createdAt: string;
                 cron: string;
@@ -7464,7 +7496,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];
@@ -7546,7 +7581,10 @@ export interface paths {
               | 'files.read'
               | 'files.write'
               | 'settings'
-              | 'backups'
+              | 'backups.create'
+              | 'backups.download'
+              | 'backups.restore'
+              | 'backups.delete'
               | 'schedules'
               | 'users'
             )[];
@@ -7570,7 +7608,10 @@ export interface paths {
                   | 'files.read'
                   | 'files.write'
                   | 'settings'
-                  | 'backups'
+                  | 'backups.create'
+                  | 'backups.download'
+                  | 'backups.restore'
+                  | 'backups.delete'
                   | 'schedules'
                   | 'users'
                 )[];

@@ -13,7 +13,7 @@ import page from '../Page.module.css';
 import { formatBytes, formatDuration, formatExit } from './format';
 import { InstallState } from './InstallState';
 import type { ServerOutlet } from './outlet';
-import { heldFrom, type Permission } from './permissions';
+import { BACKUP_PERMISSIONS, heldFrom, type Permission } from './permissions';
 import styles from './ServerPage.module.css';
 import { UsageTerm } from './Usage';
 
@@ -21,14 +21,15 @@ import { UsageTerm } from './Usage';
  * The tabs of a server's page, each with its own URL under /servers/<name>, and the permission
  * it needs (none for Stats): a tab the caller may not use is not shown.
  */
-const TABS: readonly { to: string; label: string; needs: Permission | null }[] = [
-  { to: '', label: 'Console', needs: 'console.read' },
+const TABS: readonly { to: string; label: string; needs: readonly Permission[] | null }[] = [
+  { to: '', label: 'Console', needs: ['console.read'] },
   { to: 'stats', label: 'Stats', needs: null },
-  { to: 'files', label: 'Files', needs: 'files.read' },
-  { to: 'schedules', label: 'Schedules', needs: 'schedules' },
-  { to: 'backups', label: 'Backups', needs: 'backups' },
-  { to: 'settings', label: 'Settings', needs: 'settings' },
-  { to: 'people', label: 'People', needs: 'users' },
+  { to: 'files', label: 'Files', needs: ['files.read'] },
+  { to: 'schedules', label: 'Schedules', needs: ['schedules'] },
+  // Any of the four backups permissions.
+  { to: 'backups', label: 'Backups', needs: BACKUP_PERMISSIONS },
+  { to: 'settings', label: 'Settings', needs: ['settings'] },
+  { to: 'people', label: 'People', needs: ['users'] },
 ];
 
 const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed'];
@@ -233,7 +234,10 @@ export default function ServerPage() {
 
       <nav aria-label="Server sections" className={styles.tabs}>
         {TABS.filter(
-          (tab) => tab.needs === null || permissions === null || permissions.has(tab.needs),
+          (tab) =>
+            tab.needs === null ||
+            permissions === null ||
+            tab.needs.some((permission) => permissions.has(permission)),
         ).map((tab) => (
           <NavLink
             key={tab.label}

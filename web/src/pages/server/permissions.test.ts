@@ -9,7 +9,7 @@ import {
 } from './permissions';
 
 describe('permissions', () => {
-  it('lists the nine in the API order', () => {
+  it('lists the twelve in the API order, backups split in four', () => {
     expect(PERMISSIONS).toEqual([
       'console.read',
       'console.write',
@@ -17,7 +17,10 @@ describe('permissions', () => {
       'files.read',
       'files.write',
       'settings',
-      'backups',
+      'backups.create',
+      'backups.download',
+      'backups.restore',
+      'backups.delete',
       'schedules',
       'users',
     ]);

@@ -11,13 +11,24 @@ const DESCRIPTIONS = {
   'files.read': 'List, read and download files',
   'files.write': 'Create, upload, edit, move and delete files',
   settings: "Change the server's settings and variables, run its install",
-  backups: 'Make, restore and delete backups',
+  'backups.create': 'Make backups and change their settings',
+  'backups.download': 'Download backups (with reading files)',
+  'backups.restore': 'Restore backups (with changing files)',
+  'backups.delete': 'Delete, lock and unlock backups',
   schedules: 'See and manage schedules',
   users: 'Invite people, never beyond their own permissions',
 } as const satisfies Record<Permission, string>;
 
 /** Every permission, in the API's order. */
 export const PERMISSIONS = Object.keys(DESCRIPTIONS) as readonly Permission[];
+
+/** Any one of these shows the Backups tab (docs/api.md, "Per-server permissions"). */
+export const BACKUP_PERMISSIONS: readonly Permission[] = [
+  'backups.create',
+  'backups.download',
+  'backups.restore',
+  'backups.delete',
+];
 
 /** What a permission lets one do, in words. */
 export const describePermission = (permission: Permission): string => DESCRIPTIONS[permission];

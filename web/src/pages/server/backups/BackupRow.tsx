@@ -71,11 +71,14 @@ export function BackupRow({
   server,
   backup,
   status,
+  may,
 }: {
   server: string;
   backup: Backup;
   /** The server's status: a restore needs it stopped, which the confirmation says. */
   status: ServerStatus | null;
+  /** What the caller's permissions allow (docs/api.md, "Per-server permissions"). */
+  may: { readonly download: boolean; readonly restore: boolean; readonly delete: boolean };
 }) {
   const [mode, setMode] = useState<Mode>('idle');
   const [restoring, setRestoring] = useState(false);
@@ -165,53 +168,61 @@ export function BackupRow({
 
       {mode === 'idle' && (
         <div className={cards.buttons}>
-          <button
-            type="button"
-            className="button secondary"
-            aria-label={`Download ${backup.name}`}
-            disabled={!done || download.isPending}
-            onClick={() => {
-              open('idle');
-              download.mutate(backup.id);
-            }}
-          >
-            Download
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            aria-label={`Restore ${backup.name}`}
-            disabled={!done || isBusy(backup)}
-            onClick={() => {
-              open('restore');
-            }}
-          >
-            Restore
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            aria-label={`${backup.locked ? 'Unlock' : 'Lock'} ${backup.name}`}
-            disabled={lock.isPending}
-            onClick={() => {
-              open('idle');
-              lock.mutate({ id: backup.id, locked: !backup.locked });
-            }}
-          >
-            {backup.locked ? 'Unlock' : 'Lock'}
-          </button>
-          <button
-            type="button"
-            className="button secondary"
-            aria-label={`Delete ${backup.name}`}
-            aria-describedby={backup.locked ? lockedNoteId : undefined}
-            disabled={backup.locked || backup.status === 'running'}
-            onClick={() => {
-              open('delete');
-            }}
-          >
-            Delete
-          </button>
+          {may.download && (
+            <button
+              type="button"
+              className="button secondary"
+              aria-label={`Download ${backup.name}`}
+              disabled={!done || download.isPending}
+              onClick={() => {
+                open('idle');
+                download.mutate(backup.id);
+              }}
+            >
+              Download
+            </button>
+          )}
+          {may.restore && (
+            <button
+              type="button"
+              className="button secondary"
+              aria-label={`Restore ${backup.name}`}
+              disabled={!done || isBusy(backup)}
+              onClick={() => {
+                open('restore');
+              }}
+            >
+              Restore
+            </button>
+          )}
+          {may.delete && (
+            <>
+              <button
+                type="button"
+                className="button secondary"
+                aria-label={`${backup.locked ? 'Unlock' : 'Lock'} ${backup.name}`}
+                disabled={lock.isPending}
+                onClick={() => {
+                  open('idle');
+                  lock.mutate({ id: backup.id, locked: !backup.locked });
+                }}
+              >
+                {backup.locked ? 'Unlock' : 'Lock'}
+              </button>
+              <button
+                type="button"
+                className="button secondary"
+                aria-label={`Delete ${backup.name}`}
+                aria-describedby={backup.locked ? lockedNoteId : undefined}
+                disabled={backup.locked || backup.status === 'running'}
+                onClick={() => {
+                  open('delete');
+                }}
+              >
+                Delete
+              </button>
+            </>
+          )}
           {backup.locked && (
             <span id={lockedNoteId} className={styles.note}>
               Locked: unlock it to delete it. Retention keeps it too.

@@ -33,10 +33,16 @@ export function BackupSettingsForm({
   server,
   settings,
   isAdmin,
+  mayTypeCommands,
+  mayRetain,
 }: {
   server: string;
   settings: BackupSettings;
   isAdmin: boolean;
+  /** Holds console.write: the save commands are typed in the name of whoever set them. */
+  mayTypeCommands: boolean;
+  /** Holds backups.delete: retention deletes backups. */
+  mayRetain: boolean;
 }) {
   const save = useSaveBackupSettings(server);
   const [form, setForm] = useState<Form>(() => formFrom(settings));
@@ -93,17 +99,20 @@ export function BackupSettingsForm({
         <legend>Retention</legend>
         <p className={styles.note}>
           After each backup, older unlocked backups past these are deleted. Empty keeps them all.
+          {mayRetain ? '' : ' Changing them needs the backups.delete permission.'}
         </p>
         <div className={styles.fields}>
           <Field
             label="Keep the newest"
             after={<Unit label="" value="backups" />}
             {...count('keepLast')}
+            readOnly={!mayRetain}
           />
           <Field
             label="Delete older than"
             after={<Unit label="" value="days" />}
             {...count('keepDays')}
+            readOnly={!mayRetain}
           />
         </div>
       </fieldset>
@@ -112,7 +121,11 @@ export function BackupSettingsForm({
         <legend>Saving first</legend>
         <p className={styles.note}>
           Sent to a running server before its files are packed, so what is on disk is whole (e.g.
-          save-off, save-all), and after (save-on). A stopped server is packed as it is.
+          save-off, save-all), and after (save-on). A stopped server is packed as it is. They are
+          typed in the name of whoever set them
+          {settings.commandsBy === null ? '' : ` (now ${settings.commandsBy})`}, and only while that
+          person may type into the console.
+          {mayTypeCommands ? '' : ' Changing them needs the console.write permission.'}
         </p>
         <div className={styles.fields}>
           <TextAreaField
@@ -122,6 +135,7 @@ export function BackupSettingsForm({
             autoCapitalize="none"
             spellCheck={false}
             {...text('beforeCommands')}
+            readOnly={!mayTypeCommands}
           />
           <TextAreaField
             label="Commands after the backup"
@@ -130,6 +144,7 @@ export function BackupSettingsForm({
             autoCapitalize="none"
             spellCheck={false}
             {...text('afterCommands')}
+            readOnly={!mayTypeCommands}
           />
           <Field
             label="Saved line"

@@ -7,6 +7,7 @@ import { useMe } from '../../../hooks/useMe';
 import { useSession } from '../../../hooks/useSession';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
+import type { Permission } from '../permissions';
 import { BackupRow } from './BackupRow';
 import { BackupSettingsForm } from './BackupSettingsForm';
 import cards from '../../../components/Cards.module.css';
@@ -85,7 +86,13 @@ function CreateBackup({ server }: { server: string }) {
 
 /** The server's backups with their actions, a form to make one, and the backup settings. */
 export default function BackupsTab() {
-  const { name, status } = useServerOutlet();
+  const { name, status, permissions } = useServerOutlet();
+  const holds = (...all: Permission[]) => all.every((each) => permissions?.has(each) === true);
+  const may = {
+    download: holds('backups.download', 'files.read'),
+    restore: holds('backups.restore', 'files.write'),
+    delete: holds('backups.delete'),
+  };
   const backups = useBackups(name);
   const settings = useBackupSettings(name);
   const me = useMe();
@@ -110,29 +117,39 @@ export default function BackupsTab() {
         ) : (
           <ul className={cards.list} aria-label="Backups">
             {backups.data.map((backup) => (
-              <BackupRow key={backup.id} server={name} backup={backup} status={status} />
+              <BackupRow key={backup.id} server={name} backup={backup} status={status} may={may} />
             ))}
           </ul>
         )}
       </section>
 
-      <section className={page.card} aria-labelledby="new-backup-title">
-        <h2 id="new-backup-title">Create backup</h2>
-        <CreateBackup server={name} />
-      </section>
+      {holds('backups.create') && (
+        <section className={page.card} aria-labelledby="new-backup-title">
+          <h2 id="new-backup-title">Create backup</h2>
+          <CreateBackup server={name} />
+        </section>
+      )}
 
-      <section className={page.card} aria-labelledby="backup-settings-title">
-        <h2 id="backup-settings-title">Backup settings</h2>
-        {settings.isPending ? (
-          <p className={page.placeholder} role="status">
-            Loading backup settings…
-          </p>
-        ) : settings.isError ? (
-          <Alert tone="error">{errorMessage(settings.error)}</Alert>
-        ) : (
-          <BackupSettingsForm server={name} settings={settings.data} isAdmin={isAdmin} />
-        )}
-      </section>
+      {holds('backups.create') && (
+        <section className={page.card} aria-labelledby="backup-settings-title">
+          <h2 id="backup-settings-title">Backup settings</h2>
+          {settings.isPending ? (
+            <p className={page.placeholder} role="status">
+              Loading backup settings…
+            </p>
+          ) : settings.isError ? (
+            <Alert tone="error">{errorMessage(settings.error)}</Alert>
+          ) : (
+            <BackupSettingsForm
+              server={name}
+              settings={settings.data}
+              isAdmin={isAdmin}
+              mayTypeCommands={holds('console.write')}
+              mayRetain={holds('backups.delete')}
+            />
+          )}
+        </section>
+      )}
     </div>
   );
 }

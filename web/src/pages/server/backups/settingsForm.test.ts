@@ -11,6 +11,7 @@ const SETTINGS: BackupSettings = {
   afterCommands: ['save-on'],
   savedLine: null,
   waitSeconds: 30,
+  commandsBy: null,
 };
 
 describe('backup settings form', () => {
