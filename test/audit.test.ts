@@ -169,7 +169,10 @@ describe('the audit log', () => {
   });
 
   it('names the API key a change was made through', async () => {
-    const made = await call(member.headers, 'POST', '/api/profile/api-keys', { name: 'deploy' });
+    const made = await call(member.headers, 'POST', '/api/profile/api-keys', {
+      name: 'deploy',
+      password: PASSWORD,
+    });
     const { token } = json<{ data: { token: string } }>(made).data;
     rememberSecret(token);
     const started = await call(bearer(token), 'POST', '/api/servers/alpha/start');

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SERVER_PERMISSIONS } from '../src/domain/policy.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import { assertError, createServer, json, register, type Session } from './helpers/factories.js';
 
@@ -16,17 +17,7 @@ interface Person {
   owner: boolean;
 }
 
-const EVERY = [
-  'console.read',
-  'console.write',
-  'power',
-  'files.read',
-  'files.write',
-  'settings',
-  'backups',
-  'schedules',
-  'users',
-];
+const EVERY = [...SERVER_PERMISSIONS];
 
 describe("a server's owner", () => {
   let panel: TestPanel;
