@@ -853,7 +853,7 @@ export class ServerStorage {
           await handle.close();
         }
       } else if (stat.isDirectory()) {
-        await add(writer.folder(archived, stat.mtime));
+        await add(writer.folder(archived, stat.mode & 0o777, stat.mtime));
         options.packed?.('folder', 0);
         const folder = await openFolder(dir, name);
         if (!folder) return;
@@ -922,7 +922,7 @@ export class ServerStorage {
       const format = detectFormat(head);
       const temp = await open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       try {
-        await this.#unpack(source, format, size, temp, [], limits, (written) => {
+        await this.#unpack(source, format, size, temp, [], limits, 'kept', (written) => {
           if (quota !== null && written > quota) {
             throw new AppError(
               'QUOTA_EXCEEDED',
@@ -1072,9 +1072,18 @@ export class ServerStorage {
     try {
       const temp = await open(at(dir.fd, tempName), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       try {
-        written = await this.#unpack(source, format, archiveSize, temp, folder, limits, (bytes) => {
-          reservation.growTo(bytes, true);
-        });
+        written = await this.#unpack(
+          source,
+          format,
+          archiveSize,
+          temp,
+          folder,
+          limits,
+          'inside',
+          (bytes) => {
+            reservation.growTo(bytes, true);
+          },
+        );
         // Nothing of it is moved in if one of its names is taken.
         const names = await readdir(at(temp.fd));
         for (const name of names) {
@@ -1123,7 +1132,13 @@ export class ServerStorage {
    * Unpacks every entry of the archive below the open folder `temp` (see `decompress` for what
    * is refused); `folder`: where `temp`'s content will be, inside the server directory, for the
    * symlink check and messages. Calls `claimed` with the bytes unpacked so far as they grow;
-   * answers them at the end.
+   * answers them at the end. `links`: `inside` refuses symlinks whose target is absolute or leads
+   * outside the server directory (an archive a user uploads); `kept` restores every symlink as
+   * the link it was (a backup holds what the folder held, SteamCMD's absolute links included).
+   * A link is only ever written as a link: nothing is written through one (O_NOFOLLOW at every
+   * step), and every reader of the folder refuses to follow one out (`resolve`), so a link
+   * pointing out reaches nothing the server's own processes could not reach anyway.
+   * Folders get their archived mode with the owner's rwx added; files theirs with rw added.
    */
   async #unpack(
     source: FileHandle,
@@ -1132,6 +1147,7 @@ export class ServerStorage {
     temp: FileHandle,
     folder: readonly string[],
     limits: ArchiveLimits,
+    links: 'inside' | 'kept',
     claimed: (written: number) => void,
   ): Promise<number> {
     let written = 0;
@@ -1178,21 +1194,30 @@ export class ServerStorage {
             throw refuse('is a device, FIFO or other special file, which is never extracted');
           case 'folder': {
             const made = await makeFolders(temp, segments, refuse, owner);
-            await made.close();
+            try {
+              if (entry.mode !== null) await made.chmod(entry.mode | 0o700);
+            } finally {
+              await made.close();
+            }
             return;
           }
           case 'symlink': {
             const target = await entry.target();
-            if (target === '' || target.includes('\0') || path.posix.isAbsolute(target)) {
-              throw refuse('is a symlink with an empty or absolute target');
+            if (target === '' || target.includes('\0')) {
+              throw refuse('is a symlink with an empty target');
             }
             if (Buffer.byteLength(target) > MAX_LINK_TARGET_BYTES) {
               throw refuse('is a symlink with a target too long');
             }
-            try {
-              linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
-            } catch {
-              throw refuse('is a symlink that points outside the server directory');
+            if (links === 'inside') {
+              if (path.posix.isAbsolute(target)) {
+                throw refuse('is a symlink with an absolute target');
+              }
+              try {
+                linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
+              } catch {
+                throw refuse('is a symlink that points outside the server directory');
+              }
             }
             const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
             const name = segments.at(-1) ?? '';
