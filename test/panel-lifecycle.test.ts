@@ -47,6 +47,7 @@ import {
 import {
   alive,
   createServer,
+  newServerId,
   eventually,
   gameServerCommand,
   register,
@@ -479,8 +480,10 @@ describe('a pid recorded before the panel was killed', () => {
     assert.ok(genuineIdentity !== null);
     const bootId = genuineIdentity.slice(0, genuineIdentity.lastIndexOf(':'));
 
-    db = await openDatabase(loadConfig(env).database);
-    const row = (name: string, pid: number, identity: string) => ({
+    const opened = await openDatabase(loadConfig(env).database);
+    db = opened;
+    const row = async (name: string, pid: number, identity: string) => ({
+      id: await newServerId(opened.kysely, name),
       name,
       display_name: name,
       start_command: gameServerCommand(),
@@ -497,11 +500,11 @@ describe('a pid recorded before the panel was killed', () => {
       .insertInto('servers')
       .values([
         // The pid of a process from an earlier boot of the machine…
-        row('reused-after-reboot', otherBoot.pid, 'some-other-boot:123'),
+        await row('reused-after-reboot', otherBoot.pid, 'some-other-boot:123'),
         // …or one that started later in this boot (start time differs).
-        row('reused-this-boot', sameBoot.pid, `${bootId}:1`),
+        await row('reused-this-boot', sameBoot.pid, `${bootId}:1`),
         // Control: the very process that was recorded is ended, so recovery did run.
-        row('genuine', genuine.pid, genuineIdentity),
+        await row('genuine', genuine.pid, genuineIdentity),
       ])
       .execute();
 

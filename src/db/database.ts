@@ -28,6 +28,7 @@ import * as twoFactor from './migrations/0010_two_factor.js';
 import * as apiKeys from './migrations/0011_api_keys.js';
 import * as auditLog from './migrations/0012_audit_log.js';
 import * as webhooks from './migrations/0013_webhooks.js';
+import * as serverIds from './migrations/0018_server_ids.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011_api_keys': apiKeys,
   '0012_audit_log': auditLog,
   '0013_webhooks': webhooks,
+  '0018_server_ids': serverIds,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */
