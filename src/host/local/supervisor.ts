@@ -35,7 +35,7 @@ import {
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
 import { doneMatcher, installLaunch, serverLaunch, stopMethodOf } from './launch.js';
 import type { ConsoleLine } from './console-log.js';
-import type { ServerStorage } from './storage.js';
+import type { FileOwner, ServerStorage } from './storage.js';
 
 /** At most this many automatic restarts inside the window; then the server stays crashed. */
 const MAX_RESTARTS = 3;
@@ -127,6 +127,8 @@ export class Supervisor {
       ) => Promise<string[]>;
       readonly checkPorts: PortCheck;
       readonly storage: Pick<ServerStorage, 'create' | 'directoryOf' | 'diskUsage'>;
+      /** The server's own user (from its id), or null: servers run as the panel's user. */
+      readonly userOf: (record: ServerRecord) => FileOwner | null;
       readonly log: Logger;
       readonly now: () => Date;
       /** How long a running server may stay over its disk quota before it is stopped. */
@@ -220,7 +222,8 @@ export class Supervisor {
       await this.deps.servers.setInstall(name, { state: 'installing' });
       let process: RunningProcess;
       try {
-        await this.deps.storage.create(name);
+        const user = this.deps.userOf(record);
+        await this.deps.storage.create(name, user);
         entry.log.append(`[panel] installing with the ${launch.argv[0]} script of the template`);
         process = await runtime.start({
           name,
@@ -231,6 +234,7 @@ export class Supervisor {
           env: launch.env,
           ports: [],
           install: { script: script.script },
+          user,
         });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -511,7 +515,9 @@ export class Supervisor {
     this.#setStatus(entry, 'starting');
     let process: RunningProcess;
     try {
-      await this.deps.storage.create(name);
+      // Its own user, its folder re-owned if it is not yet (made before servers had users).
+      const user = this.deps.userOf(record);
+      await this.deps.storage.create(name, user);
       if (template !== null) {
         for (const line of await this.deps.prepareFiles(record, template, launch.env))
           entry.log.append(line);
@@ -526,6 +532,7 @@ export class Supervisor {
         env: launch.env,
         ports: record.allocations,
         install: null,
+        user,
       });
     } catch (error) {
       if (!(error instanceof StartError)) {
