@@ -95,6 +95,7 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createUsersService } from './modules/users/users.service.js';
 import { createDockerRuntime } from './host/runtime/docker/docker-runtime.js';
+import { serverUserOf } from './host/runtime/server-user.js';
 import {
   createProcessRuntime,
   type ProcessRuntimeOptions,
@@ -177,21 +178,23 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         dataDir: config.dataDir,
         serversDir: config.serversDir,
         serverUser: config.serverUser,
+        serverUidRange: config.serverUidRange,
         readOnlyPaths: config.sandboxReadOnlyPaths,
         network: config.serverNetwork,
         ...overrides.processRuntime,
       });
   const runtime: Runtime | null = overrides.runtime ?? local;
   if (runtime === null) throw new Error('unreachable: no runtime');
-  const serverUser = local?.serverUser ?? null;
+  // A panel running as root gives each server a uid of its own (one of `serverUsers`).
+  const serverUsers = local?.serverUsers ?? null;
   let dataDirWarnings: string[];
   let db: Db;
   try {
-    dataDirWarnings = secureDataDir(config, serverUser !== null);
+    dataDirWarnings = secureDataDir(config, serverUsers !== null);
     if (local !== null && !local.canEnter(config.serversDir)) {
       throw new ConfigError(
         'DATA_DIR',
-        `servers run as ${local.serverUser?.name ?? 'another user'}, who cannot reach ${config.serversDir}: every folder above DATA_DIR must let others pass (chmod o+x), or choose a DATA_DIR elsewhere`,
+        `servers run as uids of their own (${config.serverUidRange.first}-${config.serverUidRange.last}), which cannot reach ${config.serversDir}: every folder above DATA_DIR must let others pass (chmod o+x), or choose a DATA_DIR elsewhere`,
       );
     }
     db = overrides.db ?? (await openDatabase(config.database));
@@ -339,12 +342,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       dockerHost: config.dockerHost,
       dockerCertPath: config.dockerCertPath,
       panelId: panelId(config.dataDir),
-      serverUser,
       network: config.serverNetwork,
     }));
   const host = createLocalHost({
     serversDir: config.serversDir,
-    owner: serverUser,
+    ownUsers: serverUsers !== null,
+    userOf: (record) => (serverUsers === null ? null : serverUserOf(serverUsers, record.id)),
     runtimes: { process: runtime, docker },
     records: servers,
     templates,

@@ -42,10 +42,15 @@ export interface Config {
   readonly publicUrl: string;
   readonly sandbox: SandboxMode;
   /**
-   * `SERVER_USER`: the user game servers run as when the panel runs as root (`null`: the default,
-   * `game-panel`, made if missing). A name, a uid, or `uid:gid`; never root.
+   * `SERVER_USER`: only for a panel that does not run as root, where it may name nobody but the
+   * panel's own user (a panel running as root runs each server as a uid of its own).
    */
   readonly serverUser: string | null;
+  /**
+   * `SERVER_UID_RANGE`: the uids (and gids) a panel running as root gives its servers, one each:
+   * the first plus the server's id (docs/security.md).
+   */
+  readonly serverUidRange: { readonly first: number; readonly last: number };
   /** Host paths a sandboxed server may read besides the system's own (games installed there). */
   readonly sandboxReadOnlyPaths: readonly string[];
   /** `host`: servers share the host's network (players can reach them); `none`: loopback only. */
@@ -211,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     sandbox: oneOf(env, 'SANDBOX', ['auto', 'bwrap', 'none'], 'auto'),
     serverUser: optionalText(env, 'SERVER_USER'),
+    serverUidRange: uidRange(env, 'SERVER_UID_RANGE'),
     sandboxReadOnlyPaths: readOnlyPaths(env, 'SANDBOX_READ_ONLY_PATHS', dataDir),
     serverNetwork: oneOf(env, 'SERVER_NETWORK', ['host', 'none'], 'host'),
     serverPortRange: portRange(env, 'SERVER_PORT_RANGE'),
@@ -270,6 +276,24 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   return Object.freeze(config);
+}
+
+/** The largest uid a range may reach: 2^32 - 2 (2^32 - 1 is "no uid" to the kernel). */
+const MAX_UID = 4_294_967_294;
+
+function uidRange(env: Env, name: string): { first: number; last: number } {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return { first: 200_000, last: 299_999 };
+  const match = /^(\d{1,10})-(\d{1,10})$/.exec(raw);
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2]);
+  if (!match || first < 1000 || last > MAX_UID || first >= last) {
+    throw new ConfigError(
+      name,
+      `must be two uids as first-last, first at least 1000 and below last, last at most ${MAX_UID}, got "${raw}"`,
+    );
+  }
+  return { first, last };
 }
 
 function portRange(env: Env, name: string): { min: number; max: number } {

@@ -33,6 +33,7 @@ interface Entry {
   address: string | null;
   action: string;
   server: string | null;
+  serverId: number | null;
   target: string | null;
   outcome: string;
   status: number | null;
@@ -273,6 +274,57 @@ describe('the audit log', () => {
     });
     assertError(await call(member.headers, 'GET', '/api/servers/alpha/audit'), 403);
     assertError(await call(admin.headers, 'GET', '/api/servers/nowhere/audit'), 404);
+  });
+
+  it("shows a server's addresses and key names to admins only, and only its own entries", async () => {
+    await createServer(panel, admin, 'reborn');
+    const granted = await call(admin.headers, 'PUT', '/api/servers/reborn/users/member', {
+      permissions: ['files.read', 'files.write', 'settings'],
+    });
+    assert.equal(granted.statusCode, 200, granted.body);
+    const made = await call(admin.headers, 'POST', '/api/profile/api-keys', { name: 'ops-robot' });
+    const { token } = json<{ data: { token: string } }>(made).data;
+    rememberSecret(token);
+    const write = (headers: { authorization: string }, path: string) =>
+      call(headers, 'PUT', `/api/servers/reborn/files/content?path=${path}`, { content: 'x' });
+    assert.equal((await write(bearer(token), 'by-key.txt')).statusCode, 200);
+    assert.equal((await write(member.headers, 'by-member.txt')).statusCode, 200);
+    const activity = async (session: { authorization: string }): Promise<Entry[]> => {
+      const response = await call(session, 'GET', '/api/servers/reborn/audit?limit=200');
+      assert.equal(response.statusCode, 200, response.body);
+      return json<{ data: Entry[] }>(response).data;
+    };
+
+    // A holder of `settings` sees what was done, by whom and through what, not from where nor
+    // through which of someone's API keys.
+    const seen = await activity(member.headers);
+    const byKey = seen.find((e) => e.target === 'by-key.txt');
+    assert.deepEqual([byKey?.actor, byKey?.via, byKey?.viaName], ['admin', 'api-key', null]);
+    assert.ok(seen.length >= 3);
+    assert.ok(seen.every((e) => e.address === null));
+    // An admin sees both.
+    const full = await activity(admin.headers);
+    assert.equal(full.find((e) => e.target === 'by-key.txt')?.viaName, 'ops-robot');
+    assert.ok(full.every((e) => typeof e.address === 'string' && e.address !== ''));
+
+    // Deleted and made again under the same name: another server, with none of the old entries.
+    const oldId = full[0]?.serverId;
+    assert.ok(typeof oldId === 'number');
+    const deleted = await call(admin.headers, 'DELETE', '/api/servers/reborn');
+    assert.equal(deleted.statusCode, 200, deleted.body);
+    await createServer(panel, admin, 'reborn');
+    const fresh = await activity(admin.headers);
+    assert.deepEqual(
+      fresh.map((e) => e.action),
+      ['server.create'],
+    );
+    assert.notEqual(fresh[0]?.serverId, oldId);
+    // The whole log still has the old server's entries under its name and its own id.
+    const byName = await entries('?server=reborn&action=file.write');
+    assert.deepEqual(byName.list.map((e) => [e.target, e.serverId]).sort(), [
+      ['by-key.txt', oldId],
+      ['by-member.txt', oldId],
+    ]);
   });
 
   it('never holds a password, token, key or file content', async () => {

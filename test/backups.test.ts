@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  chmod,
   lstat,
   mkdir,
   readdir,
@@ -222,6 +223,71 @@ describe('backups', () => {
     assert.deepEqual(await readdir(path.join(panel.config.serversDir, '.restoring~')), []);
   });
 
+  it('restores whatever it holds: links out and absolute, empty folders, modes, an empty server', async () => {
+    await createServer(panel, admin, 'links');
+    const root = folderOf('links');
+    await mkdir(path.join(root, 'steam/linux64'), { recursive: true });
+    await mkdir(path.join(root, 'empty/nested-empty'), { recursive: true });
+    await mkdir(path.join(root, 'private'), { mode: 0o700 });
+    await chmod(path.join(root, 'private'), 0o700);
+    await chmod(path.join(root, 'empty'), 0o750);
+    await writeFile(path.join(root, 'steam/linux64/steamclient.so'), 'lib');
+    await writeFile(path.join(root, 'private/secret'), 'x', { mode: 0o600 });
+    // What SteamCMD and many images make: absolute links, and relative ones leading out.
+    await symlink('/home/container/steam/linux64/steamclient.so', path.join(root, 'abs'));
+    await symlink('/etc/passwd', path.join(root, 'passwd'));
+    await symlink('../../../etc', path.join(root, 'steam/up'));
+    await symlink('linux64/steamclient.so', path.join(root, 'steam/inside'));
+    await symlink('missing-target', path.join(root, 'dangling'));
+    const tree = async (): Promise<Record<string, string>> => {
+      const result = await snapshot(root);
+      for (const name of Object.keys(result)) {
+        const stat = await lstat(path.join(root, name));
+        if (stat.isDirectory()) result[name] = `folder ${(stat.mode & 0o777).toString(8)}`;
+      }
+      return result;
+    };
+    const original = await tree();
+    const backup = await backUp('links');
+    await rm(root, { recursive: true });
+    await mkdir(root);
+    await writeFile(path.join(root, 'later'), 'added after the backup');
+    const restored = await restore('links', backup.id);
+    assert.equal(restored.lastRestore?.status, 'done', restored.lastRestore?.message);
+    assert.deepEqual(await tree(), original);
+
+    // A link that points out stays a link nothing follows: the panel refuses to read through it.
+    const through = await panel.app.inject({
+      method: 'GET',
+      url: '/api/servers/links/files/content?path=/passwd',
+      headers: admin.headers,
+    });
+    assert.equal(through.statusCode, 403, through.body);
+    const listing = await panel.app.inject({
+      method: 'GET',
+      url: '/api/servers/links/files?path=/steam/up',
+      headers: admin.headers,
+    });
+    assert.equal(listing.statusCode, 403, listing.body);
+
+    // An empty server, and one whose every entry is ignored: both back up and restore.
+    await createServer(panel, admin, 'bare');
+    const bare = folderOf('bare');
+    await rm(bare, { recursive: true });
+    await mkdir(bare);
+    const empty = await backUp('bare');
+    assert.equal(empty.files, 0);
+    await writeFile(path.join(bare, 'ignored.log'), 'log');
+    const ignored = await backUp('bare', { ignore: ['*.log'] });
+    assert.equal(ignored.files, 0);
+    for (const made of [empty, ignored]) {
+      await writeFile(path.join(bare, 'since'), 'written since');
+      const outcome = await restore('bare', made.id);
+      assert.equal(outcome.lastRestore?.status, 'done', outcome.lastRestore?.message);
+      assert.deepEqual(await readdir(bare), []);
+    }
+  });
+
   it('tells the console socket how a backup and a restore go, as backup frames', async () => {
     await createServer(panel, admin, 'watched');
     await writeFile(path.join(folderOf('watched'), 'data'), randomBytes(2 * 1024 * 1024));
@@ -327,10 +393,27 @@ describe('backups', () => {
     const hostile: [string, Buffer, RegExp][] = [
       ['dot-dot', gzipSync(tarOf([{ path: '../escaped', body: Buffer.from('x') }])), /\.\./],
       ['absolute', gzipSync(tarOf([{ path: outside, body: Buffer.from('x') }])), /absolute/],
+      // A link out is restored as the link it is (see the round trip: nothing follows it), but
+      // nothing is ever written through one.
       [
-        'symlink out',
-        gzipSync(tarOf([{ path: 'out', type: 'SymbolicLink', linkpath: '../../../etc' }])),
-        /outside/,
+        'write through a link out',
+        gzipSync(
+          tarOf([
+            { path: 'up', type: 'SymbolicLink', linkpath: '..' },
+            { path: 'up/escaped', body: Buffer.from('x') },
+          ]),
+        ),
+        /through a symlink/,
+      ],
+      [
+        'write through an absolute link',
+        gzipSync(
+          tarOf([
+            { path: 'abs', type: 'SymbolicLink', linkpath: '/' },
+            { path: `abs${outside}`, body: Buffer.from('x') },
+          ]),
+        ),
+        /through a symlink/,
       ],
       [
         'hard link out',
@@ -358,6 +441,7 @@ describe('backups', () => {
       assert.match(outcome.lastRestore.message, reason, what);
       assert.deepEqual(await snapshot(root), before, what);
       await assert.rejects(lstat(outside), what);
+      await assert.rejects(lstat(path.join(panel.config.serversDir, '.restoring~/escaped')), what);
     }
 
     // A file changed behind the record's back is refused by its checksum.

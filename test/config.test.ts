@@ -125,6 +125,11 @@ describe('configuration', () => {
       ['WEBHOOK_ALLOWED_HOSTS', 'hooks.internal,,other'],
       ['WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/8'],
       ['WEBHOOK_ALLOWED_HOSTS', '-bad.example'],
+      ['SERVER_UID_RANGE', '0-99999'],
+      ['SERVER_UID_RANGE', '999-5000'],
+      ['SERVER_UID_RANGE', '300000-200000'],
+      ['SERVER_UID_RANGE', '200000-4294967295'],
+      ['SERVER_UID_RANGE', '200000'],
     ];
     for (const [variable, value] of cases) {
       assert.throws(

@@ -47,6 +47,7 @@ import {
 import {
   alive,
   createServer,
+  newServerId,
   eventually,
   gameServerCommand,
   register,
@@ -479,8 +480,10 @@ describe('a pid recorded before the panel was killed', () => {
     assert.ok(genuineIdentity !== null);
     const bootId = genuineIdentity.slice(0, genuineIdentity.lastIndexOf(':'));
 
-    db = await openDatabase(loadConfig(env).database);
-    const row = (name: string, pid: number, identity: string) => ({
+    const opened = await openDatabase(loadConfig(env).database);
+    db = opened;
+    const row = async (name: string, pid: number, identity: string) => ({
+      id: await newServerId(opened.kysely, name),
       name,
       display_name: name,
       start_command: gameServerCommand(),
@@ -497,11 +500,11 @@ describe('a pid recorded before the panel was killed', () => {
       .insertInto('servers')
       .values([
         // The pid of a process from an earlier boot of the machine…
-        row('reused-after-reboot', otherBoot.pid, 'some-other-boot:123'),
+        await row('reused-after-reboot', otherBoot.pid, 'some-other-boot:123'),
         // …or one that started later in this boot (start time differs).
-        row('reused-this-boot', sameBoot.pid, `${bootId}:1`),
+        await row('reused-this-boot', sameBoot.pid, `${bootId}:1`),
         // Control: the very process that was recorded is ended, so recovery did run.
-        row('genuine', genuine.pid, genuineIdentity),
+        await row('genuine', genuine.pid, genuineIdentity),
       ])
       .execute();
 
@@ -629,7 +632,10 @@ describe('SANDBOX=bwrap without bubblewrap', () => {
 
     // The same PATH with SANDBOX=auto: the panel starts, and says it runs servers unsandboxed.
     const fallback = await startChildPanel({ ...env, PATH: emptyPath, SANDBOX: 'auto' });
-    assert.match(fallback.output(), /servers run as \S+ \(uid \d+\) WITHOUT a sandbox/);
+    assert.match(
+      fallback.output(),
+      /servers run (each as a uid of its own \(\d+ \+ the server's id, up to \d+\)|as the panel's own user \(uid \d+\), all of them: [^\n]*?) WITHOUT a sandbox/,
+    );
     fallback.child.kill('SIGTERM');
     assert.equal((await fallback.exited).code, 0, fallback.output());
   });
@@ -851,9 +857,12 @@ for (const mode of ['none', 'bwrap'] as const) {
           assert.ok(existsSync(path.join(dataDir, 'panel.sqlite')));
           assert.equal(await ask(`read ${dataDir}/panel.sqlite`), 'read failed: EACCES');
         }
-        // What the sandbox adds: every server runs as the same user, so without it a server
-        // reads another's files by their path.
-        assert.equal(await ask(`read ${dataDir}/servers/neighbour/private.txt`), 'private');
+        // Each server runs as a uid of its own (issue 25): without the sandbox too, a server
+        // cannot read another's files by their path (the folder is the other uid's, 0700).
+        assert.equal(
+          await ask(`read ${dataDir}/servers/neighbour/private.txt`),
+          'read failed: EACCES',
+        );
         assert.equal(await ask(`write ${serverDir}/ok.txt`), 'write ok');
         assert.equal(readFileSync(path.join(serverDir, 'ok.txt'), 'utf8'), 'written');
         const written = statSync(path.join(serverDir, 'ok.txt'));

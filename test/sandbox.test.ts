@@ -15,7 +15,6 @@
  * - The data directory is reachable by the server user only down to its own folder.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import {
@@ -38,7 +37,7 @@ import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
-import { resolveServerUser } from '../src/host/runtime/server-user.js';
+import { probeUserOf } from '../src/host/runtime/server-user.js';
 import {
   rememberSecret,
   startPanel,
@@ -66,12 +65,12 @@ const NOT_ROOT =
     : 'the panel runs servers as another user only when it runs as root';
 
 /**
- * Why the sandbox tests cannot run here, or false when bubblewrap can make a sandbox as the
- * server user (made now if missing, as the panel would): probed, not assumed.
+ * Why the sandbox tests cannot run here, or false when bubblewrap can make a sandbox as a uid of
+ * the servers' range: probed, not assumed.
  */
 const NO_BWRAP =
   NOT_ROOT ||
-  (findBubblewrap(process.env.PATH ?? '', resolveServerUser(null))
+  (findBubblewrap(process.env.PATH ?? '', probeUserOf({ first: 200_000, last: 299_999 }))
     ? false
     : 'bubblewrap (bwrap) is not installed or cannot make a sandbox as the server user here');
 
@@ -276,12 +275,15 @@ interface HostUser {
   readonly gid: number;
 }
 
-/** The server user (`game-panel`, made by the first panel that needed it) from the host's NSS. */
-function serverUser(name = 'game-panel'): HostUser {
-  const entry = spawnSync('getent', ['passwd', name], { encoding: 'utf8' }).stdout.trim();
-  const [, , uid, gid] = entry.split(':');
-  assert.ok(uid !== undefined && gid !== undefined, `no user ${name}: ${entry}`);
-  return { uid: Number(uid), gid: Number(gid) };
+/** The server's own user: the first uid of SERVER_UID_RANGE (by default 200000) plus its id. */
+async function serverUser(panel: TestPanel, name: string): Promise<HostUser> {
+  const row = await panel.db.kysely
+    .selectFrom('servers')
+    .select('id')
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
+  const uid = panel.config.serverUidRange.first + row.id;
+  return { uid, gid: uid };
 }
 
 /**
@@ -401,7 +403,6 @@ after(() => {
  * checks that none of them is left, nor the cgroup.
  */
 async function escapeIsEnded(panel: TestPanel, admin: Session, name: string): Promise<void> {
-  const user = serverUser();
   const [escaped, orphan, main] = [0, 1, 2].map(
     (offset) => `sleep ${randomInt(100_000, 900_000) * 10 + offset}`,
   );
@@ -412,6 +413,7 @@ async function escapeIsEnded(panel: TestPanel, admin: Session, name: string): Pr
     await createServer(panel, admin, name, {
       startCommand: `/bin/sh -c "(setsid ${escaped} &); (${orphan} &); exec ${main}"`,
     });
+    const user = await serverUser(panel, name);
     const started = await serverAction(panel, admin, name, 'start');
     assert.equal(started.statusCode, 200, started.body);
     const pids = await eventually(() => {
@@ -481,7 +483,6 @@ describe(
         SANDBOX_READ_ONLY_PATHS: host.sharedDir,
       });
       rememberSecret(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim());
-      user = serverUser();
       admin = await register(panel, 'admin');
       await createServer(panel, admin, 'neighbour');
       // As readable as a file can be: only the sandbox keeps it from a server running as the
@@ -490,6 +491,7 @@ describe(
         mode: 0o644,
       });
       probe = await Probe.start(panel, admin, 'probe');
+      user = await serverUser(panel, 'probe');
     });
 
     after(async () => {
@@ -720,9 +722,9 @@ describe('a server without a sandbox (panel as root, SANDBOX=none)', { skip: NOT
     dataDir = hostDataDir();
     panel = await startPanel({ SANDBOX: 'none', DATA_DIR: dataDir, JWT_SECRET: '' });
     rememberSecret(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim());
-    user = serverUser();
     admin = await register(panel, 'admin');
     probe = await Probe.start(panel, admin, 'probe');
+    user = await serverUser(panel, 'probe');
   });
 
   after(async () => {
@@ -748,6 +750,20 @@ describe('a server without a sandbox (panel as root, SANDBOX=none)', { skip: NOT
     const { pid } = await stats(panel, admin, 'probe');
     assert.ok(pid !== null);
     assert.equal(uidOf(pid), user.uid);
+  });
+
+  it("runs as a uid of its own: cannot read another server's folder, even knowing its name", async () => {
+    assert.ok(probe && panel);
+    await createServer(panel, admin, 'tenant-b');
+    const other = path.join(panel.config.serversDir, 'tenant-b');
+    // As readable as the other tenant could make it: only the folder's owner and mode stand.
+    writeFileSync(path.join(other, 'secret.txt'), 'b only\n', { mode: 0o644 });
+    // The panel gives the file it did not write to the server at its next start; here, at once.
+    const b = await serverUser(panel, 'tenant-b');
+    assert.notEqual(b.uid, user.uid, 'two servers, two uids');
+    assert.deepEqual([statSync(other).uid, statSync(other).mode & 0o777], [b.uid, 0o700]);
+    assert.equal(await probe.outcome('ls', other), 'EACCES');
+    assert.equal(await probe.outcome('read', path.join(other, 'secret.txt')), 'EACCES');
   });
 
   it("cannot read the panel's secrets nor list DATA_DIR: jwt-secret and panel.sqlite are EACCES", async () => {
@@ -812,7 +828,6 @@ describe('SERVER_USER', () => {
 describe('the data directory (panel as root)', { skip: NOT_ROOT }, () => {
   let dataDir: string;
   let panel: TestPanel | undefined;
-  let user: HostUser;
   const modeOf = (file: string) => statSync(file).mode & 0o7777;
 
   before(async () => {
@@ -827,7 +842,6 @@ describe('the data directory (panel as root)', { skip: NOT_ROOT }, () => {
       writeFileSync(path.join(dataDir, 'panel.sqlite'), '', { mode: 0o644 });
     panel = await startPanel({ SANDBOX: 'none', DATA_DIR: dataDir, JWT_SECRET: '' });
     rememberSecret(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim());
-    user = serverUser();
   });
 
   after(async () => {
@@ -863,13 +877,18 @@ describe('the data directory (panel as root)', { skip: NOT_ROOT }, () => {
     const admin = await register(panel, 'admin');
     await createServer(panel, admin, 'fresh');
     await createServer(panel, admin, 'prepared');
+    const uids = new Set<number>();
     for (const name of ['fresh', 'prepared']) {
+      const user = await serverUser(panel, name);
+      uids.add(user.uid);
       const dir = path.join(dataDir, 'servers', name);
       const stat = statSync(dir);
       assert.equal(stat.mode & 0o7777, 0o700, name);
       assert.deepEqual([stat.uid, stat.gid], [user.uid, user.gid], name);
     }
+    assert.equal(uids.size, 2, 'each server has a uid of its own');
     const kept = statSync(path.join(dataDir, 'servers', 'prepared', 'world.dat'));
-    assert.deepEqual([kept.uid, kept.gid], [user.uid, user.gid]);
+    const prepared = await serverUser(panel, 'prepared');
+    assert.deepEqual([kept.uid, kept.gid], [prepared.uid, prepared.gid]);
   });
 });

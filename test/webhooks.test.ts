@@ -370,6 +370,8 @@ describe('webhooks', () => {
       { address: '10.1.2.3', family: 4 },
     ]);
     names.set('v6.example.test', [{ address: 'fd00::1', family: 6 }]);
+    // A NAT64 gateway or 6to4 relay forwards to the IPv4 address the IPv6 one embeds.
+    names.set('nat64.example.test', [{ address: '64:ff9b::a9fe:a9fe', family: 6 }]);
     for (const url of [
       `http://127.0.0.1:${receiver.port + 1 === 65536 ? 1 : receiver.port + 1}/`, // allowed only on the receiver's port
       'http://127.0.0.1/',
@@ -390,6 +392,19 @@ describe('webhooks', () => {
       'http://[fe80::1]/',
       'http://[fc00::1]/',
       'http://[ff02::1]/',
+      'http://[::ffff:0:7f00:1]/', // IPv4-translated 127.0.0.1
+      'http://[::127.0.0.1]/', // IPv4-compatible (deprecated)
+      'http://[64:ff9b::7f00:1]/', // NAT64 well-known prefix: 127.0.0.1
+      'http://[64:ff9b::10.0.0.1]/',
+      'http://[64:ff9b::a9fe:a9fe]/', // 169.254.169.254
+      'http://[64:ff9b::c0a8:101]/', // 192.168.1.1
+      'http://[64:ff9b:1::a00:1]/', // local-use NAT64
+      'http://[2002:7f00:1::]/', // 6to4: 127.0.0.1
+      'http://[2002:a00:1::1]/', // 10.0.0.1
+      'http://[2002:a9fe:a9fe:1::1]/', // 169.254.169.254
+      'http://[2002:c0a8:101::]/', // 192.168.1.1
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', // Teredo
+      'http://nat64.example.test/',
       `http://localhost:${receiver.port}/`, // resolves to loopback, and only 127.0.0.1 is allowed
       'http://panel.example.test/', // the panel's own PUBLIC_URL host, though public
       'http://inside.example.test/', // one of its addresses is private
@@ -403,6 +418,12 @@ describe('webhooks', () => {
       const response = await call('POST', '', { url, events: ['server.started'] });
       assertError(response, 400, 'URL_NOT_ALLOWED');
       assert.equal(json<{ details: { path: string }[] }>(response).details[0]?.path, 'body/url');
+    }
+    // The embedded address is judged, not the prefix: a public IPv4 address behind NAT64 or
+    // 6to4 is a public destination.
+    for (const url of ['http://[64:ff9b::5db8:d822]/', 'http://[2002:5db8:d822::1]/']) {
+      const { webhook } = await create({ url, events: ['server.started'] });
+      await call('DELETE', `/${webhook.id}`);
     }
     // A change of URL is checked too.
     const { webhook } = await create({ url: `${receiver.url}/ssrf`, events: ['server.started'] });

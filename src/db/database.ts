@@ -31,6 +31,7 @@ import * as webhooks from './migrations/0013_webhooks.js';
 import * as permissionAuthors from './migrations/0014_permission_authors.js';
 import * as defaultLimits from './migrations/0016_default_limits.js';
 import * as serverOwner from './migrations/0017_server_owner.js';
+import * as serverIds from './migrations/0018_server_ids.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -60,6 +61,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014_permission_authors': permissionAuthors,
   '0016_default_limits': defaultLimits,
   '0017_server_owner': serverOwner,
+  '0018_server_ids': serverIds,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -36,6 +36,8 @@ export interface UsersTable {
 }
 
 export interface ServersTable {
+  /** From `server_ids`: unique among every server ever made, never reused. */
+  id: number;
   name: string;
   display_name: string;
   start_command: string;
@@ -230,6 +232,14 @@ export interface ApiKeysTable {
   last_used_address: string | null;
 }
 
+/** Every server ever made, numbered: where a server's id comes from. */
+export interface ServerIdsTable {
+  id: Id;
+  /** The server's name when it was made. */
+  name: string;
+  created_at: string;
+}
+
 export interface AuditLogTable {
   id: Id;
   at: string;
@@ -243,6 +253,8 @@ export interface AuditLogTable {
   address: string | null;
   action: string;
   server: string | null;
+  /** The id of the server `server` named when the entry was written; NULL if none existed. */
+  server_id: ColumnType<number | null, number | null | undefined, never>;
   target: string | null;
   /** `ok` or `failed`. */
   outcome: string;
@@ -284,6 +296,7 @@ export interface WebhookDeliveriesTable {
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
+  server_ids: ServerIdsTable;
   templates: TemplatesTable;
   server_allocations: ServerAllocationsTable;
   user_servers: UserServersTable;

@@ -38,11 +38,16 @@ export interface NewAuditEntry {
 export interface AuditEntry extends NewAuditEntry {
   readonly id: number;
   readonly at: string;
+  /** The id of the server `server` named when it was written (null: none existed then). */
+  readonly serverId: number | null;
 }
 
 export interface AuditFilter {
   readonly actor?: string | undefined;
+  /** Entries written under this server name, whichever server had it. */
   readonly server?: string | undefined;
+  /** Entries of this server (by id): not those of another server that had its name. */
+  readonly serverId?: number | undefined;
   /** Exact, or a prefix when it ends with a dot (`file.`). */
   readonly action?: string | undefined;
   readonly via?: AuditVia | undefined;

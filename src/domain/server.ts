@@ -90,6 +90,8 @@ export interface RecordedExit {
 
 /** The configuration and what the panel recorded of the server's process, to find it again. */
 export interface ServerRecord extends ServerConfig {
+  /** Unique among every server ever made, never reused: its audit entries and its uid. */
+  readonly id: number;
   /** The values of the template's variables, by environment name (every one, viewable or not). */
   readonly variables: Readonly<Record<string, string>>;
   readonly lastExit: RecordedExit | null;

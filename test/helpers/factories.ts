@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
 import { WebSocket } from 'ws';
 import { rememberSecret, type TestPanel } from './app.js';
 import { gameServerScript } from './fixture.js';
@@ -81,11 +83,22 @@ export async function setRole(
   assert.equal(response.statusCode, 200, response.body);
 }
 
+/** A new server id, as the servers repository takes one (for rows a test inserts itself). */
+export async function newServerId(db: Kysely<Database>, name: string): Promise<number> {
+  const { id } = await db
+    .insertInto('server_ids')
+    .values({ name, created_at: new Date().toISOString() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return id;
+}
+
 /** Inserts a server row directly: the server endpoints come with the process runtime. */
 export async function createServerRow(panel: TestPanel, name: string): Promise<void> {
   await panel.db.kysely
     .insertInto('servers')
     .values({
+      id: await newServerId(panel.db.kysely, name),
       name,
       display_name: name,
       start_command: 'true',

@@ -7,7 +7,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import { createGzip } from 'node:zlib';
+import { createGunzip, createGzip } from 'node:zlib';
 import { Header, Parser, Pax, type HeaderData, type ReadEntry } from 'tar';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
@@ -239,6 +239,7 @@ async function readTar(
   let compressed = 0;
   await new Promise<void>((resolve, reject) => {
     let failed = false;
+    let seen = 0;
     let chain = Promise.resolve();
     const fail = (error: unknown): void => {
       if (failed) return;
@@ -246,9 +247,28 @@ async function readTar(
       source.destroy();
       reject(damaged(error));
     };
-    parser.on('error', fail);
+    parser.on('error', (error: Error & { code?: string }) => {
+      // node-tar calls an archive without entries unrecognised; one made of end-of-archive
+      // blocks only is a tar archive of an empty folder (a backup of one), read as such.
+      // It comes at the end, the source read whole (destroying it would close `handle`).
+      if (error.code === 'TAR_BAD_ARCHIVE' && seen === 0 && !failed) {
+        failed = true;
+        void onlyEndBlocks(handle).then(
+          (empty) => {
+            if (empty) resolve();
+            else reject(damaged(error));
+          },
+          () => {
+            reject(damaged(error));
+          },
+        );
+        return;
+      }
+      fail(error);
+    });
     source.on('error', fail);
     parser.on('entry', (entry: ReadEntry) => {
+      seen += 1;
       chain = chain.then(async () => {
         if (failed) {
           entry.resume();
@@ -288,10 +308,37 @@ async function readTar(
   });
 }
 
+/** Most unpacked bytes `onlyEndBlocks` reads: an empty archive is a few blocks of zeros. */
+const EMPTY_TAR_MAX_BYTES = 64 * 1024;
+
+/**
+ * Whether the gzip-compressed tar in `handle` is end-of-archive blocks only: at least two
+ * 512-byte blocks, all zero, and no more than `EMPTY_TAR_MAX_BYTES` of them. (A plain tar is
+ * told by the `ustar` of its first header, so one without entries never gets here.)
+ */
+async function onlyEndBlocks(handle: FileHandle): Promise<boolean> {
+  const head = Buffer.alloc(2);
+  await handle.read(head, 0, 2, 0);
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return false;
+  const raw = handle.createReadStream({ autoClose: false, start: 0 });
+  let total = 0;
+  try {
+    for await (const chunk of raw.pipe(createGunzip()) as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > EMPTY_TAR_MAX_BYTES || chunk.some((byte) => byte !== 0)) return false;
+    }
+  } finally {
+    // Left paused rather than destroyed: destroying a FileHandle's stream closes the handle.
+    raw.unpipe();
+  }
+  return total >= 1024 && total % 512 === 0;
+}
+
 /** Writes an archive entry by entry into `output`; `end` once the last is added. */
 export interface ArchiveWriter {
   readonly output: Readable;
-  folder(name: string, mtime: Date): Promise<void>;
+  /** `mode`: the folder's permission bits. */
+  folder(name: string, mode: number, mtime: Date): Promise<void>;
   /** `body` must give `size` bytes; fewer are padded with zeros, more are cut (tar). */
   file(name: string, mode: number, mtime: Date, size: number, body: Readable): Promise<void>;
   symlink(name: string, target: string, mtime: Date): Promise<void>;
@@ -316,8 +363,8 @@ function zipWriter(): ArchiveWriter {
   return {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- yazl's outputStream is a stream.PassThrough, typed only as NodeJS.ReadableStream
     output: zip.outputStream as Readable,
-    folder(name, mtime) {
-      zip.addEmptyDirectory(checked(name), { mtime, mode: S_IFDIR | 0o755 });
+    folder(name, mode, mtime) {
+      zip.addEmptyDirectory(checked(name), { mtime, mode: S_IFDIR | mode });
       return Promise.resolve();
     },
     async file(name, mode, mtime, size, body) {
@@ -360,8 +407,8 @@ function tarGzWriter(): ArchiveWriter {
   };
   return {
     output,
-    async folder(name, mtime) {
-      await header({ path: `${name}/`, type: 'Directory', mode: 0o755, size: 0, mtime });
+    async folder(name, mode, mtime) {
+      await header({ path: `${name}/`, type: 'Directory', mode, size: 0, mtime });
     },
     async file(name, mode, mtime, size, body) {
       await header({ path: name, type: 'File', mode, size, mtime });

@@ -2,7 +2,7 @@
  * The ServerHost of this machine: the supervisor, the console it keeps for each server, the
  * storage of the servers' folders, and the runtimes that run them, put together.
  */
-import type { EventExit, ServerEventKind } from '../../domain/server.js';
+import type { EventExit, ServerEventKind, ServerRecord } from '../../domain/server.js';
 import type { Logger } from '../../log.js';
 import type {
   DiscardedServer,
@@ -21,8 +21,13 @@ import { Supervisor, type Runtimes } from './supervisor.js';
 export interface LocalHostOptions {
   /** `DATA_DIR/servers`: one folder per server. */
   readonly serversDir: string;
-  /** Who owns the servers' files, when servers run as another user than the panel. */
-  readonly owner: FileOwner | null;
+  /**
+   * Each server's own user (from its id), who owns its folder and runs it; null for every
+   * server when servers run as the panel's user.
+   */
+  readonly userOf: (record: ServerRecord) => FileOwner | null;
+  /** Whether servers run as users of their own (the panel runs as root). */
+  readonly ownUsers: boolean;
   readonly runtimes: Runtimes;
   readonly records: ServerRecords;
   readonly templates: TemplateSource;
@@ -41,7 +46,7 @@ export interface LocalHostOptions {
 
 export function createLocalHost(options: LocalHostOptions): ServerHost {
   const storage = new ServerStorage(options.serversDir, {
-    owner: options.owner,
+    chowns: options.ownUsers,
     log: options.log,
     now: () => options.now().getTime(),
     ...(options.diskUsageTtlMs === undefined ? {} : { usageTtlMs: options.diskUsageTtlMs }),
@@ -56,6 +61,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
       prepareConfigFiles(storage, record, template, env, options.log),
     checkPorts: (record) => checkPortsFree(record.allocations),
     storage,
+    userOf: options.userOf,
     log: options.log,
     now: options.now,
     diskGraceSeconds: options.diskGraceSeconds,
@@ -67,7 +73,10 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
   return {
     files: storage,
     backupFiles: storage,
-    create: (name) => storage.create(name),
+    async create(name) {
+      const record = await options.records.find(name);
+      await storage.create(name, record === undefined ? null : options.userOf(record));
+    },
     async discard(name): Promise<DiscardedServer> {
       await supervisor.forget(name);
       const discarded = await storage.discardDirectory(name);

@@ -140,7 +140,10 @@ const at = (fd: number, name?: string): string =>
 const shown = (segments: readonly string[]): string => `"/${joinSegments(segments)}"`;
 
 export class ServerStorage {
-  readonly #owner: FileOwner | null;
+  /** Whether server folders belong to the servers' own users (the panel runs as root). */
+  readonly #chowns: boolean;
+  /** Each server's user, as last given to `create` or `ensureOwner`. */
+  readonly #owners = new Map<string, FileOwner>();
   private readonly now: () => number;
   readonly #log: StorageLog;
   /** How this run's temporary names begin: what `cleanTemporaryFiles` never removes. */
@@ -150,20 +153,21 @@ export class ServerStorage {
   #trashAgain = false;
 
   /**
-   * `owner`: who the server folders and everything the panel writes into them belong to, when
-   * servers run as another user than the panel (the panel runs as root); `null`, the panel.
+   * `chowns`: servers run as users of their own (the panel runs as root), so each server's
+   * folder and everything the panel writes into it belong to that server's user (given to
+   * `create` and `ensureOwner`, else the folder's owner); false: everything is the panel's.
    */
   constructor(
     private readonly serversDir: string,
     options: {
-      readonly owner?: FileOwner | null;
+      readonly chowns?: boolean;
       readonly now?: () => number;
       readonly log?: StorageLog;
       /** How old a folder's measured size may get before it is walked again (tests shorten it). */
       readonly usageTtlMs?: number;
     } = {},
   ) {
-    this.#owner = options.owner ?? null;
+    this.#chowns = options.chowns ?? false;
     this.now = options.now ?? Date.now;
     this.#log = options.log ?? SILENT;
     this.#usage = new DiskUsage({
@@ -194,18 +198,42 @@ export class ServerStorage {
     return path.join(this.serversDir, name);
   }
 
-  /** Makes the server's directory; an existing one (files put there beforehand) is kept. */
-  async create(name: string): Promise<void> {
+  /**
+   * Makes the server's directory, given to `owner` (the server's own user; null: the panel's)
+   * with mode 0700, so no other server's user can read it; an existing one (files put there
+   * beforehand) is kept, and given to `owner` as `ensureOwner` does.
+   */
+  async create(name: string, owner: FileOwner | null = null): Promise<void> {
     const dir = this.directoryOf(name);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (this.#owner) {
+    await this.ensureOwner(name, owner);
+  }
+
+  /**
+   * Before a server starts: its folder and everything in it belong to `owner` (a folder of an
+   * earlier panel, or of before servers had users of their own, is re-owned, symlinks as
+   * themselves, never followed), and the folder has mode 0700.
+   */
+  async ensureOwner(name: string, owner: FileOwner | null): Promise<void> {
+    const dir = this.directoryOf(name);
+    if (this.#chowns && owner) {
+      this.#owners.set(name, owner);
       const stat = await lstat(dir);
-      // Not yet the server user's (made now, or by an earlier panel): give it the whole folder.
-      if (stat.uid !== this.#owner.uid || stat.gid !== this.#owner.gid) {
-        await chownTree(dir, this.#owner);
-      }
+      if (stat.uid !== owner.uid || stat.gid !== owner.gid) await chownTree(dir, owner);
     }
     await chmod(dir, 0o700);
+  }
+
+  /** Who what the panel writes into the server's folder belongs to (see the constructor). */
+  #ownerOf(server: string): FileOwner | null {
+    if (!this.#chowns) return null;
+    const known = this.#owners.get(server);
+    if (known) return known;
+    const stat = lstatSync(this.directoryOf(server), { throwIfNoEntry: false });
+    if (!stat || stat.uid === 0) return null;
+    const owner = { uid: stat.uid, gid: stat.gid };
+    this.#owners.set(server, owner);
+    return owner;
   }
 
   /**
@@ -302,8 +330,8 @@ export class ServerStorage {
   }
 
   /** How `writeAtomically` makes its temporary file. */
-  #temp(mode: number): TempFile {
-    return { prefix: this.#tempPrefix, mode, owner: this.#owner };
+  #temp(server: string, mode: number): TempFile {
+    return { prefix: this.#tempPrefix, mode, owner: this.#ownerOf(server) };
   }
 
   /** A measured size, or one being measured, belongs to a directory that is gone. */
@@ -437,12 +465,13 @@ export class ServerStorage {
     name: string,
     type: 'file' | 'folder',
   ): Promise<Entry> {
+    const owner = this.#ownerOf(server);
     return this.#withFolder(server, parent, async (dir, folder) => {
       const segments = [...folder, name];
       try {
         if (type === 'folder') {
           await mkdir(at(dir.fd, name), { mode: 0o755 });
-          if (this.#owner) await lchown(at(dir.fd, name), this.#owner.uid, this.#owner.gid);
+          if (owner) await lchown(at(dir.fd, name), owner.uid, owner.gid);
         } else {
           const handle = await open(
             at(dir.fd, name),
@@ -450,7 +479,7 @@ export class ServerStorage {
             0o644,
           );
           try {
-            if (this.#owner) await handle.chown(this.#owner.uid, this.#owner.gid);
+            if (owner) await handle.chown(owner.uid, owner.gid);
           } finally {
             await handle.close();
           }
@@ -530,9 +559,15 @@ export class ServerStorage {
       const reservation = await this.#usage.reserve(server, quota);
       try {
         reservation.growTo(growth);
-        await writeAtomically(place.dir, name, place.segments, this.#temp(mode), async (handle) => {
-          await handle.writeFile(content, 'utf8');
-        });
+        await writeAtomically(
+          place.dir,
+          name,
+          place.segments,
+          this.#temp(server, mode),
+          async (handle) => {
+            await handle.writeFile(content, 'utf8');
+          },
+        );
       } catch (error) {
         reservation.release();
         throw error;
@@ -577,7 +612,7 @@ export class ServerStorage {
       source.once('error', () => {
         cutShort = true;
       });
-      await writeAtomically(dir, name, segments, this.#temp(mode), async (handle) => {
+      await writeAtomically(dir, name, segments, this.#temp(server, mode), async (handle) => {
         // Piped straight into the temporary file: while one write is on its way to the disk,
         // what arrives meanwhile is gathered (up to WRITE_BUFFER_BYTES, then the source waits)
         // and written with the next single writev, so the network and the disk overlap and a
@@ -779,7 +814,7 @@ export class ServerStorage {
           to.dir,
           name,
           to.segments,
-          this.#temp(0o644),
+          this.#temp(server, 0o644),
           async (handle) => {
             const writer = archiveWriter(format);
             const done = pipeline(
@@ -853,7 +888,7 @@ export class ServerStorage {
           await handle.close();
         }
       } else if (stat.isDirectory()) {
-        await add(writer.folder(archived, stat.mtime));
+        await add(writer.folder(archived, stat.mode & 0o777, stat.mtime));
         options.packed?.('folder', 0);
         const folder = await openFolder(dir, name);
         if (!folder) return;
@@ -915,14 +950,15 @@ export class ServerStorage {
     const old = path.join(restoring, `${server}.old-${tag}`);
     await mkdir(fresh, { mode: 0o700 });
     try {
-      if (this.#owner) await chown(fresh, this.#owner.uid, this.#owner.gid);
+      const owner = this.#ownerOf(server);
+      if (owner) await chown(fresh, owner.uid, owner.gid);
       const size = (await source.stat()).size;
       const head = Buffer.alloc(512);
       await source.read(head, 0, 512, 0);
       const format = detectFormat(head);
       const temp = await open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       try {
-        await this.#unpack(source, format, size, temp, [], limits, (written) => {
+        await this.#unpack(source, format, size, temp, [], limits, 'kept', owner, (written) => {
           if (quota !== null && written > quota) {
             throw new AppError(
               'QUOTA_EXCEEDED',
@@ -1072,9 +1108,19 @@ export class ServerStorage {
     try {
       const temp = await open(at(dir.fd, tempName), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       try {
-        written = await this.#unpack(source, format, archiveSize, temp, folder, limits, (bytes) => {
-          reservation.growTo(bytes, true);
-        });
+        written = await this.#unpack(
+          source,
+          format,
+          archiveSize,
+          temp,
+          folder,
+          limits,
+          'inside',
+          this.#ownerOf(server),
+          (bytes) => {
+            reservation.growTo(bytes, true);
+          },
+        );
         // Nothing of it is moved in if one of its names is taken.
         const names = await readdir(at(temp.fd));
         for (const name of names) {
@@ -1123,7 +1169,13 @@ export class ServerStorage {
    * Unpacks every entry of the archive below the open folder `temp` (see `decompress` for what
    * is refused); `folder`: where `temp`'s content will be, inside the server directory, for the
    * symlink check and messages. Calls `claimed` with the bytes unpacked so far as they grow;
-   * answers them at the end.
+   * answers them at the end. `links`: `inside` refuses symlinks whose target is absolute or leads
+   * outside the server directory (an archive a user uploads); `kept` restores every symlink as
+   * the link it was (a backup holds what the folder held, SteamCMD's absolute links included).
+   * A link is only ever written as a link: nothing is written through one (O_NOFOLLOW at every
+   * step), and every reader of the folder refuses to follow one out (`resolve`), so a link
+   * pointing out reaches nothing the server's own processes could not reach anyway.
+   * Folders get their archived mode with the owner's rwx added; files theirs with rw added.
    */
   async #unpack(
     source: FileHandle,
@@ -1132,11 +1184,12 @@ export class ServerStorage {
     temp: FileHandle,
     folder: readonly string[],
     limits: ArchiveLimits,
+    links: 'inside' | 'kept',
+    owner: FileOwner | null,
     claimed: (written: number) => void,
   ): Promise<number> {
     let written = 0;
     let entries = 0;
-    const owner = this.#owner;
     const tooMany = (): AppError =>
       new AppError(
         'PAYLOAD_TOO_LARGE',
@@ -1178,21 +1231,30 @@ export class ServerStorage {
             throw refuse('is a device, FIFO or other special file, which is never extracted');
           case 'folder': {
             const made = await makeFolders(temp, segments, refuse, owner);
-            await made.close();
+            try {
+              if (entry.mode !== null) await made.chmod(entry.mode | 0o700);
+            } finally {
+              await made.close();
+            }
             return;
           }
           case 'symlink': {
             const target = await entry.target();
-            if (target === '' || target.includes('\0') || path.posix.isAbsolute(target)) {
-              throw refuse('is a symlink with an empty or absolute target');
+            if (target === '' || target.includes('\0')) {
+              throw refuse('is a symlink with an empty target');
             }
             if (Buffer.byteLength(target) > MAX_LINK_TARGET_BYTES) {
               throw refuse('is a symlink with a target too long');
             }
-            try {
-              linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
-            } catch {
-              throw refuse('is a symlink that points outside the server directory');
+            if (links === 'inside') {
+              if (path.posix.isAbsolute(target)) {
+                throw refuse('is a symlink with an absolute target');
+              }
+              try {
+                linkTarget([...folder, ...segments.slice(0, -1)], target, '/');
+              } catch {
+                throw refuse('is a symlink that points outside the server directory');
+              }
             }
             const parent = await makeFolders(temp, segments.slice(0, -1), refuse, owner);
             const name = segments.at(-1) ?? '';

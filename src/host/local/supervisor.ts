@@ -36,7 +36,7 @@ import { ConsoleFeed, ConsolePacer } from './console-feed.js';
 import { installLaunch, serverLaunch, stopMethodOf } from './launch.js';
 import type { LineMatcher } from './line-watch.js';
 import type { ConsoleLine } from './console-log.js';
-import type { ServerStorage } from './storage.js';
+import type { FileOwner, ServerStorage } from './storage.js';
 
 /** At most this many automatic restarts inside the window; then the server stays crashed. */
 const MAX_RESTARTS = 3;
@@ -130,6 +130,8 @@ export class Supervisor {
       /** Watches consoles for done lines, off the main thread (src/host/local/line-watch.ts). */
       readonly lines: LineMatcher;
       readonly storage: Pick<ServerStorage, 'create' | 'directoryOf' | 'diskUsage'>;
+      /** The server's own user (from its id), or null: servers run as the panel's user. */
+      readonly userOf: (record: ServerRecord) => FileOwner | null;
       readonly log: Logger;
       readonly now: () => Date;
       /** How long a running server may stay over its disk quota before it is stopped. */
@@ -223,7 +225,8 @@ export class Supervisor {
       await this.deps.servers.setInstall(name, { state: 'installing' });
       let process: RunningProcess;
       try {
-        await this.deps.storage.create(name);
+        const user = this.deps.userOf(record);
+        await this.deps.storage.create(name, user);
         entry.log.append(`[panel] installing with the ${launch.argv[0]} script of the template`);
         process = await runtime.start({
           name,
@@ -234,6 +237,7 @@ export class Supervisor {
           env: launch.env,
           ports: [],
           install: { script: script.script },
+          user,
         });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -514,7 +518,9 @@ export class Supervisor {
     this.#setStatus(entry, 'starting');
     let process: RunningProcess;
     try {
-      await this.deps.storage.create(name);
+      // Its own user, its folder re-owned if it is not yet (made before servers had users).
+      const user = this.deps.userOf(record);
+      await this.deps.storage.create(name, user);
       if (template !== null) {
         for (const line of await this.deps.prepareFiles(record, template, launch.env))
           entry.log.append(line);
@@ -529,6 +535,7 @@ export class Supervisor {
         env: launch.env,
         ports: record.allocations,
         install: null,
+        user,
       });
     } catch (error) {
       if (!(error instanceof StartError)) {

@@ -43,6 +43,11 @@ export interface LaunchSpec {
    * expect them) as the working directory.
    */
   readonly install: { readonly script: string } | null;
+  /**
+   * The server's own user (uid and gid) it runs as, whatever the runtime; `null`: the panel's
+   * own user (the panel does not run as root).
+   */
+  readonly user: { readonly uid: number; readonly gid: number } | null;
 }
 
 /** Where an install script finds the server's folder and itself (the eggs' paths). */

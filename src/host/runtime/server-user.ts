@@ -1,18 +1,15 @@
 /**
  * Who game servers run as. Only root can run a process as another user, so:
- * - a panel running as root runs every server as `SERVER_USER` (default `game-panel`, made as a
- *   system user with no home and no login shell when missing), never as uid 0;
+ * - a panel running as root runs each server as a uid and gid of its own, never 0: the first of
+ *   `SERVER_UID_RANGE` plus the server's id (ids are never reused, see migration 0018), with no
+ *   /etc/passwd entry needed; its folder belongs to that uid with mode 0700, so no other server
+ *   reads it (docs/security.md);
  * - a panel running as any other user runs servers as itself, and `SERVER_USER` may not ask for
  *   anyone else.
  */
-import { spawnSync } from 'node:child_process';
 import { userInfo } from 'node:os';
 import { ConfigError } from '../../config.js';
-
-export const DEFAULT_SERVER_USER = 'game-panel';
-
-/** getent and useradd are looked up here, whatever the panel's own PATH. */
-const SYSTEM_PATH = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+import { AppError } from '../../errors.js';
 
 export interface ServerUser {
   readonly name: string;
@@ -20,11 +17,16 @@ export interface ServerUser {
   readonly gid: number;
 }
 
+export interface UidRange {
+  readonly first: number;
+  readonly last: number;
+}
+
 /**
- * The user servers run as when the panel switches users (it runs as root), or `null` when
- * servers run as the panel's own user. Throws {@link ConfigError} for a user that cannot be.
+ * Whether servers get users of their own (the panel runs as root), or `null` when servers run
+ * as the panel's own user. Throws {@link ConfigError} for a `SERVER_USER` that cannot be.
  */
-export function resolveServerUser(requested: string | null): ServerUser | null {
+export function resolveServerUsers(requested: string | null, range: UidRange): UidRange | null {
   const panelUid = process.getuid?.() ?? -1;
   if (panelUid !== 0) {
     if (requested !== null && requested !== userInfo().username && requested !== String(panelUid))
@@ -34,58 +36,33 @@ export function resolveServerUser(requested: string | null): ServerUser | null {
       );
     return null;
   }
-  const name = requested ?? DEFAULT_SERVER_USER;
-  const user = numericUser(name) ?? lookUp(name) ?? create(name);
-  if (user.uid === 0 || user.gid === 0)
+  if (requested !== null) {
+    const root = /^(root|0)(:\d+)?$|^\d+:0$/.test(requested);
     throw new ConfigError(
       'SERVER_USER',
-      `${name} is root (uid or gid 0): servers never run as root`,
+      root
+        ? `${requested} is root (uid or gid 0): servers never run as root`
+        : 'a panel running as root runs each server as a uid of its own from SERVER_UID_RANGE; unset SERVER_USER',
     );
-  return user;
+  }
+  return range;
 }
 
-/** `uid` or `uid:gid`: a user that need not exist in /etc/passwd. */
-function numericUser(text: string): ServerUser | null {
-  const match = /^(\d+)(?::(\d+))?$/.exec(text);
-  if (!match?.[1]) return null;
-  const uid = Number(match[1]);
-  return { name: text, uid, gid: match[2] === undefined ? uid : Number(match[2]) };
+/** The user of the server whose id is `id`, from `range`; 409 when the range is used up. */
+export function serverUserOf(range: UidRange, id: number): ServerUser {
+  const uid = range.first + id;
+  if (!Number.isSafeInteger(id) || id < 1 || uid > range.last) {
+    throw new AppError(
+      'CONFLICT',
+      `Server id ${id} has no uid left in SERVER_UID_RANGE (${range.first}-${range.last}): widen it`,
+    );
+  }
+  return { name: `server-${id}`, uid, gid: uid };
 }
 
-function lookUp(name: string): ServerUser | null {
-  const result = spawnSync('getent', ['passwd', name], {
-    encoding: 'utf8',
-    timeout: 10_000,
-    env: SYSTEM_PATH,
-  });
-  if (result.status !== 0) return null;
-  const [, , uid, gid] = result.stdout.trim().split(':');
-  if (uid === undefined || gid === undefined) return null;
-  return { name, uid: Number(uid), gid: Number(gid) };
-}
-
-function create(name: string): ServerUser {
-  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(name))
-    throw new ConfigError('SERVER_USER', `no user ${name}, and that is not a name to create one`);
-  const result = spawnSync(
-    'useradd',
-    [
-      '--system',
-      '--user-group',
-      '--no-create-home',
-      '--home-dir',
-      '/nonexistent',
-      '--shell',
-      '/usr/sbin/nologin',
-      '--comment',
-      'game servers of the game panel',
-      name,
-    ],
-    { encoding: 'utf8', timeout: 30_000, env: SYSTEM_PATH },
-  );
-  // Another panel starting at the same moment may have made it first: look again either way.
-  const user = lookUp(name);
-  if (user) return user;
-  const why = result.error?.message ?? result.stderr.trim().split('\n')[0] ?? 'useradd failed';
-  throw new ConfigError('SERVER_USER', `no user ${name}, and it could not be created: ${why}`);
-}
+/** A user of the range that is no server's (id 0), for probes: what any server's user can do. */
+export const probeUserOf = (range: UidRange): ServerUser => ({
+  name: `uid ${range.first}`,
+  uid: range.first,
+  gid: range.first,
+});

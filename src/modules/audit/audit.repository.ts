@@ -15,6 +15,7 @@ const toEntry = (row: Row): AuditEntry => ({
   address: row.address,
   action: row.action,
   server: row.server,
+  serverId: row.server_id,
   target: row.target,
   outcome: row.outcome as AuditEntry['outcome'],
   status: row.status,
@@ -27,10 +28,16 @@ const likePrefix = (prefix: string): string => `${prefix.replace(/[\\%_]/g, (c) 
 export class AuditRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** Writes the entry, under the id the server it names has now (none if it has none). */
   async insert(entry: NewAuditEntry & { at: string }): Promise<void> {
+    const server = entry.server;
     await this.db
       .insertInto('audit_log')
-      .values({
+      .values((eb) => ({
+        server_id:
+          server === null
+            ? null
+            : eb.selectFrom('servers').select('servers.id').where('servers.name', '=', server),
         at: entry.at,
         actor_id: entry.actorId,
         actor_name: entry.actor,
@@ -43,7 +50,7 @@ export class AuditRepository {
         outcome: entry.outcome,
         status: entry.status,
         details: JSON.stringify(entry.details),
-      })
+      }))
       .execute();
   }
 
@@ -56,6 +63,7 @@ export class AuditRepository {
       let q = query;
       if (filter.actor !== undefined) q = q.where('actor_name', '=', filter.actor);
       if (filter.server !== undefined) q = q.where('server', '=', filter.server);
+      if (filter.serverId !== undefined) q = q.where('server_id', '=', filter.serverId);
       if (filter.action !== undefined) {
         q = filter.action.endsWith('.')
           ? q.where('action', 'like', likePrefix(filter.action))

@@ -13,10 +13,26 @@ const AuditEntry = Type.Object({
   actor: Nullable(Type.String({ description: 'The username at the time' })),
   actorId: Nullable(Type.Integer()),
   via: Type.Union(AUDIT_VIAS.map((via) => Type.Literal(via))),
-  viaName: Nullable(Type.String({ description: "The API key's or the schedule's name" })),
-  address: Nullable(Type.String()),
+  viaName: Nullable(
+    Type.String({
+      description:
+        "The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin)",
+    }),
+  ),
+  address: Nullable(
+    Type.String({
+      description:
+        "Where the request came from; null in a server's log unless the caller may read the whole log (admin)",
+    }),
+  ),
   action: Type.String({ description: 'A dotted name: server.start, file.write, auth.login…' }),
   server: Nullable(Type.String()),
+  serverId: Nullable(
+    Type.Integer({
+      description:
+        'The id of the server so named when the entry was written: a server made again under an old name has another',
+    }),
+  ),
   target: Nullable(Type.String()),
   outcome: Type.Union(AUDIT_OUTCOMES.map((outcome) => Type.Literal(outcome))),
   status: Nullable(Type.Integer()),
@@ -93,7 +109,8 @@ export function auditRoutes(app: App, audit: AuditService): void {
     {
       schema: {
         tags: TAGS,
-        summary: "A server's audit log (the settings permission)",
+        summary:
+          "A server's audit log (the settings permission): its own entries, by its id; addresses and API key names for admins only",
         description: DESCRIPTION,
         params: Type.Object({ server: Type.String({ minLength: 1, maxLength: 256 }) }),
         querystring: ServerQuery,

@@ -1,7 +1,8 @@
 /**
  * The audit log (src/domain/audit.ts): written by the HTTP hook for every change made through
  * the API (audit.hook.ts), and by the panel for what happens without a request (schedule runs,
- * backups ending, servers crashing); read by admins, and per server by holders of `settings`.
+ * backups ending, servers crashing); read by admins, and per server by holders of `settings` (the server's own entries, by its id;
+ * addresses and API key names only for those who may read the whole log).
  * Entries older than `AUDIT_RETENTION_DAYS` are removed every hour.
  *
  * Every text an entry holds (actor, key or schedule name, server, target, details) is stored with
@@ -9,6 +10,7 @@
  * cannot forge a line of the log wherever it is shown or exported.
  */
 import type { AuditEntry, AuditFilter, NewAuditEntry } from '../../domain/audit.js';
+import { can } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
 import type { Logger } from '../../log.js';
 import { escapeControl } from '../../text.js';
@@ -22,14 +24,27 @@ export interface AuditPage {
   readonly total: number;
 }
 
+/**
+ * An entry as one who may not read the whole audit log sees it in a server's Activity: without
+ * the address it came from and the name of the API key it came through (docs/api.md, Audit).
+ */
+const withoutWhereFrom = (entry: AuditEntry): AuditEntry => ({
+  ...entry,
+  address: null,
+  viaName: entry.via === 'api-key' ? null : entry.viaName,
+});
+
 export class AuditService {
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly deps: {
       readonly repo: AuditRepository;
-      /** Checks the caller may see the server's log (`server.settings`): throws 403/404. */
-      readonly requireSettings: (user: User, server: string) => Promise<unknown>;
+      /**
+       * Checks the caller may see the server's log (`server.settings`): throws 403/404; answers
+       * the server's id.
+       */
+      readonly requireSettings: (user: User, server: string) => Promise<{ readonly id: number }>;
       readonly retentionDays: number;
       readonly now: () => Date;
       readonly log: Logger;
@@ -79,8 +94,10 @@ export class AuditService {
     limit: number,
     offset: number,
   ): Promise<AuditPage> {
-    await this.deps.requireSettings(user, server);
-    return this.deps.repo.page({ ...filter, server }, limit, offset);
+    const { id } = await this.deps.requireSettings(user, server);
+    const page = await this.deps.repo.page({ ...filter, serverId: id }, limit, offset);
+    if (can(user, 'audit.read')) return page;
+    return { total: page.total, entries: page.entries.map(withoutWhereFrom) };
   }
 
   /** Removes what is past the retention now, then every hour. */

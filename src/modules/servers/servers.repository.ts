@@ -47,6 +47,7 @@ const toRecord = (
   row: Selectable<ServersTable>,
   allocations: readonly Allocation[],
 ): ServerRecord => ({
+  id: row.id,
   name: row.name,
   displayName: row.display_name,
   startCommand: row.start_command,
@@ -211,8 +212,8 @@ export class ServersRepository {
   }
 
   /**
-   * Adds the server with its variables and allocations in one transaction; false when one of
-   * that name exists. Throws AlreadyExists when an allocation is another server's, and
+   * Adds the server with its variables and allocations in one transaction, under a new id from
+   * `server_ids` (never one a deleted server had); false when one of that name exists. Throws AlreadyExists when an allocation is another server's, and
    * NoLongerExists when its template was deleted meanwhile.
    */
   async insert(
@@ -244,7 +245,15 @@ export class ServersRepository {
     try {
       await withConstraints(() =>
         this.db.transaction().execute(async (trx) => {
-          await trx.insertInto('servers').values(row).execute();
+          const { id } = await trx
+            .insertInto('server_ids')
+            .values({ name: config.name, created_at: config.createdAt })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          await trx
+            .insertInto('servers')
+            .values({ ...row, id })
+            .execute();
           await insertAllocations(trx, config.name, config.allocations);
         }),
       );

@@ -62,11 +62,73 @@ for (const [network, prefix] of [
   NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
 
-/** Whether `address` is on the public internet. IPv4-mapped IPv6 addresses count as IPv4. */
+/**
+ * Whether `address` is on the public internet. An IPv6 address that embeds an IPv4 one is judged
+ * by the IPv4 address it reaches: IPv4-mapped `::ffff:a.b.c.d` and IPv4-translated
+ * `::ffff:0:a.b.c.d`, the NAT64 well-known prefix `64:ff9b::/96` and 6to4 `2002:AABB:CCDD::/48`
+ * (a relay or NAT64 gateway forwards to that IPv4 address). Teredo `2001::/32` is refused whole:
+ * it is deprecated and its relay path reaches anywhere (docs/webhooks.md).
+ */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
-  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return !NON_PUBLIC.check(address, 'ipv4');
+  const bytes = ipv6Bytes(address);
+  if (bytes === null) return false;
+  const embedded = embeddedIpv4(bytes);
+  if (embedded !== null) return !NON_PUBLIC.check(embedded, 'ipv4');
+  return !NON_PUBLIC.check(address, 'ipv6');
+}
+
+/** The 16 bytes of an IPv6 address (`::` and a trailing dotted quad allowed, zone dropped). */
+function ipv6Bytes(address: string): Uint8Array | null {
+  let text = address.replace(/%.*$/, '');
+  const tail: number[] = [];
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted !== null) {
+    const quad = (dotted[2] ?? '').split('.').map(Number);
+    if (quad.some((part) => part > 255)) return null;
+    tail.push(...quad);
+    text = `${dotted[1] ?? ''}0:0`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const groups = (half: string | undefined): string[] =>
+    half === undefined || half === '' ? [] : half.split(':');
+  const head = groups(halves[0]);
+  const rest = groups(halves[1]);
+  const missing = 8 - head.length - rest.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
+  const all = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill('0'), ...rest];
+  const bytes = new Uint8Array(16);
+  for (const [index, group] of all.entries()) {
+    if (!/^[0-9a-f]{1,4}$/i.test(group)) return null;
+    const value = Number.parseInt(group, 16);
+    bytes[index * 2] = value >> 8;
+    bytes[index * 2 + 1] = value & 0xff;
+  }
+  if (tail.length === 4) bytes.set(tail, 12);
+  return bytes;
+}
+
+const startsWith = (bytes: Uint8Array, prefix: readonly number[]): boolean =>
+  prefix.every((byte, index) => bytes[index] === byte);
+
+const quad = (bytes: Uint8Array, from: number): string =>
+  Array.from(bytes.subarray(from, from + 4)).join('.');
+
+/**
+ * The IPv4 address an IPv6 address leads to, when it embeds one; Teredo answers an address that
+ * is never public (0.0.0.0), so it is refused.
+ */
+function embeddedIpv4(bytes: Uint8Array): string | null {
+  const zeros = (count: number): number[] => Array<number>(count).fill(0);
+  if (startsWith(bytes, [...zeros(10), 0xff, 0xff])) return quad(bytes, 12); // ::ffff:a.b.c.d
+  if (startsWith(bytes, [...zeros(8), 0xff, 0xff, 0, 0])) return quad(bytes, 12); // ::ffff:0:a.b.c.d
+  if (startsWith(bytes, [0, 0x64, 0xff, 0x9b, ...zeros(8)])) return quad(bytes, 12); // 64:ff9b::/96
+  if (startsWith(bytes, [0x20, 0x02])) return quad(bytes, 2); // 6to4 2002::/16
+  if (startsWith(bytes, [0x20, 0x01, 0, 0])) return '0.0.0.0'; // Teredo 2001::/32
+  return null;
 }
 
 const defaultResolver: Resolver = async (host) => {

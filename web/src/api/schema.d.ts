@@ -1118,6 +1118,7 @@ export interface paths {
                 /** @description The username at the time */
                 actor: string | null;
                 actorId: number | null;
+                /** @description Where the request came from; null in a server's log unless the caller may read the whole log (admin) */
                 address: string | null;
                 /** Format: date-time */
                 at: string;
@@ -1127,10 +1128,12 @@ export interface paths {
                 id: number;
                 outcome: 'ok' | 'failed';
                 server: string | null;
+                /** @description The id of the server so named when the entry was written: a server made again under an old name has another */
+                serverId: number | null;
                 status: number | null;
                 target: string | null;
                 via: 'session' | 'api-key' | 'schedule' | 'system';
-                /** @description The API key's or the schedule's name */
+                /** @description The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin) */
                 viaName: string | null;
               }[];
               message: string;
@@ -3223,7 +3226,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * A server's audit log (the settings permission)
+     * A server's audit log (the settings permission): its own entries, by its id; addresses and API key names for admins only
      * @description Newest first. Paginated with limit (1-200, default 50) and offset; X-Total-Count holds the number of matching entries.
      */
     get: {
@@ -3262,6 +3265,7 @@ export interface paths {
                 /** @description The username at the time */
                 actor: string | null;
                 actorId: number | null;
+                /** @description Where the request came from; null in a server's log unless the caller may read the whole log (admin) */
                 address: string | null;
                 /** Format: date-time */
                 at: string;
@@ -3271,10 +3275,12 @@ export interface paths {
                 id: number;
                 outcome: 'ok' | 'failed';
                 server: string | null;
+                /** @description The id of the server so named when the entry was written: a server made again under an old name has another */
+                serverId: number | null;
                 status: number | null;
                 target: string | null;
                 via: 'session' | 'api-key' | 'schedule' | 'system';
-                /** @description The API key's or the schedule's name */
+                /** @description The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin) */
                 viaName: string | null;
               }[];
               message: string;

@@ -6,7 +6,8 @@
  * from the server's image and its current configuration, removed once its exit has been read:
  * - the server's folder bind-mounted read-write at /home/container, its working directory (the
  *   path Pterodactyl's images expect); a read-only root file system and a small private /tmp;
- * - no capability, `no-new-privileges`, never root: the owner of the server's files;
+ * - no capability, `no-new-privileges`, never root: the server's own user, the owner of its
+ *   folder (`LaunchSpec.user`), else the panel's own user;
  * - only the environment the process runtime gives (none of the panel's secrets);
  * - the kernel holds it to its memory (no swap), CPU and pids limits;
  * - no published port; the daemon's `bridge` network, or none at all (SERVER_NETWORK=none, or
@@ -23,7 +24,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { ConfigError } from '../../../config.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
-import { resolveServerUser, type ServerUser } from '../server-user.js';
 import type { Allocation } from '../../../domain/server.js';
 import {
   INSTALL_SCRIPT_DIR,
@@ -49,8 +49,6 @@ export interface DockerRuntimeOptions {
   readonly dockerCertPath?: string | null;
   /** Names this panel's containers (label `game-panel.panel`), so two panels never share one. */
   readonly panelId: string;
-  /** Who the container's process runs as: the owner of the server's files. */
-  readonly serverUser: ServerUser | null;
   readonly network: 'host' | 'none';
 }
 
@@ -219,18 +217,13 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
   };
 
-  /** The owner of the servers' files: the server user, else the panel's own user; never root. */
-  const user = (): string => {
+  /**
+   * Who the container runs as: the server's own user (the owner of its folder), else the
+   * panel's own user; never root.
+   */
+  const user = (spec: LaunchSpec): string => {
     const uid = process.getuid?.() ?? 0;
-    let owner: { uid: number; gid: number } | null = options.serverUser;
-    if (owner === null && uid !== 0) owner = { uid, gid: process.getgid?.() ?? uid };
-    if (owner === null) {
-      try {
-        owner = resolveServerUser(null);
-      } catch (error) {
-        throw new StartRefusedError(error instanceof Error ? error.message : String(error));
-      }
-    }
+    const owner = spec.user ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : null);
     if (owner === null || owner.uid === 0 || owner.gid === 0)
       throw new StartRefusedError('servers never run as root, and there is no other user');
     return `${owner.uid}:${owner.gid}`;
@@ -461,7 +454,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
             ...(install === null ? [] : [`PWD=${INSTALL_SERVER_DIR}`]),
           ],
           WorkingDir: install === null ? CONTAINER_HOME : INSTALL_SERVER_DIR,
-          User: user(),
+          User: user(spec),
           Labels:
             install === null
               ? labels(spec.name)

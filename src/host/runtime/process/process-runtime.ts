@@ -44,7 +44,7 @@ import {
   type ProcStat,
 } from './proc.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
-import { resolveServerUser, type ServerUser } from '../server-user.js';
+import { probeUserOf, resolveServerUsers, type ServerUser, type UidRange } from '../server-user.js';
 
 /** The whole environment a server process gets (and HOME, its own folder). */
 const SERVER_ENV = {
@@ -95,8 +95,10 @@ export interface ProcessRuntimeOptions {
   readonly dataDir: string;
   /** The folder that holds every server's folder: the server user must be able to reach it. */
   readonly serversDir: string;
-  /** `SERVER_USER`: who servers run as when the panel runs as root; `null`, the default. */
+  /** `SERVER_USER`: only the panel's own user, when the panel does not run as root. */
   readonly serverUser: string | null;
+  /** `SERVER_UID_RANGE`: where each server's own uid comes from when the panel runs as root. */
+  readonly serverUidRange: UidRange;
   /** Host paths a sandboxed server may also read. */
   readonly readOnlyPaths: readonly string[];
   readonly network: ServerNetwork;
@@ -108,8 +110,11 @@ export interface ProcessRuntimeOptions {
 
 /** What the rest of the panel learns about the runtime it was given. */
 export interface LocalRuntime extends Runtime {
-  /** The user server files must belong to, when the panel runs as root; else `null`. */
-  readonly serverUser: ServerUser | null;
+  /**
+   * The uids servers get, one each, when the panel runs as root; `null`: servers run as the
+   * panel's own user.
+   */
+  readonly serverUsers: UidRange | null;
   /** Whether each server runs in a cgroup of its own. */
   readonly cgroups: Cgroups['version'];
   /** Whether servers, as the user they run as, can enter `dir` (the folder of server folders). */
@@ -172,7 +177,8 @@ export function findBubblewrap(searchPath: string, user: ServerUser | null = nul
   return probe.status === 0 ? candidate : null;
 }
 
-const identity = (user: ServerUser | null) => (user ? { uid: user.uid, gid: user.gid } : {});
+const identity = (user: { readonly uid: number; readonly gid: number } | null) =>
+  user ? { uid: user.uid, gid: user.gid } : {};
 
 /**
  * The sandbox's view of the file system, as bubblewrap arguments: /usr and the system's library
@@ -212,8 +218,10 @@ async function raiseOomScore(pid: number): Promise<void> {
 }
 
 export async function createProcessRuntime(options: ProcessRuntimeOptions): Promise<LocalRuntime> {
-  const serverUser = resolveServerUser(options.serverUser);
-  const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath, serverUser);
+  const serverUsers = resolveServerUsers(options.serverUser, options.serverUidRange);
+  // Probes run as a uid of the range that is no server's: what every server's user can do.
+  const probeUser = serverUsers === null ? null : probeUserOf(serverUsers);
+  const bwrap = options.sandbox === 'none' ? null : findBubblewrap(options.searchPath, probeUser);
   if (options.sandbox === 'bwrap' && bwrap === null) {
     throw new ConfigError(
       'SANDBOX',
@@ -261,9 +269,9 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
     ];
   };
 
-  const who = serverUser
-    ? `as ${serverUser.name} (uid ${serverUser.uid})`
-    : `as the panel's own user (uid ${process.getuid?.() ?? '?'})`;
+  const who = serverUsers
+    ? `each as a uid of its own (${serverUsers.first} + the server's id, up to ${serverUsers.last})`
+    : `as the panel's own user (uid ${process.getuid?.() ?? '?'}), all of them: run the panel as root to give each server a uid of its own`;
   const description =
     bwrap !== null
       ? `servers run ${who} in a bubblewrap sandbox; ${cgroups.description}`
@@ -277,7 +285,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
     limitsUnavailableReason: cgroups.limitsUnavailableReason,
     isolated: bwrap !== null,
     description,
-    serverUser,
+    serverUsers,
     cgroups: cgroups.version,
 
     async start(spec) {
@@ -320,7 +328,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         },
         detached: true,
         stdio: group === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
-        ...identity(serverUser),
+        ...identity(spec.user),
       });
       // Listeners first, before anything is awaited: an exit or output while the panel waits
       // for the spawn, the cgroup or the process identity is kept, never lost.
@@ -387,7 +395,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         stdio: 'ignore',
         timeout: 10_000,
         env: SERVER_ENV,
-        ...identity(serverUser),
+        ...identity(probeUser),
       });
       return probe.status === 0;
     },

@@ -20,6 +20,7 @@ const entry = (over: Partial<AuditEntry>): AuditEntry => ({
   address: '127.0.0.1',
   action: 'server.power',
   server: 'survival',
+  serverId: 1,
   target: null,
   outcome: 'ok',
   status: 200,
@@ -68,6 +69,8 @@ describe('an entry in words', () => {
     expect(describeActor(entry({ via: 'api-key', viaName: 'deploy' }))).toBe(
       'alice with the API key deploy',
     );
+    // A server's Activity hides the key's name from all but admins.
+    expect(describeActor(entry({ via: 'api-key', viaName: null }))).toBe('alice with an API key');
     expect(describeActor(entry({ via: 'schedule', viaName: 'nightly' }))).toBe(
       'schedule nightly of alice',
     );

@@ -125,7 +125,10 @@ export function describeActor(entry: AuditEntry): string {
     case 'session':
       return who ?? 'someone signed out';
     case 'api-key':
-      return `${who ?? 'someone'} with the API key ${entry.viaName ?? '(revoked)'}`;
+      // A server's Activity shows key names to admins only (docs/api.md, Audit).
+      return entry.viaName === null
+        ? `${who ?? 'someone'} with an API key`
+        : `${who ?? 'someone'} with the API key ${entry.viaName}`;
     case 'schedule':
       return `schedule ${entry.viaName ?? '(deleted)'}${who === null ? '' : ` of ${who}`}`;
     case 'system':

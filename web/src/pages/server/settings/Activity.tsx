@@ -21,7 +21,7 @@ export function Activity({ server }: { server: string }) {
         Who did what on this server, newest first
         {audit.data !== undefined &&
           `: ${audit.data.total} ${audit.data.total === 1 ? 'entry' : 'entries'}`}
-        .
+        . Addresses and API key names are shown to admins only.
       </p>
       <AuditList
         label="Server activity"
