@@ -79,7 +79,8 @@ export function serverUsersRoutes(app: App, people: ServerUsersService): void {
   app.put(
     '/api/servers/:server/owner',
     {
-      config: { access: { action: 'server.configure-host' } },
+      // Admins only, decided by the service with the server's name (an API key reaches only
+      // the servers of its list).
       schema: {
         tags: TAGS,
         summary: "Name the server's owner, or none (admin)",
@@ -92,7 +93,7 @@ export function serverUsersRoutes(app: App, people: ServerUsersService): void {
     },
     async (request) => ({
       message: 'Owner set',
-      data: await people.setOwner(request.params.server, request.body.owner),
+      data: await people.setOwner(currentUser(request), request.params.server, request.body.owner),
     }),
   );
 }

@@ -114,7 +114,12 @@ export class ServerUsersService {
    * Names the server's owner (null: none), for an admin (the route checks it). The new owner
    * gets the server with every permission; the previous owner loses it.
    */
-  async setOwner(server: string, username: string | null): Promise<{ owner: string | null }> {
+  async setOwner(
+    caller: User,
+    server: string,
+    username: string | null,
+  ): Promise<{ owner: string | null }> {
+    await this.deps.servers.require(caller, server, 'server.configure-host');
     const user =
       username === null ? null : await this.deps.servers.ownerNamed(username, 'body/owner');
     let changed: { previous: number | null } | undefined;
