@@ -282,7 +282,10 @@ describe('the audit log', () => {
       permissions: ['files.read', 'files.write', 'settings'],
     });
     assert.equal(granted.statusCode, 200, granted.body);
-    const made = await call(admin.headers, 'POST', '/api/profile/api-keys', { name: 'ops-robot' });
+    const made = await call(admin.headers, 'POST', '/api/profile/api-keys', {
+      name: 'ops-robot',
+      password: PASSWORD,
+    });
     const { token } = json<{ data: { token: string } }>(made).data;
     rememberSecret(token);
     const write = (headers: { authorization: string }, path: string) =>
