@@ -57,9 +57,9 @@ describe('token verification', () => {
   it('accepts its own tokens until they expire', async () => {
     clock = NOW;
     const token = await tokens.issue({ userId: 7, version: 2 });
-    assert.deepEqual(verify(token), { userId: 7, version: 2 });
+    assert.deepEqual(verify(token), { userId: 7, version: 2, issuedAt: NOW });
     clock = NOW + TOKEN_LIFETIME_SECONDS - 1;
-    assert.deepEqual(verify(token), { userId: 7, version: 2 });
+    assert.deepEqual(verify(token), { userId: 7, version: 2, issuedAt: NOW });
     clock = NOW + TOKEN_LIFETIME_SECONDS;
     refused(token, 'an expired token');
     clock = NOW;
@@ -75,10 +75,11 @@ describe('token verification', () => {
         .setIssuedAt(NOW - 10)
         .setExpirationTime(NOW + 10)
         .sign(SECRET);
-    assert.deepEqual(verify(await jose({ alg: 'HS256' })), { userId: 9, version: 0 });
-    assert.deepEqual(verify(await jose({ alg: 'HS256', typ: 'JWT' })), { userId: 9, version: 0 });
+    const signed = { userId: 9, version: 0, issuedAt: NOW - 10 };
+    assert.deepEqual(verify(await jose({ alg: 'HS256' })), signed);
+    assert.deepEqual(verify(await jose({ alg: 'HS256', typ: 'JWT' })), signed);
     // The tokens below differ from this one in one thing only.
-    assert.deepEqual(verify(sign(HEADER, CLAIMS)), { userId: 42, version: 3 });
+    assert.deepEqual(verify(sign(HEADER, CLAIMS)), { userId: 42, version: 3, issuedAt: NOW - 60 });
   });
 
   it('refuses a signature that is not the HMAC of the text under the secret', () => {
@@ -161,6 +162,7 @@ describe('token verification', () => {
     assert.deepEqual(verify(sign(HEADER, claims({ aud: ['x', 'game-panel:api'] }))), {
       userId: 42,
       version: 3,
+      issuedAt: NOW - 60,
     });
   });
 
@@ -187,6 +189,7 @@ describe('token verification', () => {
     assert.deepEqual(verify(sign(HEADER, claims({ sub: '2147483647' }))), {
       userId: 2147483647,
       version: 3,
+      issuedAt: NOW - 60,
     });
   });
 
@@ -194,7 +197,11 @@ describe('token verification', () => {
     for (const ver of [undefined, '3', 1.5, 2 ** 53, null]) {
       refused(sign(HEADER, claims({ ver })), `ver ${JSON.stringify(ver)}`);
     }
-    assert.deepEqual(verify(sign(HEADER, claims({ ver: 0 }))), { userId: 42, version: 0 });
+    assert.deepEqual(verify(sign(HEADER, claims({ ver: 0 }))), {
+      userId: 42,
+      version: 0,
+      issuedAt: NOW - 60,
+    });
   });
 });
 
