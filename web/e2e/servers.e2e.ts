@@ -1,7 +1,7 @@
 /**
  * Servers page journeys: the admin's empty list, creating a server and seeing it listed, a
- * refused creation showing the API's message, reload and pasted links, another user's view, and
- * the same page on a 375 px phone.
+ * refused creation showing the API's message, reload and pasted links, another user's view, the
+ * limits of a new server prefilled from the panel's defaults, and the same page on a 375 px phone.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -160,6 +160,86 @@ describe('servers', () => {
     await signIn(page, 'player');
     await serverList(page).getByText('Survival', { exact: true }).waitFor();
     assert.equal(await page.getByRole('button', { name: /^Delete/ }).count(), 0);
+    assertClean();
+  });
+
+  it("prefills a new server's limits from the panel's defaults and creates it with them", async () => {
+    const { panel } = servers;
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    // The admin changes the defaults on the Settings page.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+    await page.getByLabel('Process limit').fill('300');
+    await page.getByLabel('Memory', { exact: true }).fill('1024');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+
+    await page.getByRole('link', { name: 'Servers' }).click();
+    const form = page.getByRole('region', { name: 'Create server' });
+    const limits = form.getByRole('group', { name: 'Limits' });
+    const field = (label: string) => limits.getByLabel(label, { exact: true });
+    await field('Process limit').waitFor();
+    assert.equal(await field('Process limit').inputValue(), '300');
+    assert.equal(await field('Memory limit').inputValue(), '1024');
+    assert.equal(await field('CPU limit').inputValue(), '', 'no CPU default: empty');
+    assert.equal(await field('Disk limit').inputValue(), '');
+    await limits.getByText("the panel's default is 300").waitFor();
+    await assertAccessible(page, 'the create form with its limits');
+
+    // The process limit may not be emptied; the refusal is said next to it and nothing is sent.
+    await form.getByLabel('Name', { exact: true }).fill('limited');
+    await form.getByLabel('Start command').fill('/bin/cat');
+    await field('Process limit').fill('');
+    await field('CPU limit').fill('50');
+    await field('Disk limit').fill('2');
+    await limits.getByRole('combobox', { name: 'Disk limit unit' }).selectOption('GiB');
+    await form.getByRole('button', { name: 'Create server', exact: true }).click();
+    await limits.getByText('Enter a number: every server has a process limit').waitFor();
+    assert.equal(await field('Process limit').getAttribute('aria-invalid'), 'true');
+    // The API's range is said next to the field too, in MiB.
+    await field('Process limit').fill('300');
+    await field('Memory limit').fill('4');
+    await form.getByRole('button', { name: 'Create server', exact: true }).click();
+    await limits.getByText(/must be >= 8388608 \(8 MiB\)/).waitFor();
+    assert.equal(await field('Memory limit').getAttribute('aria-invalid'), 'true');
+    await field('Memory limit').fill('1024');
+    await form.getByRole('button', { name: 'Create server', exact: true }).click();
+    await page.getByRole('status').getByText('Created limited').waitFor();
+    // The form starts again from the defaults.
+    assert.equal(await field('CPU limit').inputValue(), '');
+
+    const config = await panel.api<{
+      data: {
+        limits: {
+          memoryBytes: number | null;
+          cpuPercent: number | null;
+          pids: number | null;
+          diskBytes: number | null;
+        };
+      };
+    }>('GET', '/api/servers/limited/config', undefined, admin);
+    assert.deepEqual(config.data.limits, {
+      memoryBytes: 1024 * 1024 * 1024,
+      cpuPercent: 50,
+      pids: 300,
+      diskBytes: 2 * 1024 * 1024 * 1024,
+    });
+    // The server's own Settings tab shows them in the same fields.
+    await page.goto('/servers/limited/settings');
+    assert.equal(await page.getByLabel('Process limit', { exact: true }).inputValue(), '300');
+    assert.equal(await page.getByLabel('Memory limit', { exact: true }).inputValue(), '1024');
+    assert.equal(await page.getByLabel('CPU limit', { exact: true }).inputValue(), '50');
+    assert.equal(await page.getByLabel('Disk limit', { exact: true }).inputValue(), '2');
+
+    // Back to the defaults and one server, for the pictures below.
+    await panel.api('DELETE', '/api/servers/limited', undefined, admin);
+    await panel.api(
+      'PUT',
+      '/api/admin/settings',
+      { serverDefaults: { pids: 512, memoryBytes: null, cpuPercent: null, diskBytes: null } },
+      admin,
+    );
     assertClean();
   });
 

@@ -1,10 +1,18 @@
 import { useState, type SyntheticEvent } from 'react';
-import { errorMessage } from '../../api/errors';
+import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field, SelectField } from '../../components/Field';
 import { useCreateServer } from '../../hooks/useServers';
+import { usePanelSettings } from '../../hooks/useSettings';
 import { useTemplate, useTemplates, type TemplateVariable } from '../../hooks/useTemplates';
 import page from '../Page.module.css';
+import { LimitFields } from '../server/settings/LimitFields';
+import {
+  limitErrorsFrom,
+  limitsFormFrom,
+  type LimitErrors,
+  type LimitsForm,
+} from '../server/settings/settingsForm';
 import { EMPTY_FORM, newServerFrom, type NewServerForm } from './newServer';
 import styles from './ServersPage.module.css';
 
@@ -14,13 +22,27 @@ const defaults = (variables: readonly TemplateVariable[]) =>
 
 /**
  * Admins only: a new server, from a template (its commands and variables) or from a start
- * command (display name, stop command and port optional).
+ * command (display name, stop command and port optional), with its limits prefilled from the
+ * panel's defaults (`GET /api/admin/settings`, docs/web.md "Creating a server").
  */
 export function CreateServerForm() {
   const create = useCreateServer();
   const templates = useTemplates();
   const [form, setForm] = useState(EMPTY_FORM);
   const [created, setCreated] = useState<string | null>(null);
+  const [limitErrors, setLimitErrors] = useState<LimitErrors>({});
+  const settings = usePanelSettings();
+  const serverDefaults = settings.data?.serverDefaults;
+  // The limits shown: as edited, else the panel's defaults once they are in.
+  const limits: LimitsForm | null =
+    form.limits ?? (serverDefaults === undefined ? null : limitsFormFrom(serverDefaults));
+  const setLimit = <K extends keyof LimitsForm>(key: K, value: LimitsForm[K]) => {
+    if (limits === null) return;
+    setForm((current) => ({ ...current, limits: { ...limits, [key]: value } }));
+    // The field's refusal goes once it is edited; the others stay until the next try.
+    const field = key === 'diskUnit' ? 'disk' : key;
+    setLimitErrors((current) => ({ ...current, [field]: undefined }));
+  };
   const template = useTemplate(form.template === '' ? null : form.template);
   // The variables shown are those of the template chosen, once its details are in.
   const variables = form.template === '' ? [] : (template.data?.variables ?? []);
@@ -37,17 +59,31 @@ export function CreateServerForm() {
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
     setCreated(null);
+    create.reset();
     const filled: NewServerForm = {
       ...form,
       variables: { ...defaults(variables), ...form.variables },
+      limits,
     };
-    create.mutate(newServerFrom(filled), {
+    const request = newServerFrom(filled);
+    if ('errors' in request) {
+      setLimitErrors(request.errors);
+      return;
+    }
+    setLimitErrors({});
+    create.mutate(request.server, {
       onSuccess: (server) => {
         setCreated(server.name);
         setForm(EMPTY_FORM);
       },
+      onError: (error) => {
+        if (error instanceof ApiError) setLimitErrors(limitErrorsFrom(error).fields);
+      },
     });
   };
+  // A refusal of the limits alone is said next to them; anything else in an alert.
+  const showAlert =
+    create.isError && (!(create.error instanceof ApiError) || limitErrorsFrom(create.error).rest);
   const templateOptions = [
     { value: '', label: 'None: a start command' },
     ...(templates.data ?? []).map((option) => ({ value: option.id, label: option.name })),
@@ -153,8 +189,43 @@ export function CreateServerForm() {
             )}
           </fieldset>
         )}
+        <fieldset
+          className={styles.limits}
+          aria-describedby="create-limits-hint"
+          aria-busy={settings.isPending}
+        >
+          <legend>Limits</legend>
+          <p id="create-limits-hint" className={page.muted}>
+            Prefilled with the panel&apos;s defaults (Settings page); empty memory, CPU or disk: no
+            limit. They can be changed later in the server&apos;s Settings tab.
+          </p>
+          {settings.isError ? (
+            <Alert tone="error">
+              The default limits could not be loaded ({errorMessage(settings.error)}); the server
+              gets them when it is created.
+            </Alert>
+          ) : limits === null ? (
+            <p className={page.muted} role="status">
+              Loading the default limits…
+            </p>
+          ) : (
+            <LimitFields
+              values={limits}
+              errors={limitErrors}
+              pidsNote={
+                serverDefaults === undefined
+                  ? 'every server has one'
+                  : `every server has one; the panel's default is ${serverDefaults.pids}`
+              }
+              onChange={setLimit}
+            />
+          )}
+        </fieldset>
         <div className={styles.actions}>
-          {create.isError && <Alert tone="error">{errorMessage(create.error)}</Alert>}
+          {showAlert && <Alert tone="error">{errorMessage(create.error)}</Alert>}
+          {create.isError && !showAlert && (
+            <Alert tone="error">Not created: see the limits marked above</Alert>
+          )}
           {created !== null && <Alert tone="success">Created {created}</Alert>}
           <div>
             <button type="submit" className="button primary" disabled={create.isPending}>

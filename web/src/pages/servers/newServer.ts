@@ -1,4 +1,9 @@
 import type { NewServer } from '../../hooks/useServers';
+import {
+  limitValuesFrom,
+  type LimitErrors,
+  type LimitsForm,
+} from '../server/settings/settingsForm';
 
 /** The create form's fields, as typed. */
 export interface NewServerForm {
@@ -12,6 +17,11 @@ export interface NewServerForm {
   readonly stopCommand: string;
   /** The primary port (on every address), or '' for none. */
   readonly port: string;
+  /**
+   * The limits as typed (the Settings tab's fields), prefilled from the panel's defaults; null
+   * while those are not in (then none is sent and the API gives the defaults).
+   */
+  readonly limits: LimitsForm | null;
 }
 
 export const EMPTY_FORM: NewServerForm = {
@@ -22,29 +32,49 @@ export const EMPTY_FORM: NewServerForm = {
   startCommand: '',
   stopCommand: '',
   port: '',
+  limits: null,
 };
 
+/** Said when the process limit is emptied: the API would put the default back. */
+export const PIDS_REQUIRED = 'Enter a number: every server has a process limit';
+
 /**
- * The request a filled-in form stands for: optional fields left empty are not sent. With a
- * template, the commands come from it and its variables are sent as they are (the API checks
- * them against their rules); without one, the start command is sent and variables are not.
- * A port that is not a whole number is sent as typed, for the API to refuse with its message.
+ * The request a filled-in form stands for, or what is wrong with its limits. Optional fields
+ * left empty are not sent. With a template, the commands come from it and its variables are sent
+ * as they are (the API checks them against their rules); without one, the start command is sent
+ * and variables are not. A port that is not a whole number is sent as typed, for the API to
+ * refuse with its message. The limits are sent all four, converted from their units; an empty
+ * memory, CPU or disk limit is `null` (none), an empty process limit is refused here (every
+ * server has one: the API would give it the default), a text that is no number too. Whether a
+ * number is in range is the API's to say, next to the field as on the Settings tab.
  */
-export function newServerFrom(form: NewServerForm): NewServer {
+export function newServerFrom(
+  form: NewServerForm,
+): { server: NewServer } | { errors: LimitErrors } {
   const displayName = form.displayName.trim();
   const stopCommand = form.stopCommand.trim();
   const port = form.port.trim();
+  let limits: NewServer['limits'];
+  if (form.limits !== null) {
+    const { values, errors } = limitValuesFrom(form.limits);
+    if (values.pids === null) errors.pids = PIDS_REQUIRED;
+    if (Object.keys(errors).length > 0) return { errors };
+    limits = values;
+  }
   const common = {
     name: form.name.trim(),
     ...(displayName === '' ? {} : { displayName }),
     ...(port === '' ? {} : { allocations: [{ ip: '0.0.0.0', port: Number(port) }] }),
+    ...(limits === undefined ? {} : { limits }),
   };
   if (form.template !== '') {
-    return { ...common, template: form.template, variables: { ...form.variables } };
+    return { server: { ...common, template: form.template, variables: { ...form.variables } } };
   }
   return {
-    ...common,
-    startCommand: form.startCommand.trim(),
-    ...(stopCommand === '' ? {} : { stopCommand }),
+    server: {
+      ...common,
+      startCommand: form.startCommand.trim(),
+      ...(stopCommand === '' ? {} : { stopCommand }),
+    },
   };
 }

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type SyntheticEvent } from 'react';
 import { useBlocker } from 'react-router';
 import { ApiError, errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
-import { Field, SelectField, Unit } from '../../../components/Field';
+import { Field, SelectField } from '../../../components/Field';
 import { useMe } from '../../../hooks/useMe';
 import { useServerConfig } from '../../../hooks/useServer';
 import { useUpdateServerConfig } from '../../../hooks/useServerSettings';
@@ -12,6 +12,7 @@ import { useServerOutlet } from '../outlet';
 import { DeleteServer } from './DeleteServer';
 import { Activity } from './Activity';
 import { AllocationsForm } from './AllocationsForm';
+import { LimitFields } from './LimitFields';
 import { Reinstall } from './Reinstall';
 import { VariablesForm } from './VariablesForm';
 import styles from './Settings.module.css';
@@ -22,8 +23,8 @@ import {
   formFrom,
   isDirty,
   type ConfigChanges,
-  type DiskUnit,
   type FieldErrors,
+  type LimitsForm,
   type Runtime,
   type ServerConfig,
   type SettingsField,
@@ -40,7 +41,6 @@ const RUNTIME_HINT: Readonly<Record<Runtime, string>> = {
   process: "A sandboxed process on this machine, in the server's folder",
   docker: 'A container of the image below; changed only while the server is stopped',
 };
-const DISK_UNITS: readonly DiskUnit[] = ['MiB', 'GiB'];
 
 /**
  * The server's Settings tab: its configuration, its activity (the route is only for holders of
@@ -130,14 +130,6 @@ function ConfigForm({
       set(key)(event.target.value);
     },
   });
-  /** A limit: text, so what is typed is what is read (a number input reads "12abc" as empty). */
-  const limit = (key: 'memoryMiB' | 'cpuPercent' | 'pids' | 'disk') => ({
-    ...text(key),
-    inputMode: 'decimal' as const,
-    autoComplete: 'off',
-    placeholder: readOnly(key) ? 'No limit' : 'No limit (empty)',
-  });
-
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
     setSaved(false);
@@ -231,41 +223,14 @@ function ConfigForm({
           Limits of the whole server, enforced by the kernel; empty: no limit.
           {readOnly('memoryMiB') ? ' Only an admin can change them.' : ''}
         </p>
-        <Field
-          label="Memory limit"
-          name="memoryMiB"
-          hint="In MiB, at least 8; above it the kernel ends the server"
-          after={<Unit label="Memory unit" value="MiB" />}
-          {...limit('memoryMiB')}
-        />
-        <Field
-          label="CPU limit"
-          name="cpuPercent"
-          hint="In % of one core: 100 is one core, 250 two and a half"
-          after={<Unit label="CPU unit" value="%" />}
-          {...limit('cpuPercent')}
-        />
-        <Field
-          label="Process limit"
-          name="pids"
-          hint="Processes and threads together (a sandbox counts 2)"
-          {...limit('pids')}
-        />
-        <Field
-          label="Disk limit"
-          name="disk"
-          hint="The size of the server's folder; writes past it are refused"
-          after={
-            <Unit
-              label="Disk limit unit"
-              value={form.diskUnit}
-              units={readOnly('disk') ? undefined : DISK_UNITS}
-              onChange={(unit) => {
-                set('diskUnit')(unit === 'GiB' ? 'GiB' : 'MiB');
-              }}
-            />
-          }
-          {...limit('disk')}
+        <LimitFields
+          values={form}
+          errors={errors}
+          readOnly={readOnly('memoryMiB')}
+          pidsNote={readOnly('pids') ? undefined : "empty: the panel's default"}
+          onChange={(key, value) => {
+            set<keyof LimitsForm>(key)(value);
+          }}
         />
         {readOnly('runtime') ? (
           <Field

@@ -2,7 +2,7 @@
  * The Settings form's own logic, no React: the form from a configuration, what changed (only
  * that is sent), and the API's refusals placed next to their fields.
  */
-import type { ApiError } from '../../../api/errors';
+import type { ApiError, ErrorDetail } from '../../../api/errors';
 import type { paths } from '../../../api/schema';
 
 type ConfigPath = paths['/api/servers/{server}/config'];
@@ -62,13 +62,11 @@ export const GIB = 1024 * MIB;
 export type DiskUnit = 'MiB' | 'GiB';
 const DISK_UNITS: Readonly<Record<DiskUnit, number>> = { MiB: MIB, GiB: GIB };
 
-/** What the person typed: text as typed (empty: no limit), the switch as a boolean. */
-export interface SettingsForm {
-  readonly displayName: string;
-  readonly startCommand: string;
-  readonly stopCommand: string;
-  readonly stopTimeoutSeconds: string;
-  readonly autoRestart: boolean;
+/**
+ * The four limits as typed, in the units shown: the Resources section of this form and the limits
+ * of the servers page's create form (docs/web.md).
+ */
+export interface LimitsForm {
   /** Memory limit in MiB. */
   readonly memoryMiB: string;
   /** CPU limit in percent of one core. */
@@ -77,6 +75,17 @@ export interface SettingsForm {
   /** Disk limit in `diskUnit`. */
   readonly disk: string;
   readonly diskUnit: DiskUnit;
+}
+export type LimitField = (typeof LIMIT_FIELDS)[LimitKey];
+export type LimitErrors = Partial<Record<LimitField, string>>;
+
+/** What the person typed: text as typed (empty: no limit), the switch as a boolean. */
+export interface SettingsForm extends LimitsForm {
+  readonly displayName: string;
+  readonly startCommand: string;
+  readonly stopCommand: string;
+  readonly stopTimeoutSeconds: string;
+  readonly autoRestart: boolean;
   readonly runtime: Runtime;
   readonly image: string;
 }
@@ -92,19 +101,26 @@ export function diskUnitOf(bytes: number | null): DiskUnit {
   return bytes !== null && bytes >= GIB && bytes % GIB === 0 ? 'GiB' : 'MiB';
 }
 
+/** Limits (bytes, percent, processes; null: none) as the form shows them. */
+export function limitsFormFrom(limits: Limits): LimitsForm {
+  const diskUnit = diskUnitOf(limits.diskBytes);
+  return {
+    memoryMiB: limitText(limits.memoryBytes, MIB),
+    cpuPercent: limitText(limits.cpuPercent),
+    pids: limitText(limits.pids),
+    disk: limitText(limits.diskBytes, DISK_UNITS[diskUnit]),
+    diskUnit,
+  };
+}
+
 export function formFrom(config: ServerConfig): SettingsForm {
-  const diskUnit = diskUnitOf(config.limits.diskBytes);
   return {
     displayName: config.displayName,
     startCommand: config.startCommand,
     stopCommand: config.stopCommand ?? '',
     stopTimeoutSeconds: String(config.stopTimeoutSeconds),
     autoRestart: config.autoRestart,
-    memoryMiB: limitText(config.limits.memoryBytes, MIB),
-    cpuPercent: limitText(config.limits.cpuPercent),
-    pids: limitText(config.limits.pids),
-    disk: limitText(config.limits.diskBytes, DISK_UNITS[diskUnit]),
-    diskUnit,
+    ...limitsFormFrom(config.limits),
     runtime: config.runtime,
     image: config.image ?? '',
   };
@@ -128,8 +144,27 @@ export function limitFrom(text: string, unit = 1): { value: number | null } | { 
   return { value: unit === 1 ? number : Math.round(number * unit) };
 }
 
-const unitOf = (key: LimitKey, form: SettingsForm): number =>
+const unitOf = (key: LimitKey, form: LimitsForm): number =>
   key === 'memoryBytes' ? MIB : key === 'diskBytes' ? DISK_UNITS[form.diskUnit] : 1;
+
+/**
+ * Each limit's text as the API's value (`limitFrom`, in the field's unit), or, for a text that is
+ * no number, its error.
+ */
+export function limitValuesFrom(form: LimitsForm): {
+  values: Partial<Record<LimitKey, number | null>>;
+  errors: LimitErrors;
+} {
+  const values: Partial<Record<LimitKey, number | null>> = {};
+  const errors: LimitErrors = {};
+  for (const key of Object.keys(LIMIT_FIELDS) as LimitKey[]) {
+    const field = LIMIT_FIELDS[key];
+    const limit = limitFrom(form[field], unitOf(key, form));
+    if ('error' in limit) errors[field] = limit.error;
+    else values[key] = limit.value;
+  }
+  return { values, errors };
+}
 
 /**
  * The changes to send: only editable fields whose value differs from the configuration. An
@@ -167,12 +202,14 @@ export function changesFrom(
     changes.autoRestart = form.autoRestart;
   }
   const limits: Partial<Record<LimitKey, number | null>> = {};
+  const typed = limitValuesFrom(form);
   for (const key of Object.keys(LIMIT_FIELDS) as LimitKey[]) {
     const field = LIMIT_FIELDS[key];
     if (!may(field)) continue;
-    const limit = limitFrom(form[field], unitOf(key, form));
-    if ('error' in limit) errors[field] = limit.error;
-    else if (limit.value !== config.limits[key]) limits[key] = limit.value;
+    const error = typed.errors[field];
+    const value = typed.values[key];
+    if (error !== undefined) errors[field] = error;
+    else if (value !== undefined && value !== config.limits[key]) limits[key] = value;
   }
   if (Object.keys(limits).length > 0) changes.limits = limits;
   if (may('runtime') && form.runtime !== config.runtime) changes.runtime = form.runtime;
@@ -242,11 +279,17 @@ export function fieldErrorsFrom(
   if (error.status === 409 && error.details.length === 0 && sent.runtime !== undefined) {
     return { fields: { runtime: error.message }, rest: false };
   }
+  const { fields, unplaced } = placed(error.details);
+  return { fields, rest: error.details.length === 0 || unplaced };
+}
+
+/** Each detail's message next to the field it names; `unplaced` when one names none. */
+function placed(details: readonly ErrorDetail[]): { fields: FieldErrors; unplaced: boolean } {
   const messages = new Map<SettingsField, string[]>();
-  let rest = error.details.length === 0;
-  for (const detail of error.details) {
+  let unplaced = false;
+  for (const detail of details) {
     const name = fieldOf(detail.path);
-    if (name === null) rest = true;
+    if (name === null) unplaced = true;
     else messages.set(name, [...(messages.get(name) ?? []), detail.message]);
   }
   const fields: FieldErrors = {};
@@ -257,5 +300,26 @@ export function fieldErrorsFrom(
     );
     fields[name] = shown.join('; ');
   }
-  return { fields, rest };
+  return { fields, unplaced };
+}
+
+const isLimitField = (field: string): field is LimitField =>
+  (Object.values(LIMIT_FIELDS) as string[]).includes(field);
+
+/**
+ * The refusal of a request that sent `limits` among other things (a new server): the details
+ * naming a limit (`body/limits/<limit>`) placed next to its field, in the same words as on this
+ * form; `rest` when something else is refused too (or nothing is named), for an alert.
+ */
+export function limitErrorsFrom(error: ApiError): { fields: LimitErrors; rest: boolean } {
+  const ours = error.details.filter((detail) => detail.path.startsWith('body/limits/'));
+  const { fields, unplaced } = placed(ours);
+  const limits: LimitErrors = {};
+  for (const [field, message] of Object.entries(fields)) {
+    if (isLimitField(field)) limits[field] = message;
+  }
+  return {
+    fields: limits,
+    rest: unplaced || ours.length < error.details.length || ours.length === 0,
+  };
 }
