@@ -74,16 +74,17 @@ describe('server limits', () => {
     await page.getByRole('group', { name: 'Resources' }).waitFor();
     assert.equal(await field(page, 'Memory limit').inputValue(), '256');
     assert.equal(await field(page, 'CPU limit').inputValue(), '150');
-    assert.equal(await field(page, 'Process limit').inputValue(), '');
+    // Every server has a process limit: the panel's default, 512, unless the admin changed it.
+    assert.equal(await field(page, 'Process limit').inputValue(), '512');
     const saved = await config('survival');
     assert.deepEqual(saved.data.limits, {
       memoryBytes: 256 * MIB,
       cpuPercent: 150,
-      pids: null,
+      pids: 512,
       diskBytes: null,
     });
 
-    // Only what changed is sent: the process limit alone, then lifted again.
+    // Only what changed is sent: the process limit alone.
     await field(page, 'Process limit').fill('64');
     const [request] = await Promise.all([
       page.waitForRequest((r) => r.method() === 'PUT' && r.url().endsWith('/config')),
@@ -185,7 +186,10 @@ describe('server limits', () => {
     await assertAccessible(page, 'the stats tab with limits');
 
     // The runtime changes only while the server is stopped: the API's 409, at the runtime.
-    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page
+      .getByRole('navigation', { name: 'Server sections' })
+      .getByRole('link', { name: 'Settings', exact: true })
+      .click();
     await page.getByRole('group', { name: 'Resources' }).waitFor();
     await field(page, 'Runtime').selectOption('docker');
     await field(page, 'Image').fill('alpine:3');

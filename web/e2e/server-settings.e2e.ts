@@ -123,7 +123,10 @@ describe('server settings', () => {
     await page.getByRole('region', { name: 'Console', exact: true }).waitFor();
 
     // Nothing typed: no question.
-    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page
+      .getByRole('navigation', { name: 'Server sections' })
+      .getByRole('link', { name: 'Settings', exact: true })
+      .click();
     await field(page, 'Display name').waitFor();
     assert.equal(await field(page, 'Display name').inputValue(), 'Survival world');
     await page.getByRole('link', { name: 'Stats', exact: true }).click();
