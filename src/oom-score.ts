@@ -26,7 +26,7 @@ export async function lowerOwnOomScore(): Promise<{ level: 'info' | 'warn'; mess
     const code = error instanceof Error && 'code' in error ? String(error.code) : 'unknown error';
     return {
       level: 'warn',
-      message: `the panel's oom_score_adj stays ${current} (lowering it needs root: ${code}); game servers are still raised, so the kernel ends them first when memory runs out`,
+      message: `the panel's oom_score_adj stays ${current} (lowering it needs CAP_SYS_RESOURCE, which the panel lacks here: ${code}); game servers are still raised, so the kernel ends them first when memory runs out`,
     };
   }
 }
