@@ -264,6 +264,11 @@ describe('API keys', () => {
         assert.equal(response.statusCode, 403, `${method} ${url}: ${response.body}`);
         assert.equal(json<{ code: string }>(response).code, 'FORBIDDEN', `${method} ${url}`);
       }
+      // An admin route says the key, not the role, is what refuses.
+      assert.equal(
+        json<{ message: string }>(await call(headers, 'GET', '/api/audit')).message,
+        'This API key does not allow this',
+      );
       // Nothing above was done.
       const me = json<{ data: { username: string; role: string }[] }>(
         await call(admin.headers, 'GET', '/api/users'),

@@ -71,7 +71,12 @@ export async function authorize(
     );
   }
   if (access !== 'active' && !can(user, access.action)) {
-    throw new AppError('FORBIDDEN', 'Your role does not allow this');
+    // The role allows it and the key does not: say which, so a script's author knows.
+    const byKey = user.key !== undefined && can({ role: user.role }, access.action);
+    throw new AppError(
+      'FORBIDDEN',
+      byKey ? 'This API key does not allow this' : 'Your role does not allow this',
+    );
   }
   return user;
 }
