@@ -58,6 +58,7 @@ describe('audit log', () => {
     await page.goto('/profile');
     const form = page.getByRole('form', { name: 'New API key' });
     await form.getByLabel('Key name').fill('notes script');
+    await form.getByLabel('Your password').fill(PASSWORD);
     await form.getByRole('button', { name: 'Create API key' }).click();
     const token =
       (await page
