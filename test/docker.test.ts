@@ -71,6 +71,18 @@ describe('docker runtime guarantees', { skip }, () => {
     assert.deepEqual(host.CapDrop, ['ALL']);
     assert.deepEqual(host.SecurityOpt, ['no-new-privileges']);
     assert.match(info.Config.User, /^[1-9]\d*:[1-9]\d*$/);
+    if (process.getuid?.() === 0) {
+      // A root panel gives each server a uid of its own: the range's first plus the server's id.
+      const { id: serverId } = await panel.db.kysely
+        .selectFrom('servers')
+        .select('id')
+        .where('name', '=', 'boxed')
+        .executeTakeFirstOrThrow();
+      const uid = panel.config.serverUidRange.first + serverId;
+      assert.equal(info.Config.User, `${uid}:${uid}`);
+    }
+    // The kernel's out-of-memory killer picks the game before the panel.
+    assert.equal(host.OomScoreAdj, 500);
     assert.equal(host.Memory, 128 * MIB);
     assert.equal(host.MemorySwap, 128 * MIB);
     assert.equal(host.NanoCpus, 500_000_000);
