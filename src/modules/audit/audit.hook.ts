@@ -94,7 +94,9 @@ async function who(request: FastifyRequest, signIn: boolean, accounts: AuditAcco
   // A sign-in names the account it tried, right or wrong, when there is one.
   const tried = isObject(request.body) ? request.body.username : undefined;
   if (actor === null && signIn && typeof tried === 'string') {
-    const account = tried.length <= MAX_TEXT ? await accounts.findByUsername(tried) : undefined;
+    // No account's name holds a NUL, which PostgreSQL refuses in any text: not looked up.
+    const lookup = tried.length <= MAX_TEXT && !tried.includes('\u0000');
+    const account = lookup ? await accounts.findByUsername(tried) : undefined;
     if (account) actor = { id: account.id, name: account.username };
     else unknownAccount = true;
   }
