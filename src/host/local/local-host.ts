@@ -99,22 +99,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     console: (name) => ({
       history: () => supervisor.history(name),
       subscribe: (listener) => supervisor.subscribe(name, listener),
-      watch(patterns, onMatch) {
-        const watch = lines.watch(patterns, () => {
-          unsubscribe();
-          onMatch();
-        });
-        const unsubscribe = supervisor.subscribe(name, (event) => {
-          // The panel's own lines (which may repeat what somebody typed) never count.
-          if (event.type === 'log') {
-            watch.offer(event.lines.filter((line) => !line.startsWith('[panel] ')));
-          }
-        });
-        return () => {
-          unsubscribe();
-          watch.close();
-        };
-      },
+      watch: (patterns, onMatch) => supervisor.watch(name, patterns, onMatch),
     }),
     command: (name, line, by) => {
       supervisor.command(name, line, by);

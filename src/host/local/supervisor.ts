@@ -169,6 +169,31 @@ export class Supervisor {
     return this.#entry(name).log.subscribe(listener);
   }
 
+  /** See ServerConsole.watch (src/host/host.ts). */
+  watch(name: string, patterns: readonly string[], onMatch: () => void): () => void {
+    return this.#watch(this.#entry(name), patterns, onMatch);
+  }
+
+  /**
+   * Calls `onMatch` once, when a line of the server's own matches one of `patterns`; never a
+   * line of the panel's, which may repeat what somebody typed. Answers the end of the watch.
+   */
+  #watch(entry: Entry, patterns: readonly string[], onMatch: () => void): () => void {
+    const watch = this.deps.lines.watch(patterns, () => {
+      unsubscribe();
+      onMatch();
+    });
+    const unsubscribe = entry.log.subscribe((event) => {
+      if (event.type === 'log') {
+        watch.offer(event.lines.filter((line) => !line.startsWith('[panel] ')));
+      }
+    });
+    return () => {
+      unsubscribe();
+      watch.close();
+    };
+  }
+
   start(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
     return entry.lock.run(() => this.#start(name, entry, false));
@@ -600,22 +625,12 @@ export class Supervisor {
       // Starting until a line of the server's own says it is done (never a line of the panel's,
       // which may repeat what somebody typed). Watched before the output is connected, so that a
       // done line printed while the start is being recorded is not missed.
-      const watch = this.deps.lines.watch(donePatterns, () => {
-        unwatch();
+      const unwatch = this.#watch(entry, donePatterns, () => {
+        if (entry.unwatch === unwatch) entry.unwatch = null;
         if (entry.process !== process || entry.status !== 'starting') return;
         this.#setStatus(entry, 'running');
         this.#tell(name, 'started');
       });
-      const unsubscribe = entry.log.subscribe((event) => {
-        if (event.type !== 'log' || entry.process !== process || entry.status !== 'starting')
-          return;
-        watch.offer(event.lines.filter((line) => !line.startsWith('[panel] ')));
-      });
-      const unwatch = (): void => {
-        unsubscribe();
-        watch.close();
-        if (entry.unwatch === unwatch) entry.unwatch = null;
-      };
       entry.unwatch = unwatch;
     }
     // Handled under the lock: an exit during this very start is seen once the start is

@@ -239,11 +239,12 @@ export class BackupsService {
    * the restore ends. A failed restore leaves the server's files as they were.
    */
   async restore(user: User, server: string, id: string): Promise<BackupView> {
-    const backup = await this.#find(user, server, id, [
+    const record = await this.deps.servers.require(user, server, [
       'server.backups.restore',
       'server.files.write',
     ]);
-    const record = await this.deps.servers.require(user, server, 'server.backups.restore');
+    const backup = await this.deps.backups.find(server, id);
+    if (!backup) throw notFound('Backup');
     if (backup.status !== 'done') {
       throw new AppError('CONFLICT', 'Only a finished backup can be restored');
     }
