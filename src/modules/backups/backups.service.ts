@@ -23,6 +23,7 @@ import {
   type BackupSettings,
 } from '../../domain/backup.js';
 import { NoLongerExists } from '../../domain/conflicts.js';
+import { definedFields } from '../../fields.js';
 import { can, type ServerAction } from '../../domain/policy.js';
 import type { Standing } from '../servers/servers.service.js';
 import type { ServerRecord, ServerStatus } from '../../domain/server.js';
@@ -347,7 +348,7 @@ export class BackupsService {
     }
     const updated: BackupSettings = {
       ...current,
-      ...stripUndefined(changes),
+      ...definedFields(changes),
       commandsBy: commandsChanged ? user.id : current.commandsBy,
     };
     await this.deps.backups.saveSettings(server, updated).catch((error: unknown) => {
@@ -796,10 +797,4 @@ function checkSavedLine(line: string): void {
       details: [{ path: 'body/savedLine', message }],
     });
   }
-}
-
-function stripUndefined<T extends object>(value: Partial<T>): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(value).filter(([, field]) => field !== undefined),
-  ) as Partial<T>;
 }

@@ -9,6 +9,7 @@ import type {
   DefaultLimits,
   PanelSettings,
 } from '../../domain/panel-settings.js';
+import { definedFields } from '../../fields.js';
 import type { SettingsRepository } from './settings.repository.js';
 
 export interface SettingsView extends PanelSettings {
@@ -38,8 +39,8 @@ export class SettingsService {
   async save(changes: SettingsChanges): Promise<SettingsView> {
     const current = await this.#repo.read();
     const updated: PanelSettings = {
-      serverDefaults: { ...current.serverDefaults, ...defined(changes.serverDefaults) },
-      backupDefaults: { ...current.backupDefaults, ...defined(changes.backupDefaults) },
+      serverDefaults: { ...current.serverDefaults, ...definedFields(changes.serverDefaults) },
+      backupDefaults: { ...current.backupDefaults, ...definedFields(changes.backupDefaults) },
       registrationOpen: changes.registrationOpen ?? current.registrationOpen,
     };
     await this.#repo.write(updated);
@@ -59,11 +60,4 @@ export class SettingsService {
     if (this.#registrationEnv !== null) return this.#registrationEnv === 'open';
     return (await this.#repo.read()).registrationOpen;
   }
-}
-
-function defined<T extends object>(value: T | undefined): Partial<T> {
-  if (value === undefined) return {};
-  return Object.fromEntries(
-    Object.entries(value).filter(([, field]) => field !== undefined),
-  ) as Partial<T>;
 }
