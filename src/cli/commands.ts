@@ -1,0 +1,4 @@
+/** Every command of the command line, in the order `help` lists them. */
+import type { CliCommand } from './command.js';
+
+export const COMMANDS: readonly CliCommand[] = [];
