@@ -157,6 +157,13 @@ export interface AppOverrides {
   readonly webhookTimeoutMs?: number;
   /** How webhook hosts are resolved (tests answer chosen addresses); DNS by default. */
   readonly webhookResolver?: Resolver;
+  /**
+   * What the panel's close does with running game servers, asked at the close: `keep` lets go
+   * of them, running (the panel's own entry, src/server.ts: servers outlive the panel, and the
+   * next one takes them back); `stop` stops them (by default here, for a panel built inside
+   * another program, such as the tests, which must leave nothing running).
+   */
+  readonly serversAtClose?: () => 'keep' | 'stop';
 }
 
 /** How long a webhook delivery waits for its answer by default. */
@@ -254,8 +261,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   registerInputGuards(app);
   await registerDocs(app, VERSION);
   await registerWebUi(app, overrides.webRoot ?? DEFAULT_WEB_ROOT);
-  // On close, servers are stopped before the console sockets close, so people watching see the
-  // stop sequence to its end. The supervisor is made below; this is bound to it there.
+  // On close, servers are stopped (or let go of) before the console sockets close, so people
+  // watching see the stop sequence to its end. The supervisor is made below; this is bound to it there.
   let stopServers = (): Promise<void> => Promise.resolve();
   await app.register(websocket, {
     options: { maxPayload: MAX_INCOMING_BYTES },
@@ -431,11 +438,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       app.log.warn({ err: error, server: name }, "could not remove a deleted server's backups");
     });
   });
-  // No schedule acts while servers are being stopped for the close.
+  // No schedule acts while servers are being stopped or let go of for the close.
   stopServers = () => {
     scheduler.stop();
     audit.stop();
-    return host.shutdown();
+    const keep = (overrides.serversAtClose?.() ?? 'stop') === 'keep';
+    return host.shutdown({ stopServers: !keep });
   };
   const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
   const hub = new ConsoleHub({

@@ -1,9 +1,12 @@
 /**
  * Entry point: read the configuration, build the panel, listen, and close cleanly on SIGINT or
- * SIGTERM. A bad setting stops the start with one line naming it.
+ * SIGTERM, letting the game servers run on (the next panel takes them back); SIGUSR2
+ * (`game-panel shutdown --stop-servers`) stops them first. A bad setting stops the start with
+ * one line naming it.
  */
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { claimDataDir } from './panel-pid.js';
 
 let config: Config;
 try {
@@ -14,9 +17,12 @@ try {
   process.exit(1);
 }
 
+let serversAtClose: 'keep' | 'stop' = 'keep';
 let app: Awaited<ReturnType<typeof buildApp>>;
+let release: () => void;
 try {
-  app = await buildApp(config);
+  app = await buildApp(config, { serversAtClose: () => serversAtClose });
+  release = claimDataDir(config.dataDir);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`Configuration error: ${error.message}\n`);
@@ -25,19 +31,30 @@ try {
 
 let closing = false;
 const shutdown = (signal: NodeJS.Signals): void => {
+  if (signal === 'SIGUSR2') serversAtClose = 'stop';
   if (closing) return;
   closing = true;
-  app.log.info({ signal }, 'shutting down');
+  app.log.info(
+    { signal },
+    serversAtClose === 'stop'
+      ? 'shutting down; stopping the game servers'
+      : 'shutting down; the game servers run on',
+  );
   app.close().then(
-    () => process.exit(0),
+    () => {
+      release();
+      process.exit(0);
+    },
     (error: unknown) => {
       app.log.error({ err: error }, 'shutdown failed');
+      release();
       process.exit(1);
     },
   );
 };
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
+process.on('SIGUSR2', shutdown);
 
 try {
   await app.listen({ host: config.host, port: config.port });
@@ -47,5 +64,6 @@ try {
   if (error instanceof ConfigError) process.stderr.write(`Configuration error: ${error.message}\n`);
   else app.log.fatal({ err: error }, 'cannot listen');
   await app.close();
+  release();
   process.exit(1);
 }

@@ -1359,6 +1359,7 @@ function runtimeWithBrokenStdin(): Runtime {
       const running: RunningProcess = {
         pid: 1_000_000_000,
         identity: 'test',
+        detach: () => undefined,
         startedAt: new Date(),
         exited,
         onOutput: () => undefined,

@@ -2,11 +2,14 @@
  * The panel's own life with the servers it runs (DECISIONS.md §1 and §4), and what a server can
  * reach of the host.
  *
- * As an operator runs it (a separate process started from src/server.ts): SIGTERM or SIGINT stops
- * every server with its stop sequence before the panel exits 0, and the next start brings back
- * the servers that were running. After the panel is killed outright, the next start ends what it
- * left running (even a process that ignores SIGTERM) but never a process that merely got one of
- * its pids, and starts the servers again; a sandboxed server dies with the panel.
+ * As an operator runs it (a separate process started from src/server.ts, or a build of it made
+ * elsewhere: an upgrade): on SIGTERM, SIGINT or SIGKILL the panel exits and its servers run on,
+ * with or without the sandbox; the next start takes each one back with the same pid, its console
+ * history spanning the gap, its input and stats, and its stop sequence; a server that exited
+ * meanwhile is shown with its exit code. SIGUSR2 (`shutdown --stop-servers`) stops every server
+ * with its stop sequence, and the next start starts them again. What cannot be taken back (its
+ * holder was killed) is ended, even a process that ignores SIGTERM, but never a process that
+ * merely got one of its pids.
  *
  * In process: a server gets none of the panel's secrets, and in the bubblewrap sandbox sees
  * neither the panel's files nor other servers nor the host's processes, and cannot write outside
@@ -19,6 +22,8 @@ import { once } from 'node:events';
 import {
   chmodSync,
   copyFileSync,
+  cpSync,
+  symlinkSync,
   existsSync,
   mkdtempSync,
   readFileSync,
@@ -31,6 +36,7 @@ import {
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { type RawData } from 'ws';
 import { loadConfig } from '../src/config.js';
@@ -104,25 +110,6 @@ function allPids(): number[] {
     .map(Number);
 }
 
-/** Every live process below `root` in the process tree. */
-function descendants(root: number): ProcessRef[] {
-  const parents = new Map<number, number>();
-  for (const pid of allPids()) {
-    const fields = statFields(pid);
-    if (fields?.[1] !== undefined && fields[0] !== 'Z') parents.set(pid, Number(fields[1]));
-  }
-  const found: ProcessRef[] = [];
-  for (const pid of parents.keys()) {
-    for (let parent = parents.get(pid); parent !== undefined; parent = parents.get(parent)) {
-      if (parent !== root) continue;
-      const start = statFields(pid)?.[19];
-      if (start !== undefined) found.push({ pid, start });
-      break;
-    }
-  }
-  return found;
-}
-
 function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
@@ -185,8 +172,9 @@ interface ChildPanel {
 /** Panels started by this file and not yet seen exiting: `after` kills them whatever happened. */
 const childPanels = new Set<ChildProcess>();
 
-function spawnPanel(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+function spawnPanel(env: Record<string, string>, entry: string | null = null): ChildProcess {
+  const args = entry === null ? ['--import', 'tsx', 'src/server.ts'] : [entry];
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -196,8 +184,11 @@ function spawnPanel(env: Record<string, string>): ChildProcess {
 }
 
 /** Starts the panel on a free port and waits for its "listening" log line. */
-async function startChildPanel(env: Record<string, string>): Promise<ChildPanel> {
-  const child = spawnPanel({ ...env, PORT: '0', LOG_LEVEL: 'info' });
+async function startChildPanel(
+  env: Record<string, string>,
+  entry: string | null = null,
+): Promise<ChildPanel> {
+  const child = spawnPanel({ ...env, PORT: '0', LOG_LEVEL: 'info' }, entry);
   let output = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -311,82 +302,204 @@ function runningPid(server: ServerStatsBody): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1a. A clean shutdown
+// 1a. Servers outlive the panel: a clean shutdown, a killed panel, an upgrade
 
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  describe(`the panel on ${signal}`, () => {
-    let env: Record<string, string>;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ env, cleanup } = await testEnvironment({ SANDBOX: 'none' }));
-    });
-    after(async () => {
-      await killEverything(env.DATA_DIR!);
-      await cleanup();
-    });
-
-    it('stops every server with its stop sequence, exits 0, and starts them again on the next start', async () => {
-      const serversDir = path.join(env.DATA_DIR!, 'servers');
-      const first = await startChildPanel(env);
-      const token = await registerAdmin(first);
-      // "stop" makes the fixture print "Stopping server" and exit at once.
-      const alpha = await createAndStart(first, token, 'alpha', {
-        startCommand: gameServerCommand(),
-        stopCommand: 'stop',
-        stopTimeoutSeconds: 30,
-      });
-      // A stop command that leaves a trace on disk proves the stop command itself was sent;
-      // the fixture does not exit on it, so SIGTERM follows after a second.
-      const beta = await createAndStart(first, token, 'beta', {
-        startCommand: gameServerCommand(),
-        stopCommand: 'write stop-command-received',
-        stopTimeoutSeconds: 1,
-      });
-      const oldPids = [runningPid(alpha), runningPid(beta)];
-      const servers = descendants(first.child.pid!);
-      for (const pid of oldPids) {
-        assert.ok(
-          servers.some((server) => server.pid === pid),
-          `${pid} is not below the panel`,
-        );
-      }
-
-      // Which of the servers' processes still run at the very moment the panel is gone: without
-      // a graceful stop they would linger until they notice their input closed.
-      const aliveAtExit = new Promise<ProcessRef[]>((resolve) => {
-        first.child.once('exit', () => {
-          resolve(servers.filter(running));
-        });
-      });
-      first.child.kill(signal);
-      const { code } = await first.exited;
-      assert.equal(code, 0, first.output());
-      assert.deepEqual(await aliveAtExit, [], 'server processes outlived the panel');
-      assert.equal(
-        readFileSync(path.join(serversDir, 'beta', 'stop-command-received'), 'utf8'),
-        'written',
-      );
-      for (const pid of oldPids) assert.equal(alive(pid), false, `server pid ${pid} is alive`);
-      assert.deepEqual(processesIn(serversDir), []);
-
-      // Same DATA_DIR and database: both were running, so both run again.
-      const second = await startChildPanel(env);
-      for (const [index, name] of ['alpha', 'beta'].entries()) {
-        const again = await childStats(second, token, name);
-        const pid = runningPid(again);
-        assert.notEqual(pid, oldPids[index], `${name} kept its old pid`);
-      }
-      second.child.kill('SIGTERM');
-      assert.equal((await second.exited).code, 0, second.output());
-      assert.deepEqual(processesIn(serversDir), []);
-    });
+/** The tick lines of a console, by number. */
+const ticks = (lines: readonly string[]): number[] =>
+  lines.flatMap((line) => {
+    const match = /^tick (\d+)$/.exec(line);
+    return match ? [Number(match[1])] : [];
   });
+
+/** POST /api/servers/<name>/command on a child panel. */
+async function typeCommand(panel: ChildPanel, token: string, name: string, command: string) {
+  const reply = await call(panel, token, 'POST', `/api/servers/${name}/command`, { command });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+}
+
+/**
+ * A bundle of the panel built afresh into a folder of its own, as an upgrade brings a newer
+ * build to the same data: its own package.json, dist/panel.mjs and holder, the same
+ * node_modules (its native addons).
+ */
+async function buildElsewhere(): Promise<string> {
+  const root = mkdtempSync(path.join(tmpdir(), 'panel-upgrade-'));
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: ['src/server.ts'],
+    outfile: path.join(root, 'dist', 'panel.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode'],
+    banner: {
+      js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+  copyFileSync('package.json', path.join(root, 'package.json'));
+  cpSync('src/host/runtime/process/holder', path.join(root, 'src/host/runtime/process/holder'), {
+    recursive: true,
+  });
+  symlinkSync(path.resolve('node_modules'), path.join(root, 'node_modules'));
+  return root;
+}
+
+for (const sandbox of ['none', 'bwrap'] as const) {
+  describe(
+    `servers outlive the panel (SANDBOX=${sandbox})`,
+    { skip: sandbox === 'bwrap' && NO_BWRAP },
+    () => {
+      let env: Record<string, string>;
+      let cleanup: () => Promise<void>;
+      let upgrade: string | undefined;
+      before(async () => {
+        ({ env, cleanup } = await testEnvironment({ SANDBOX: sandbox }));
+      });
+      after(async () => {
+        await killEverything(env.DATA_DIR!);
+        await cleanup();
+        if (upgrade) rmSync(upgrade, { recursive: true, force: true });
+      });
+
+      it('on SIGTERM, SIGINT, SIGKILL and an upgrade: same pid, history across the gap, input, stats, stop', async () => {
+        const serversDir = path.join(env.DATA_DIR!, 'servers');
+        let panel = await startChildPanel(env);
+        const token = await registerAdmin(panel);
+        const pid = runningPid(
+          await createAndStart(panel, token, 'alpha', {
+            startCommand: gameServerCommand('--tick', '200'),
+            stopCommand: 'stop',
+          }),
+        );
+        upgrade = await buildElsewhere();
+        const ends = [
+          { how: 'SIGTERM', entry: null },
+          { how: 'SIGINT', entry: null },
+          { how: 'SIGKILL', entry: null },
+          { how: 'SIGTERM', entry: path.join(upgrade, 'dist', 'panel.mjs') },
+        ] as const;
+        for (const [round, { how, entry }] of ends.entries()) {
+          const said = `before ${how} ${round}`;
+          await typeCommand(panel, token, 'alpha', `say ${said}`);
+          const before = await ConsoleReader.open(panel.url, 'alpha', token);
+          await eventually(
+            () => (before.lines.includes(`[Server] ${said}`) ? true : undefined),
+            'the line before the end',
+          );
+          const lastSeen = Math.max(...ticks(before.lines));
+          before.close();
+
+          panel.child.kill(how);
+          const exit = await panel.exited;
+          if (how === 'SIGKILL') assert.equal(exit.signal, 'SIGKILL');
+          else assert.equal(exit.code, 0, panel.output());
+          assert.match(
+            panel.output(),
+            how === 'SIGKILL' ? /Server listening/ : /the game servers run on/,
+          );
+          assert.equal(alive(pid), true, `the server died with the panel (${how})`);
+          // While no panel runs, the server goes on printing.
+          await sleep(1_000);
+          assert.equal(alive(pid), true);
+
+          panel = await startChildPanel(env, entry);
+          const back = await childStats(panel, token, 'alpha');
+          assert.equal(runningPid(back), pid, `the server was not taken back as it ran (${how})`);
+          const after = await ConsoleReader.open(panel.url, 'alpha', token);
+          const seen = ticks(after.lines);
+          assert.ok(after.lines.includes(`[Server] ${said}`), after.lines.join('\n'));
+          // The ticks printed while the panel was away are in the history, in order, none lost.
+          for (let tick = lastSeen; tick <= lastSeen + 4; tick++)
+            assert.ok(seen.includes(tick), `tick ${tick} is missing: ${seen.join(' ')}`);
+          assert.deepEqual(
+            seen,
+            [...seen].sort((a, b) => a - b),
+          );
+          // Input reaches the game, stats read its processes.
+          await typeCommand(panel, token, 'alpha', `say after ${how} ${round}`);
+          await eventually(
+            () => (after.lines.includes(`[Server] after ${how} ${round}`) ? true : undefined),
+            'the command typed after the restart to reach the game',
+          );
+          after.close();
+          assert.ok(back.memory.bytes > 0, JSON.stringify(back));
+        }
+
+        // The stop sequence of a server taken back: its stop command, then it is gone, holder
+        // and all.
+        const reader = await ConsoleReader.open(panel.url, 'alpha', token);
+        const stopped = await call(panel, token, 'POST', '/api/servers/alpha/stop');
+        assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+        assert.deepEqual(stopped.body.data, { name: 'alpha', status: 'stopped' });
+        await eventually(
+          () => (reader.lines.includes('Stopping server') ? true : undefined),
+          'the stop command to reach the game',
+        );
+        reader.close();
+        assert.equal(alive(pid), false);
+        assert.deepEqual(processesIn(serversDir), []);
+        assert.deepEqual(
+          processesIn(path.join(env.DATA_DIR!, 'run')),
+          [],
+          'a holder outlived its server',
+        );
+        panel.child.kill('SIGTERM');
+        assert.equal((await panel.exited).code, 0, panel.output());
+      });
+
+      it('shows a server that exited while the panel was away with its exit code', async () => {
+        let panel = await startChildPanel(env);
+        const token = (
+          await call(panel, null, 'POST', '/api/auth/login', {
+            username: 'operator',
+            password: 'correct horse',
+          })
+        ).body as { access_token: string };
+        const pid = runningPid(
+          await createAndStart(panel, token.access_token, 'brief', {
+            startCommand: gameServerCommand('--crash-after', '3000'),
+          }),
+        );
+        panel.child.kill('SIGTERM');
+        assert.equal((await panel.exited).code, 0, panel.output());
+        await eventually(
+          () => (alive(pid) ? undefined : true),
+          'the server to exit on its own',
+          10_000,
+        );
+
+        panel = await startChildPanel(env);
+        const shown = await eventually(async () => {
+          const stats = await childStats(panel, token.access_token, 'brief');
+          return stats.status === 'crashed' ? stats : undefined;
+        }, 'the server to be shown crashed');
+        assert.equal(shown.pid, null);
+        const list = await call(panel, token.access_token, 'GET', '/api/servers');
+        const brief = (
+          list.body.data as { name: string; lastExit: { code: number } | null }[]
+        ).find((server) => server.name === 'brief');
+        assert.equal(brief?.lastExit?.code, 7);
+        const reader = await ConsoleReader.open(panel.url, 'brief', token.access_token);
+        assert.ok(reader.lines.includes('Starting fake server'), reader.lines.join('\n'));
+        assert.ok(
+          reader.lines.some((line) => line.includes('exited unexpectedly (code 7)')),
+          reader.lines.join('\n'),
+        );
+        reader.close();
+        assert.deepEqual(processesIn(path.join(env.DATA_DIR!, 'run')), []);
+        panel.child.kill('SIGTERM');
+        assert.equal((await panel.exited).code, 0, panel.output());
+      });
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1b. A killed panel, without a sandbox
+// 1b. `shutdown --stop-servers` (SIGUSR2): the stop sequence, and a start again next time
 
-describe('the panel killed with SIGKILL (SANDBOX=none)', () => {
+describe('the panel on SIGUSR2 (shutdown --stop-servers)', () => {
   let env: Record<string, string>;
   let cleanup: () => Promise<void>;
   before(async () => {
@@ -397,7 +510,63 @@ describe('the panel killed with SIGKILL (SANDBOX=none)', () => {
     await cleanup();
   });
 
-  it('leaves its servers running; the next start ends them, even one that ignores SIGTERM, and starts them again', async () => {
+  it('stops every server with its stop sequence, exits 0, and starts them again on the next start', async () => {
+    const serversDir = path.join(env.DATA_DIR!, 'servers');
+    const first = await startChildPanel(env);
+    const token = await registerAdmin(first);
+    const alpha = await createAndStart(first, token, 'alpha', {
+      startCommand: gameServerCommand(),
+      stopCommand: 'stop',
+      stopTimeoutSeconds: 30,
+    });
+    // A stop command that leaves a trace on disk proves the stop command itself was sent;
+    // the fixture does not exit on it, so SIGTERM follows after a second.
+    const beta = await createAndStart(first, token, 'beta', {
+      startCommand: gameServerCommand(),
+      stopCommand: 'write stop-command-received',
+      stopTimeoutSeconds: 1,
+    });
+    const oldPids = [runningPid(alpha), runningPid(beta)];
+    const servers = processesIn(serversDir);
+    first.child.kill('SIGUSR2');
+    const { code } = await first.exited;
+    assert.equal(code, 0, first.output());
+    assert.match(first.output(), /stopping the game servers/);
+    assert.deepEqual(servers.filter(running), [], 'server processes outlived the panel');
+    assert.equal(
+      readFileSync(path.join(serversDir, 'beta', 'stop-command-received'), 'utf8'),
+      'written',
+    );
+    for (const pid of oldPids) assert.equal(alive(pid), false, `server pid ${pid} is alive`);
+    assert.deepEqual(processesIn(env.DATA_DIR!), []);
+
+    // Both were running, so both run again.
+    const second = await startChildPanel(env);
+    for (const [index, name] of ['alpha', 'beta'].entries()) {
+      const pid = runningPid(await childStats(second, token, name));
+      assert.notEqual(pid, oldPids[index], `${name} kept its old pid`);
+    }
+    second.child.kill('SIGUSR2');
+    assert.equal((await second.exited).code, 0, second.output());
+    assert.deepEqual(processesIn(env.DATA_DIR!), []);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 1b'. What cannot be taken back is ended
+
+describe('a server whose holder was killed while the panel was away (SANDBOX=none)', () => {
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    ({ env, cleanup } = await testEnvironment({ SANDBOX: 'none' }));
+  });
+  after(async () => {
+    await killEverything(env.DATA_DIR!);
+    await cleanup();
+  });
+
+  it('is ended at the next start, even one that ignores SIGTERM, and started again', async () => {
     const serversDir = path.join(env.DATA_DIR!, 'servers');
     const first = await startChildPanel(env);
     const token = await registerAdmin(first);
@@ -414,16 +583,16 @@ describe('the panel killed with SIGKILL (SANDBOX=none)', () => {
         `server ${pid} to exec sleep`,
       );
     }
-    assert.equal(ignoresSigterm(plainPid), false);
     assert.equal(ignoresSigterm(stubbornPid), true);
     const leftovers = [refOf(plainPid), refOf(stubbornPid)];
 
     first.child.kill('SIGKILL');
     assert.equal((await first.exited).signal, 'SIGKILL');
+    // Their holders die too: nothing can take them back, and their processes run on unsandboxed.
+    await killAll(processesIn(path.join(env.DATA_DIR!, 'run')));
     assert.deepEqual(
       leftovers.filter((leftover) => !running(leftover)),
       [],
-      'without a sandbox, the servers outlive the panel',
     );
 
     const second = await startChildPanel(env);
@@ -440,7 +609,7 @@ describe('the panel killed with SIGKILL (SANDBOX=none)', () => {
       const pid = runningPid(await childStats(second, token, name));
       assert.notEqual(pid, oldPid, `${name} kept its old pid`);
     }
-    second.child.kill('SIGTERM');
+    second.child.kill('SIGUSR2');
     assert.equal((await second.exited).code, 0, second.output());
     assert.deepEqual(processesIn(serversDir), []);
   });
@@ -529,54 +698,6 @@ describe('a pid recorded before the panel was killed', () => {
     assert.equal((await panel.exited).code, 0, panel.output());
     assert.equal(running(otherBoot), true);
     assert.equal(running(sameBoot), true);
-  });
-});
-
-// ---------------------------------------------------------------------------------------------
-// 1d. A killed panel, with the sandbox
-
-describe('the panel killed with SIGKILL (SANDBOX=bwrap)', { skip: NO_BWRAP }, () => {
-  let env: Record<string, string>;
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    ({ env, cleanup } = await testEnvironment({ SANDBOX: 'bwrap' }));
-  });
-  after(async () => {
-    await killEverything(env.DATA_DIR!);
-    await cleanup();
-  });
-
-  it('takes its sandboxed servers with it, and the next start starts them again', async () => {
-    const serversDir = path.join(env.DATA_DIR!, 'servers');
-    const first = await startChildPanel(env);
-    const token = await registerAdmin(first);
-    const oldPid = runningPid(
-      await createAndStart(first, token, 'boxed', { startCommand: SLEEPER }),
-    );
-    // bwrap (and its init in the namespace) above the server itself.
-    const sandbox = await eventually(() => {
-      const found = descendants(first.child.pid!);
-      return found.some((stray) => commandLine(stray.pid) === 'sleep 600') ? found : undefined;
-    }, 'the sandboxed server to run');
-    assert.ok(sandbox.length >= 2, JSON.stringify(sandbox));
-    assert.ok(sandbox.some((member) => member.pid === oldPid));
-
-    first.child.kill('SIGKILL');
-    assert.equal((await first.exited).signal, 'SIGKILL');
-    // --die-with-parent: nothing of it outlives the panel (SIGKILL, so no grace period).
-    await eventually(
-      () => (sandbox.some(running) ? undefined : true),
-      'the sandbox to die with the panel',
-      5_000,
-    );
-    assert.deepEqual(processesIn(serversDir), []);
-
-    const second = await startChildPanel(env);
-    const pid = runningPid(await childStats(second, token, 'boxed'));
-    assert.notEqual(pid, oldPid);
-    second.child.kill('SIGTERM');
-    assert.equal((await second.exited).code, 0, second.output());
-    assert.deepEqual(processesIn(serversDir), []);
   });
 });
 

@@ -187,6 +187,7 @@ function outOfMemoryRuntime(): Runtime {
       const process: RunningProcess = {
         pid: 2 ** 22 + 1,
         identity: 'out-of-memory',
+        detach: () => undefined,
         startedAt: new Date(),
         exited,
         onOutput: () => undefined,

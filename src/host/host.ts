@@ -161,12 +161,19 @@ export interface ServerHost {
 
   /** What the start-up log says about how servers run here. */
   report(): readonly HostReport[];
-  /** Once the panel is ready: takes over or ends what a previous run left, starts what should run. */
+  /**
+   * Once the panel is ready: takes back the servers a previous run left running (status, pid,
+   * console history, input, stats, limits), ends what cannot be taken back, starts what should
+   * run.
+   */
   recover(): Promise<void>;
   /** Removes what an earlier run left in the folders (temporary files, deleted servers). */
   removeLeftovers(): Promise<void>;
-  /** The panel is closing: every server is stopped and will start again next time. */
-  shutdown(): Promise<void>;
+  /**
+   * The panel is closing. Servers run on and the next panel takes them back (`recover`), unless
+   * `stopServers`: then every server is stopped and starts again next time.
+   */
+  shutdown(options: { readonly stopServers: boolean }): Promise<void>;
   /** Releases what the host holds (cgroups); after shutdown. */
   close(): Promise<void>;
 }

@@ -116,7 +116,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
       await supervisor.recover();
     },
     removeLeftovers: () => storage.removeLeftovers(() => options.records.allNames()),
-    shutdown: () => supervisor.shutdown(),
+    shutdown: ({ stopServers }) => supervisor.shutdown(stopServers),
     async close() {
       await lines.close();
       for (const runtime of runtimes) await runtime.close?.();

@@ -1,8 +1,9 @@
 /**
  * Keeps each game server's process: start and stop under a per-server lock, crash detection and
  * automatic restart with back-off, the console (a ring buffer of the last 1000 lines plus live
- * listeners), and the panel's own life: leftovers of a killed panel are ended and the servers
- * that should run are started again; the panel's shutdown stops every server gracefully.
+ * listeners), and the panel's own life: servers outlive it (its shutdown lets go of them, and
+ * the next panel takes each one back as it runs), what cannot be taken back is ended, and the
+ * servers that should run but do not are started again.
  */
 import type {
   RuntimeKind,
@@ -408,8 +409,10 @@ export class Supervisor {
   }
 
   /**
-   * At the panel's start: ends what a killed panel left running (only processes whose identity
-   * matches: a reused pid is left alone), then starts the servers that should be running.
+   * At the panel's start: takes back every server an earlier panel left running (it let go of
+   * them at its close, or was killed), with the output they printed meanwhile; ends what cannot
+   * be taken back (only processes whose identity matches: a reused pid is left alone); then
+   * starts the servers that should be running and are not.
    */
   async recover(): Promise<void> {
     const records = await this.deps.servers.list();
@@ -452,16 +455,30 @@ export class Supervisor {
     }
   }
 
-  /** The panel is closing: no more restarts; every server is stopped and will start next time. */
-  async shutdown(): Promise<void> {
+  /**
+   * The panel is closing: no more restarts. With `stopServers`, every server is stopped (the
+   * stop sequence) and starts again at the panel's next start; otherwise every server runs on,
+   * let go of as it is (the next panel takes it over: {@link recover}), and only install
+   * scripts are stopped, since an install cut short is not resumed.
+   */
+  async shutdown(stopServers: boolean): Promise<void> {
     this.#closing = true;
     clearInterval(this.#diskTimer);
     await Promise.all(
       [...this.#entries].map(([name, entry]) =>
         entry.lock.run(async () => {
           this.#cancelRestart(entry);
-          if (!entry.process) return;
-          await this.#halt(entry, await this.#record(name), { keepDesired: true });
+          const process = entry.process;
+          if (!process) return;
+          if (stopServers || entry.installing !== null) {
+            await this.#halt(entry, await this.#record(name), { keepDesired: true });
+            return;
+          }
+          entry.unwatch?.();
+          entry.unwatch = null;
+          entry.process = null;
+          process.detach();
+          entry.log.append('[panel] the panel is stopping; the server runs on');
         }),
       ),
     );
@@ -654,7 +671,7 @@ export class Supervisor {
     entry.log.append(
       how === 'started'
         ? `[panel] started (pid ${process.pid})`
-        : `[panel] took over the server, still running since the panel's last start (pid ${process.pid})`,
+        : `[panel] took the server back at the panel's start (pid ${process.pid})`,
     );
     // With done patterns it stays starting until the watcher above sees the line (it may have).
     if (donePatterns.length === 0) {

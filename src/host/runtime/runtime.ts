@@ -98,6 +98,12 @@ export interface RunningProcess {
   /** Ends every process of the server at once (SIGKILL). */
   kill(): Promise<void>;
   usage(): Promise<Usage>;
+  /**
+   * Lets go of the server without ending it: the panel is closing and the server runs on, its
+   * output kept for the next panel, which takes it over ({@link Runtime.adopt}). Afterwards no
+   * output is delivered and `exited` never settles.
+   */
+  detach(): void;
 }
 
 export interface LeftoverProcess {
@@ -130,9 +136,11 @@ export interface Runtime {
    */
   reap(leftover: LeftoverProcess): Promise<boolean>;
   /**
-   * Finds a server an earlier panel left running and takes it over as it runs (a container is
-   * attached to again); `null` when the runtime cannot (processes are reaped instead) or there is
-   * nothing running. What is found but not running is cleaned away.
+   * Finds a server an earlier panel left running (it let go of it at its close, or was killed)
+   * and takes it over as it runs: its output since it started, as far as it was kept, comes
+   * first, then what it prints from now on. A server that ended meanwhile is answered with its
+   * exit already settled. `null` when there is nothing to take over (what is left is then
+   * reaped).
    */
   adopt?(leftover: LeftoverProcess): Promise<RunningProcess | null>;
   /** Removes what the runtime keeps of a deleted server (its container), if anything. */

@@ -277,13 +277,18 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     return exit;
   };
 
-  /** Resolves once the container has stopped, whatever happens to the connection meanwhile. */
-  const waitFor = async (id: string): Promise<ExitInfo> => {
+  /**
+   * Resolves once the container has stopped, whatever happens to the connection meanwhile; never
+   * once `letGo` is aborted (the panel let go of the container, which runs on).
+   */
+  const waitFor = async (id: string, letGo: AbortSignal): Promise<ExitInfo> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        await streams.getContainer(id).wait({ condition: 'not-running' });
+        await streams.getContainer(id).wait({ condition: 'not-running', abortSignal: letGo });
+        if (letGo.aborted) return await never();
         return await readExit(id);
       } catch (error) {
+        if (letGo.aborted) return never();
         if (statusOf(error) === 404) return { code: null, signal: 'SIGKILL', outOfMemory: false };
         // The engine went away for a moment (restarted): ask again, for up to a minute.
         if (attempt >= 60) return { code: null, signal: null, outOfMemory: false };
@@ -292,17 +297,22 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
   };
 
-  /** The running container `id`, attached through `io`; `exited` from `exit`. */
+  /**
+   * The running container `id`, attached through `io`; `exited` from `exit`, a wait aborted by
+   * `letGo` when the panel lets go of it.
+   */
   const containerProcess = (
     id: string,
     pid: number,
     startedAt: Date,
     io: Duplex | null,
     exit: Promise<ExitInfo>,
+    letGo: AbortController,
+    printed: [Buffer, OutputStream][] = [],
   ): RunningProcess => {
     const container = api.getContainer(id);
     let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
-    const held: [Buffer, OutputStream][] = [];
+    const held: [Buffer, OutputStream][] = [...printed];
     const forward = (stream: OutputStream) => {
       const sink = new PassThrough();
       sink.on('data', (chunk: Buffer) => {
@@ -324,6 +334,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
     // Output still on its way is shown before the exit (for a second at most).
     const exited = exit.then(async (info) => {
+      if (letGo.signal.aborted) return never();
       await Promise.race([ioEnded, sleep(1_000)]);
       io?.destroy();
       return info;
@@ -354,6 +365,11 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       readsInput: () => Promise.resolve(io !== null && !io.destroyed),
       terminate: (name = 'SIGTERM') => signal(name),
       kill: () => signal('SIGKILL'),
+      detach() {
+        outputListener = null;
+        letGo.abort();
+        io?.destroy();
+      },
       async usage(): Promise<Usage> {
         let stats: Docker.ContainerStats;
         try {
@@ -504,12 +520,14 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         throw error;
       }
       const state = (await call(() => container.inspect())).State;
+      const letGo = new AbortController();
       return containerProcess(
         container.id,
         state.Pid,
         new Date(state.StartedAt),
         io,
-        waitFor(container.id).finally(() => removeInstallScript(scriptDir)),
+        waitFor(container.id, letGo.signal).finally(() => removeInstallScript(scriptDir)),
+        letGo,
       );
     } catch (error) {
       await remove(container.id).catch(() => undefined);
@@ -519,14 +537,37 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
   };
 
+  /**
+   * What the container printed up to now, as far as the engine keeps it: the last
+   * HISTORY_TAIL_LINES lines, in order. An engine that cannot say gives nothing.
+   */
+  const history = async (id: string, until: number): Promise<[Buffer, OutputStream][]> => {
+    try {
+      const logs: unknown = await call(() =>
+        api.getContainer(id).logs({
+          stdout: true,
+          stderr: true,
+          follow: false,
+          tail: HISTORY_TAIL_LINES,
+          until,
+        }),
+      );
+      return Buffer.isBuffer(logs) ? demultiplex(logs) : [];
+    } catch {
+      return [];
+    }
+  };
+
   const adopt = async (leftover: LeftoverProcess): Promise<RunningProcess | null> => {
     const found = await containersOf(leftover.name);
     const [first, ...rest] = found;
     for (const extra of rest) await remove(extra.Id);
     if (first === undefined) return null;
     const state = (await call(() => api.getContainer(first.Id).inspect())).State;
+    const letGo = new AbortController();
     if (!state.Running) {
-      // It ended while no panel watched: told as that exit, like a crash.
+      // It ended while no panel watched: its last output, then that exit, told like a crash.
+      const printed = await history(first.Id, Date.now() / 1000);
       const exit = await readExit(first.Id);
       return containerProcess(
         first.Id,
@@ -534,10 +575,23 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         new Date(state.StartedAt),
         null,
         Promise.resolve(exit),
+        letGo,
+        printed,
       );
     }
+    // Attached first, then what it printed up to that moment (the attach stream holds what
+    // comes meanwhile): the console's history spans the time no panel watched.
     const io = await attach(first.Id);
-    return containerProcess(first.Id, state.Pid, new Date(state.StartedAt), io, waitFor(first.Id));
+    const printed = await history(first.Id, Date.now() / 1000);
+    return containerProcess(
+      first.Id,
+      state.Pid,
+      new Date(state.StartedAt),
+      io,
+      waitFor(first.Id, letGo.signal),
+      letGo,
+      printed,
+    );
   };
 
   const description = await describe();
@@ -581,6 +635,29 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       await removeAll(name).catch(ignoreUnreachable(false));
     },
   };
+}
+
+/** Lines of a taken-over container's output shown as its history (the console keeps 1000). */
+const HISTORY_TAIL_LINES = 1000;
+
+/** A promise that never settles: the wait of a container the panel let go of. */
+const never = (): Promise<never> => new Promise<never>(() => undefined);
+
+/**
+ * The engine's multiplexed output of a container without a terminal (8-byte headers: the
+ * stream, then the payload's length), as chunks of each stream in order.
+ */
+export function demultiplex(logs: Buffer): [Buffer, OutputStream][] {
+  const chunks: [Buffer, OutputStream][] = [];
+  let offset = 0;
+  while (offset + 8 <= logs.length) {
+    const kind = logs.readUInt8(offset);
+    const length = logs.readUInt32BE(offset + 4);
+    const payload = logs.subarray(offset + 8, offset + 8 + length);
+    if (kind === 1 || kind === 2) chunks.push([payload, kind === 2 ? 'stderr' : 'stdout']);
+    offset += 8 + length;
+  }
+  return chunks;
 }
 
 /** `promise`, or an ETIMEDOUT error after `ms`; the timer never outlives the wait. */

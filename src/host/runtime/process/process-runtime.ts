@@ -14,11 +14,10 @@
  *
  * The only module that spawns processes.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { readlink, writeFile } from 'node:fs/promises';
+import { readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, type SandboxMode, type ServerNetwork } from '../../../config.js';
 import { openCgroups, type Cgroups, type ServerCgroup } from './cgroup.js';
@@ -44,6 +43,15 @@ import {
   type ProcStat,
 } from './proc.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
+import {
+  connectHolder,
+  holderFolder,
+  holderSocket,
+  makeHolderFolder,
+  spawnHolder,
+  type HolderConnection,
+  type HolderExit,
+} from './holder-client.js';
 import { probeUserOf, resolveServerUsers, type ServerUser, type UidRange } from '../server-user.js';
 
 /** The whole environment a server process gets (and HOME, its own folder). */
@@ -306,70 +314,106 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         await group.limit(spec.limits);
         oomKillsBefore = await group.oomKills();
       }
-      const [program, ...args] = wrap(spec, scriptDir);
-      if (program === undefined) throw new StartError('Empty command');
-      // In a cgroup, the process waits on fd 3 until the panel has moved it in, so that nothing
-      // it forks can start outside. It reads in a subshell: `<&3` in the shell itself would move
-      // its fd 0, the server's input, for a moment, and the panel looks at fd 0 meanwhile.
-      const argv: [string, string[]] =
-        group === null
-          ? [program, args]
-          : [
-              '/bin/sh',
-              ['-c', '(read -r _ <&3) && exec 3<&- && exec "$@"', 'sh', program, ...args],
-            ];
-      const child = spawn(argv[0], argv[1], {
-        cwd: spec.cwd,
-        env: {
-          ...spec.env,
-          ...SERVER_ENV,
-          HOME: spec.cwd,
-          PWD: scriptDir === null ? spec.cwd : INSTALL_SERVER_DIR,
-        },
-        detached: true,
-        stdio: group === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
-        ...identity(spec.user),
-      });
-      // Listeners first, before anything is awaited: an exit or output while the panel waits
-      // for the spawn, the cgroup or the process identity is kept, never lost.
-      const running = localProcess(child, group, bwrap !== null ? 2 : 0, oomKillsBefore);
-      // A process that ends before it read its go-ahead resets this socket (ECONNRESET); its
-      // exit is handled like any other, and an unhandled 'error' would end the panel.
-      child.stdio[3]?.on('error', () => undefined);
+      const folder = holderFolder(options.dataDir, spec.name);
+      const meta: HolderMeta = {
+        oomKillsBefore,
+        wrapperDepth: bwrap !== null ? 2 : 0,
+        install: spec.install !== null,
+      };
+      let connection: HolderConnection | null = null;
+      let pending: PendingProcess | null = null;
       try {
-        await Promise.race([
-          once(child, 'spawn'),
-          once(child, 'error').then(([error]: unknown[]) => {
-            throw error;
-          }),
-        ]);
-        // Before the go-ahead (in a cgroup), so that the server and all it forks inherit it.
-        if (child.pid !== undefined) await raiseOomScore(child.pid);
-        if (group !== null && child.pid !== undefined) {
-          await group.add(child.pid);
-          const go = child.stdio[3] as NodeJS.WritableStream | null;
-          go?.end('go\n');
-        }
+        // The holder goes into the server's cgroup before it starts anything, so that nothing
+        // of the server can start outside it.
+        await makeHolderFolder(folder, spec.user);
+        const holderPid = await spawnHolder(folder, spec.user, SERVER_ENV);
+        await raiseOomScore(holderPid);
+        await group?.add(holderPid);
+        connection = await connectHolder(holderSocket(folder));
+        pending = holderProcess(connection, group, meta, folder);
+        connection.send({
+          type: 'start',
+          argv: wrap(spec, scriptDir),
+          cwd: spec.cwd,
+          env: {
+            ...spec.env,
+            ...SERVER_ENV,
+            HOME: spec.cwd,
+            PWD: scriptDir === null ? spec.cwd : INSTALL_SERVER_DIR,
+          },
+          meta: { ...meta },
+        });
+        const started = await pending.started;
+        const identity = (await identityOf(started.pid)) ?? `unknown:${started.pid}`;
+        const running = pending.ready(started.pid, identity, started.startedAt);
+        if (scriptDir === null) return running;
+        // An install's script goes once it ended; `detach` does not apply to installs, which
+        // the panel ends at its close.
+        return { ...running, exited: running.exited.finally(removeScript) };
       } catch (error) {
-        child.kill('SIGKILL');
+        connection?.send({ type: 'release' });
+        connection?.close();
         await group?.killAll();
         await group?.remove();
         await removeScript();
+        await rm(folder, { recursive: true, force: true });
         const reason = error instanceof Error ? error.message : String(error);
         throw new StartError(`Cannot start ${spec.argv[0]}: ${reason}`, { cause: error });
       }
-      const pid = child.pid;
-      if (pid === undefined) throw new StartError(`Cannot start ${spec.argv[0]}`);
-      const started = running.ready(pid, (await identityOf(pid)) ?? `unknown:${pid}`);
-      if (scriptDir === null) return started;
-      return { ...started, exited: started.exited.finally(removeScript) };
+    },
+
+    async adopt(leftover) {
+      const folder = holderFolder(options.dataDir, leftover.name);
+      let connection: HolderConnection;
+      try {
+        connection = await connectHolder(holderSocket(folder));
+      } catch {
+        return null; // no holder answers: nothing runs that could be taken over
+      }
+      const { hello } = connection;
+      const meta = holderMeta(hello.meta);
+      const letGo = (): null => {
+        connection.send({ type: 'release' });
+        connection.close();
+        return null;
+      };
+      // Nothing started; an install, which the panel's end cut short; or not the process the
+      // panel recorded: let go, and what is left is reaped.
+      if (hello.pid === null || hello.startedAt === null || meta === null || meta.install)
+        return letGo();
+      if (leftover.pid !== null && leftover.pid !== hello.pid) return letGo();
+      let identity = leftover.identity;
+      if (hello.exit === null) {
+        const current = await identityOf(hello.pid);
+        if (current === null || (identity !== null && current !== identity)) return letGo();
+        identity = current;
+      }
+      const group = await cgroups.forServer(leftover.name);
+      const pending = holderProcess(connection, group, meta, folder);
+      // What it printed while no panel watched comes first in its console, before the panel's
+      // word that it took the server over.
+      await pending.replayed;
+      return pending.ready(
+        hello.pid,
+        identity ?? `unknown:${hello.pid}`,
+        new Date(hello.startedAt),
+      );
     },
 
     async reap(leftover) {
       let ended = false;
+      // A holder that no panel took over lets go of what it holds and ends.
+      const folder = holderFolder(options.dataDir, leftover.name);
+      const holder = await connectHolder(holderSocket(folder)).catch(() => null);
+      if (holder !== null) {
+        ended = true;
+        holder.send({ type: 'release' });
+        holder.close();
+      }
+      await rm(folder, { recursive: true, force: true });
       const group = await cgroups.forServer(leftover.name);
       if (group !== null) {
-        ended = (await group.pids()).length > 0;
+        ended = (await group.pids()).length > 0 || ended;
         await group.killAll();
         await group.remove();
       }
@@ -402,58 +446,125 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
   };
 }
 
+/** What the panel leaves with a holder, to take its server over later. */
+interface HolderMeta {
+  /** Out-of-memory kills in the server's cgroup before it started. */
+  readonly oomKillsBefore: number;
+  /** How many processes of the sandbox wrapper stand above the server's own. */
+  readonly wrapperDepth: number;
+  /** An install script rather than the server: never taken over. */
+  readonly install: boolean;
+}
+
+/** The meta a holder answered, checked; `null` when it is not one this panel wrote. */
+function holderMeta(value: Readonly<Record<string, unknown>> | null): HolderMeta | null {
+  if (value === null) return null;
+  const { oomKillsBefore, wrapperDepth, install } = value;
+  if (typeof oomKillsBefore !== 'number' || typeof wrapperDepth !== 'number') return null;
+  if (typeof install !== 'boolean') return null;
+  return { oomKillsBefore, wrapperDepth, install };
+}
+
+interface PendingProcess {
+  /** Settles once the holder has started the server, or rejects with why it could not. */
+  readonly started: Promise<{ pid: number; startedAt: Date }>;
+  /** Settles once the output the holder kept has all arrived (or the connection ended). */
+  readonly replayed: Promise<void>;
+  ready(pid: number, identity: string, startedAt: Date): RunningProcess;
+}
+
 /**
- * Wraps a just-spawned child: its exit and output are listened to at once (output is held until
- * the supervisor subscribes), and `ready` completes it once its pid and identity are known.
+ * The server a holder holds, through the connection to it: its output and exit come from the
+ * holder (output kept while the panel was away first), its input goes to it; signals, usage and
+ * the end of whatever it leaves behind are the panel's, through /proc and its cgroup. Listens at
+ * once, so nothing said before `ready` is lost.
  */
-function localProcess(
-  child: ChildProcess,
+function holderProcess(
+  connection: HolderConnection,
   group: ServerCgroup | null,
-  wrapperDepth: number,
-  oomKillsBefore: number,
-) {
-  const startedAt = new Date();
-  // EPIPE once no process holds the server's input any more.
+  meta: HolderMeta,
+  folder: string,
+): PendingProcess {
+  const { wrapperDepth, oomKillsBefore } = meta;
   let inputClosed = false;
-  child.stdin?.on('error', () => {
-    inputClosed = true;
-  });
+  let detached = false;
   let lastSample: { seconds: number; at: number; percent: number } | undefined;
   let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
   const held: [Buffer, OutputStream][] = [];
-  const forward = (stream: OutputStream) => (chunk: Buffer) => {
-    if (outputListener) outputListener(chunk, stream);
-    else held.push([chunk, stream]);
-  };
-  child.stdout?.on('data', forward('stdout'));
-  child.stderr?.on('data', forward('stderr'));
-  // A read error only means the process is gone, which its exit tells; unhandled, it would end
-  // the panel.
-  child.stdout?.on('error', () => undefined);
-  child.stderr?.on('error', () => undefined);
+  let pid = -1;
+  let resolveStarted!: (started: { pid: number; startedAt: Date }) => void;
+  let rejectStarted!: (error: Error) => void;
+  const started = new Promise<{ pid: number; startedAt: Date }>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
+  // Handled by whoever awaits it; unobserved when the server was taken over.
+  started.catch(() => undefined);
+  let endReplay!: () => void;
+  const replayed = new Promise<void>((resolve) => {
+    endReplay = resolve;
+  });
+  let endMain!: (exit: HolderExit) => void;
+  const mainExit = new Promise<HolderExit>((resolve) => {
+    endMain = resolve;
+  });
+  connection.listen({
+    message(message) {
+      switch (message.type) {
+        case 'started':
+          resolveStarted({ pid: message.pid, startedAt: new Date(message.startedAt) });
+          return;
+        case 'start-failed':
+          rejectStarted(new Error(message.message));
+          return;
+        case 'input-closed':
+          inputClosed = true;
+          return;
+        case 'exit':
+          endMain({ code: message.code, signal: message.signal });
+          return;
+        case 'replayed':
+          endReplay();
+          return;
+        case 'hello':
+          return;
+      }
+    },
+    output(chunk, stream) {
+      if (outputListener) outputListener(chunk, stream);
+      else held.push([chunk, stream]);
+    },
+    closed() {
+      endReplay();
+      if (detached) return;
+      rejectStarted(new Error('the holder ended'));
+      // The holder itself was ended (it never ends on its own before `release`): so was the
+      // server, and how is not known.
+      endMain({ code: null, signal: null });
+    },
+  });
+  connection.send({ type: 'attach' });
 
-  let pid = child.pid ?? -1;
   const endAll = async (): Promise<void> => {
     if (group !== null) {
       await group.killAll();
       await group.remove();
     }
+    await rm(folder, { recursive: true, force: true });
     if (pid < 0) return;
     signalAll(await processTree(pid), 'SIGKILL');
     signalGroup(pid, 'SIGKILL');
     await gone(pid, REAP_TIMEOUT_MS);
   };
-  const mainExit = new Promise<Omit<ExitInfo, 'outOfMemory'>>((resolve) => {
-    child.once('exit', (code, signal) => {
-      resolve({ code, signal });
-    });
-  });
-  // Whatever the server left behind in its cgroup, group or tree goes with it. Whether the
-  // kernel ended one of its processes at the memory limit is read first, while its cgroup is.
+  // Whatever the server left behind in its cgroup, group or tree goes with it, the holder too.
+  // Whether the kernel ended one of its processes at the memory limit is read first, while its
+  // cgroup is.
   const exited = mainExit.then(async (info): Promise<ExitInfo> => {
     const outOfMemory = group !== null && (await group.oomKills()) > oomKillsBefore;
+    connection.send({ type: 'release' });
+    connection.close();
     await endAll();
-    return { ...info, outOfMemory };
+    return { code: info.code, signal: info.signal as NodeJS.Signals | null, outOfMemory };
   });
 
   const serverProcesses = async (): Promise<ProcStat[]> => {
@@ -473,9 +584,11 @@ function localProcess(
   };
 
   return {
-    ready(knownPid: number, identity: string): RunningProcess {
+    started,
+    replayed,
+    ready(knownPid: number, identity: string, startedAt: Date): RunningProcess {
       pid = knownPid;
-      // The server's end of its input, as /proc shows it (`socket:[inode]`). A sandbox wrapper
+      // The server's end of its input, as /proc shows it (`pipe:[inode]`). A sandbox wrapper
       // keeps it open all along, so only the server's own processes tell whether it is read.
       let input: string | null = null;
       try {
@@ -494,14 +607,11 @@ function localProcess(
           for (const [chunk, stream] of held.splice(0)) listener(chunk, stream);
         },
         writeLine(line) {
-          const stdin = child.stdin;
-          if (!stdin || stdin.destroyed || !stdin.writable) return false;
-          stdin.write(`${line}\n`);
-          return true;
+          if (inputClosed || connection.closed) return false;
+          return connection.send({ type: 'input', line });
         },
         async readsInput() {
-          const stdin = child.stdin;
-          if (inputClosed || !stdin || stdin.destroyed) return false;
+          if (inputClosed || connection.closed) return false;
           if (input === null) return true;
           const processes = await serverProcesses();
           if (processes.length === 0) return true; // not started inside its sandbox yet
@@ -552,6 +662,11 @@ function localProcess(
             memoryBytes,
             pids: (group === null ? null : await group.tasks()) ?? processes.length,
           };
+        },
+        detach() {
+          detached = true;
+          outputListener = null;
+          connection.close();
         },
       };
     },
