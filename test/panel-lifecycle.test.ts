@@ -43,6 +43,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
 import { processIdentity } from '../src/host/runtime/process/proc.js';
+import { runCliProcess } from './helpers/cli.js';
 import {
   TEST_JWT_SECRET,
   startPanel,
@@ -1005,3 +1006,46 @@ for (const mode of ['none', 'bwrap'] as const) {
     }
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// `game-panel shutdown`, as an operator types it
+
+describe('game-panel shutdown', () => {
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    ({ env, cleanup } = await testEnvironment({ SANDBOX: 'none' }));
+  });
+  after(async () => {
+    await killEverything(env.DATA_DIR!);
+    await cleanup();
+  });
+
+  it('ends the panel with its servers running on; --stop-servers stops them first', async () => {
+    const first = await startChildPanel(env);
+    const token = await registerAdmin(first);
+    const pid = runningPid(
+      await createAndStart(first, token, 'alpha', { startCommand: gameServerCommand() }),
+    );
+    const plain = await runCliProcess(['shutdown'], env);
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.match(plain.stdout, /its game servers run on/);
+    assert.equal((await first.exited).code, 0, first.output());
+    assert.equal(alive(pid), true);
+
+    const second = await startChildPanel(env);
+    assert.equal(runningPid(await childStats(second, token, 'alpha')), pid);
+    const stopping = await runCliProcess(['shutdown', '--stop-servers'], env);
+    assert.equal(stopping.status, 0, stopping.stderr);
+    assert.equal((await second.exited).code, 0, second.output());
+    assert.equal(alive(pid), false);
+    assert.deepEqual(processesIn(env.DATA_DIR!), []);
+
+    const none = await runCliProcess(['shutdown'], env);
+    assert.equal(none.status, 1);
+    assert.match(none.stderr, /^No panel runs on /);
+    const wrong = await runCliProcess(['shutdown', '--now'], env);
+    assert.equal(wrong.status, 2);
+    assert.match(wrong.stderr, /Unknown argument: --now/);
+  });
+});

@@ -85,6 +85,8 @@ interface Entry {
   overQuotaSince: number | null;
   /** Why the server may not start now (a restore replaces its files), or null. */
   held: string | null;
+  /** Settles once the exit of the running server has been handled (never rejects). */
+  exitHandled: Promise<void>;
   /** The console: its history, its listeners and the output waiting to be shown. */
   readonly log: ConsoleFeed<ServerStatus>;
   readonly lock: Lock;
@@ -280,7 +282,7 @@ export class Supervisor {
       entry.installing = process;
       entry.process = process;
       entry.stopRequested = false;
-      this.#follow(name, entry, process, 'the end of an install', (exit) =>
+      void this.#follow(name, entry, process, 'the end of an install', (exit) =>
         entry.lock.run(() => this.#installed(name, entry, process, exit)),
       );
       return entry.status;
@@ -426,7 +428,12 @@ export class Supervisor {
       });
       if (process) {
         const entry = this.#entry(record.name);
-        await entry.lock.run(() => this.#attach(record.name, entry, process, 'took over'));
+        const ended = await settledAlready(process.exited);
+        await entry.lock.run(() =>
+          this.#attach(record.name, entry, process, ended ? 'ended while away' : 'took over'),
+        );
+        // Shown as it ended before the panel serves, never running for a moment.
+        if (ended) await entry.exitHandled;
         adopted.add(record.name);
         continue;
       }
@@ -502,6 +509,7 @@ export class Supervisor {
         diskLimit: null,
         overQuotaSince: null,
         held: null,
+        exitHandled: Promise.resolve(),
         log: new ConsoleFeed<ServerStatus>({
           name,
           pacer: this.#pacer,
@@ -628,7 +636,7 @@ export class Supervisor {
     name: string,
     entry: Entry,
     process: RunningProcess,
-    how: 'started' | 'took over',
+    how: 'started' | 'took over' | 'ended while away',
     donePatterns: readonly string[] = [],
   ): Promise<ServerStatus> {
     entry.process = process;
@@ -652,7 +660,7 @@ export class Supervisor {
     }
     // Handled under the lock: an exit during this very start is seen once the start is
     // recorded, so the server never stays "running" with no process behind it.
-    this.#follow(name, entry, process, 'a server exit', async (exit) => {
+    entry.exitHandled = this.#follow(name, entry, process, 'a server exit', async (exit) => {
       entry.unwatch?.();
       entry.unwatch = null;
       entry.lastExit = {
@@ -667,6 +675,11 @@ export class Supervisor {
       });
       await entry.lock.run(() => this.#exited(name, entry, process, exit));
     });
+    if (how === 'ended while away') {
+      // Never shown running: its exit, handled next, shows how it ended.
+      entry.log.append('[panel] the server ended while the panel was not running');
+      return entry.status;
+    }
     await this.deps.servers.recordStarted(name, process);
     entry.log.append(
       how === 'started'
@@ -683,7 +696,8 @@ export class Supervisor {
 
   /**
    * Shows the process's output in the console and, once it has ended and its last line is
-   * shown, calls `ended`; a failure there is logged as failing to record `what`.
+   * shown, calls `ended`; a failure there is logged as failing to record `what`. Answers when
+   * that is done (it never rejects).
    */
   #follow(
     name: string,
@@ -691,12 +705,12 @@ export class Supervisor {
     process: RunningProcess,
     what: string,
     ended: (exit: ExitInfo) => Promise<void>,
-  ): void {
+  ): Promise<void> {
     const output = entry.log.output();
     process.onOutput((chunk, stream) => {
       output.write(chunk, stream);
     });
-    void process.exited
+    return process.exited
       .then((exit) => {
         output.end();
         return ended(exit);
@@ -899,6 +913,19 @@ export class Supervisor {
   #consoleFailed(error: unknown, server: string): void {
     this.deps.log.error({ err: error, server }, 'console output handling failed');
   }
+}
+
+/**
+ * True when `promise` has settled already (a runtime answers a server that ended while no panel
+ * ran with its exit settled): what is settled is seen before the next turn of the event loop.
+ */
+async function settledAlready(promise: Promise<unknown>): Promise<boolean> {
+  const turn = new Promise<false>((resolve) => {
+    setImmediate(() => {
+      resolve(false);
+    });
+  });
+  return Promise.race([promise.then(() => true), turn]);
 }
 
 /** True if `promise` settles within `ms`; the timer never outlives the wait. */

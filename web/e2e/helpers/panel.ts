@@ -84,7 +84,9 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
   const close = async () => {
     if (child.exitCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
+      // SIGUSR2: the panel stops its game servers before it exits (on SIGTERM they would run
+      // on, as they do in production), so that a journey leaves nothing running.
+      child.kill('SIGUSR2');
       await exited;
     }
     rmSync(workDir, { recursive: true, force: true });

@@ -393,11 +393,14 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
       // What it printed while no panel watched comes first in its console, before the panel's
       // word that it took the server over.
       await pending.replayed;
-      return pending.ready(
+      const running = pending.ready(
         hello.pid,
         identity ?? `unknown:${hello.pid}`,
         new Date(hello.startedAt),
       );
+      // A server that ended meanwhile is answered with its exit settled (see Runtime.adopt).
+      if (hello.exit !== null) await running.exited;
+      return running;
     },
 
     async reap(leftover) {
