@@ -1,0 +1,75 @@
+import { useId } from 'react';
+import { Field } from '../../components/Field';
+import type { PasswordChoice as Choice, PasswordDraft, Problems } from './accounts';
+import styles from './UsersPage.module.css';
+
+/**
+ * The password half of Add user and Reset password: a one-time link the admin hands over (the
+ * default: the admin never learns the password), or a password typed now, twice.
+ */
+export function PasswordChoice({
+  legend,
+  linkLabel,
+  passwordLabel,
+  draft,
+  problems,
+  onChange,
+}: {
+  legend: string;
+  linkLabel: string;
+  passwordLabel: string;
+  draft: PasswordDraft;
+  problems: Problems<'password' | 'confirmation'>;
+  onChange: (draft: PasswordDraft) => void;
+}) {
+  const name = useId();
+  const option = (choice: Choice, label: string, hint: string) => (
+    <label className={styles.choice}>
+      <input
+        type="radio"
+        name={name}
+        value={choice}
+        checked={draft.choice === choice}
+        onChange={() => {
+          onChange({ ...draft, choice });
+        }}
+      />
+      <span>
+        {label}
+        <span className={styles.choiceHint}>{hint}</span>
+      </span>
+    </label>
+  );
+  return (
+    <fieldset className={styles.fieldset}>
+      <legend className={styles.label}>{legend}</legend>
+      {option('link', linkLabel, 'A link shown once, for you to send; it works once, for 24 hours')}
+      {option('password', passwordLabel, 'You choose it and tell them')}
+      {draft.choice === 'password' && (
+        <div className={styles.passwords}>
+          <Field
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            hint="At least 6 characters"
+            error={problems.password}
+            value={draft.password}
+            onChange={(event) => {
+              onChange({ ...draft, password: event.target.value });
+            }}
+          />
+          <Field
+            label="Confirm password"
+            type="password"
+            autoComplete="new-password"
+            error={problems.confirmation}
+            value={draft.confirmation}
+            onChange={(event) => {
+              onChange({ ...draft, confirmation: event.target.value });
+            }}
+          />
+        </div>
+      )}
+    </fieldset>
+  );
+}

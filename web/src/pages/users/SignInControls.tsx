@@ -1,0 +1,212 @@
+import { useEffect, useRef, useState, type SyntheticEvent } from 'react';
+import { ApiError, errorMessage } from '../../api/errors';
+import { Alert } from '../../components/Alert';
+import { Confirm } from '../../components/Confirm';
+import {
+  useResetPassword,
+  useTurnOffTwoFactor,
+  type SetPasswordLink,
+  type User,
+} from '../../hooks/useUsers';
+import {
+  hasProblems,
+  passwordProblems,
+  refusalByField,
+  resetBody,
+  type PasswordDraft,
+  type Problems,
+} from './accounts';
+import { LinkShown } from './LinkShown';
+import { PasswordChoice } from './PasswordChoice';
+import styles from './UsersPage.module.css';
+
+/**
+ * An admin's help for a person who cannot sign in: a new password or a one-time link (which
+ * signs them out everywhere and revokes their API keys, as the API does), and turning off their
+ * two-factor sign-in when they lost their second factor.
+ */
+export function SignInControls({ user, isMe }: { user: User; isMe: boolean }) {
+  return (
+    <div className={styles.part}>
+      <ResetPassword user={user} isMe={isMe} />
+      <TwoFactorOff user={user} />
+    </div>
+  );
+}
+
+const EMPTY: PasswordDraft = { choice: 'link', password: '', confirmation: '' };
+
+type Outcome = { readonly link: SetPasswordLink } | { readonly link: null };
+
+function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
+  const reset = useResetPassword(user.username);
+  const [open, setOpen] = useState(false);
+  const [draft, setDraft] = useState(EMPTY);
+  const [problems, setProblems] = useState<Problems<'password' | 'confirmation'>>({});
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const openRef = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(false);
+  useEffect(() => {
+    if (open) wasOpen.current = true;
+    else if (wasOpen.current) openRef.current?.focus();
+  }, [open]);
+
+  const refusal =
+    reset.error instanceof ApiError ? refusalByField(['password'], reset.error) : undefined;
+  const shown = { ...refusal?.fields, ...problems };
+  const close = () => {
+    setDraft(EMPTY);
+    setProblems({});
+    reset.reset();
+    setOpen(false);
+  };
+  const submit = (event: SyntheticEvent) => {
+    event.preventDefault();
+    const found = passwordProblems(draft);
+    setProblems(found);
+    if (hasProblems(found)) return;
+    reset.mutate(resetBody(draft), {
+      onSuccess: (link) => {
+        setOutcome({ link });
+        setDraft(EMPTY);
+        setOpen(false);
+      },
+    });
+  };
+
+  if (!open) {
+    return (
+      <>
+        <div>
+          <button
+            ref={openRef}
+            type="button"
+            className="button secondary"
+            onClick={() => {
+              setOutcome(null);
+              setOpen(true);
+            }}
+          >
+            Reset password
+          </button>
+        </div>
+        {outcome !== null &&
+          (outcome.link === null ? (
+            <Alert tone="success">
+              Password set: {user.username} is signed out everywhere and their API keys are revoked.
+            </Alert>
+          ) : (
+            <>
+              <Alert tone="success">
+                New link made: {user.username} is signed out everywhere, their API keys are revoked,
+                and any earlier link stops working.
+              </Alert>
+              <LinkShown
+                username={user.username}
+                link={outcome.link}
+                onDone={() => {
+                  setOutcome(null);
+                }}
+              />
+            </>
+          ))}
+      </>
+    );
+  }
+  return (
+    <form
+      className={`${styles.part} ${styles.confirm}`}
+      onSubmit={submit}
+      noValidate
+      aria-label={`Reset the password of ${user.username}`}
+    >
+      <p className={styles.question}>Reset the password of {user.username}</p>
+      <p className={styles.hint}>
+        {user.signIn.hasPassword
+          ? `This signs ${user.username} out everywhere and revokes their API keys.`
+          : `${user.username} has no password yet; this gives them one. It signs them out everywhere and revokes their API keys.`}
+        {isMe ? ' This is your own account: this browser is signed out too.' : ''}
+      </p>
+      <PasswordChoice
+        legend="New password"
+        linkLabel="Make a link for them to set it"
+        passwordLabel="Set a new password now"
+        draft={draft}
+        problems={shown}
+        onChange={(next) => {
+          setDraft(next);
+          setProblems({});
+          reset.reset();
+        }}
+      />
+      {reset.isError && (refusal === undefined || refusal.rest) && (
+        <Alert tone="error">{errorMessage(reset.error)}</Alert>
+      )}
+      <div className={styles.buttons}>
+        <button type="submit" className={`button ${styles.danger}`} disabled={reset.isPending}>
+          {reset.isPending
+            ? 'Resetting…'
+            : draft.choice === 'link'
+              ? 'Make the link'
+              : 'Set the password'}
+        </button>
+        <button type="button" className="button secondary" onClick={close}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function TwoFactorOff({ user }: { user: User }) {
+  const turnOff = useTurnOffTwoFactor(user.username);
+  const [confirming, setConfirming] = useState(false);
+  const [done, setDone] = useState(false);
+  if (done) {
+    return <Alert tone="success">Two-factor sign-in is off for {user.username}.</Alert>;
+  }
+  if (!user.twoFactor) return null;
+  if (!confirming) {
+    return (
+      <div>
+        <button
+          type="button"
+          className="button secondary"
+          onClick={() => {
+            setConfirming(true);
+          }}
+        >
+          Turn off two-factor
+        </button>
+      </div>
+    );
+  }
+  return (
+    <Confirm
+      label={`Turn off two-factor sign-in for ${user.username}?`}
+      action="Turn off two-factor"
+      pendingAction="Turning off…"
+      pending={turnOff.isPending}
+      error={turnOff.error}
+      autoFocus
+      onConfirm={() => {
+        // Not mutate's own callbacks: the list fetched again may re-render the row first.
+        turnOff.mutateAsync().then(
+          () => {
+            setConfirming(false);
+            setDone(true);
+          },
+          () => undefined, // shown from turnOff.error
+        );
+      }}
+      onCancel={() => {
+        turnOff.reset();
+        setConfirming(false);
+      }}
+    >
+      {user.username} then signs in with their password alone: the codes of their authenticator app
+      and their recovery codes stop working. If their role requires two-factor sign-in, they are
+      asked to set it up again at their next sign-in.
+    </Confirm>
+  );
+}
