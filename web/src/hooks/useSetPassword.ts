@@ -6,15 +6,18 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
 
+const LINK_KEY = 'set-password-link';
+
 /**
  * Whose link this is and until when (`POST /api/auth/set-password/check`); a link unknown, used
  * or expired is the API's 400 `INVALID_LINK`. Asked once: the answer does not change while the
- * page is open, and asking again after the password was set would only say the link is used.
+ * page is open, and asking again after the password was set would only say the link is used
+ * (so the page passes `null` once it has the answer of the password, which disables it).
  */
 export function useLinkCheck(token: string | null) {
   const { api } = useServices();
   return useQuery({
-    queryKey: ['set-password-link', token],
+    queryKey: [LINK_KEY, token],
     queryFn: async () => {
       if (token === null) throw new Error('no token');
       return (await unwrap(api.POST('/api/auth/set-password/check', { body: { token } }))).data;
@@ -45,7 +48,9 @@ export function useSetPasswordWithLink() {
       unwrap(api.POST('/api/auth/set-password', { body: { ...body } })),
     onSuccess: (answer) => {
       if (!('access_token' in answer)) return;
-      queries.clear();
+      // Whatever an earlier session of this browser fetched goes, but not the link's check:
+      // asked again, it would only spend an attempt of the address to hear the link is used.
+      queries.removeQueries({ predicate: (query) => query.queryKey[0] !== LINK_KEY });
       sessions.signIn({ token: answer.access_token, username: answer.username, role: answer.role });
     },
   });

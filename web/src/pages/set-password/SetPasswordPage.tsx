@@ -30,10 +30,10 @@ export function SetPasswordPage() {
   useEffect(() => {
     forgetFragment(window);
   }, []);
-  const check = useLinkCheck(token);
   const setPassword = useSetPasswordWithLink();
-  const navigate = useNavigate();
   const answer = setPassword.data;
+  const check = useLinkCheck(answer === undefined ? token : null);
+  const navigate = useNavigate();
 
   // Signed in: on to the panel. Looked at before the check, which no longer matters once used.
   useEffect(() => {
