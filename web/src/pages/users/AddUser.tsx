@@ -51,9 +51,11 @@ export function AddUser() {
   const openRef = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(false);
   useEffect(() => {
-    // Closing gives the focus back to the button that opened the form.
+    // Cancelling gives the focus back to the button that opened the form; a link made takes it.
     if (open) wasOpen.current = true;
-    else if (wasOpen.current) openRef.current?.focus();
+    else if (wasOpen.current && created === null) openRef.current?.focus();
+    // Only a change of `open` moves the focus; `created` is read as it is then.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [open]);
 
   const refusal =
@@ -112,6 +114,7 @@ export function AddUser() {
               link={created.link}
               onDone={() => {
                 setCreated(null);
+                openRef.current?.focus();
               }}
             />
           </>

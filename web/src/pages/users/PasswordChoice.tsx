@@ -24,21 +24,25 @@ export function PasswordChoice({
 }) {
   const name = useId();
   const option = (choice: Choice, label: string, hint: string) => (
-    <label className={styles.choice}>
+    <div className={styles.choice}>
       <input
+        id={`${name}-${choice}`}
         type="radio"
         name={name}
         value={choice}
         checked={draft.choice === choice}
+        aria-describedby={`${name}-${choice}-hint`}
         onChange={() => {
           onChange({ ...draft, choice });
         }}
       />
       <span>
-        {label}
-        <span className={styles.choiceHint}>{hint}</span>
+        <label htmlFor={`${name}-${choice}`}>{label}</label>
+        <span id={`${name}-${choice}-hint`} className={styles.choiceHint}>
+          {hint}
+        </span>
       </span>
-    </label>
+    </div>
   );
   return (
     <fieldset className={styles.fieldset}>

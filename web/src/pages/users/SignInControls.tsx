@@ -47,8 +47,12 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
   const openRef = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(false);
   useEffect(() => {
+    // Cancelling gives the focus back to "Reset password"; a link made takes it.
     if (open) wasOpen.current = true;
-    else if (wasOpen.current) openRef.current?.focus();
+    else if (wasOpen.current && (outcome === null || outcome.link === null))
+      openRef.current?.focus();
+    // Only a change of `open` moves the focus; `outcome` is read as it is then.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [open]);
 
   const refusal =
@@ -106,6 +110,7 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
                 link={outcome.link}
                 onDone={() => {
                   setOutcome(null);
+                  openRef.current?.focus();
                 }}
               />
             </>
