@@ -46,12 +46,12 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const openRef = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(false);
+  const linkShown = (outcome?.link ?? null) !== null;
   useEffect(() => {
     // Cancelling gives the focus back to "Reset password"; a link made takes it.
     if (open) wasOpen.current = true;
-    else if (wasOpen.current && (outcome === null || outcome.link === null))
-      openRef.current?.focus();
-    // Only a change of `open` moves the focus; `outcome` is read as it is then.
+    else if (wasOpen.current && !linkShown) openRef.current?.focus();
+    // Only a change of `open` moves the focus; `linkShown` is read as it is then.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [open]);
 
