@@ -159,7 +159,7 @@ describe('accounts', () => {
     await again.page.goto(link);
     await again.page.getByRole('heading', { level: 1, name: 'This link cannot be used' }).waitFor();
     await again.page.getByRole('alert').waitFor();
-    await again.page.getByText(/Ask an admin of this panel for a new link/).waitFor();
+    await again.page.getByText(/Each link works once, for 24 hours/).waitFor();
     await assertAccessible(again.page, 'a used link');
 
     // Without any link at all.
@@ -232,7 +232,7 @@ describe('accounts', () => {
     const carol = await edit(admin.page, 'carol');
     await carol.getByRole('button', { name: 'Turn off two-factor', exact: true }).click();
     const confirm = carol.getByRole('group', { name: 'Turn off two-factor sign-in for carol?' });
-    await confirm.getByText(/signs in with their password alone/).waitFor();
+    await confirm.getByText(/sign in with their password alone/).waitFor();
     await assertAccessible(admin.page, 'the two-factor confirmation');
     await confirm.getByRole('button', { name: 'Turn off two-factor', exact: true }).click();
     await carol.getByText('Two-factor sign-in is off for carol.').waitFor();

@@ -12,8 +12,11 @@ import { SecondFactorStep } from '../sign-in/SecondFactorStep';
 import styles from '../sign-in/SignInPage.module.css';
 import { forgetFragment, linkTokenFrom } from './link';
 
-/** What to do when a link cannot be used: the API's own words say why. */
+/** What to do without a link: an admin makes a new one. */
 const ASK_AGAIN = 'Ask an admin of this panel for a new link; each link works once, for 24 hours.';
+/** Beside the API's word on a link it refused, which already says to ask an admin. */
+const ONCE =
+  'Each link works once, for 24 hours. If you set your password with it already, sign in.';
 
 /**
  * `/set-password#token=…`: the page of the one-time link an admin made (a new account, or a
@@ -88,7 +91,7 @@ export function SetPasswordPage() {
       <Card title={unusable ? 'This link cannot be used' : 'Set a password'}>
         <Alert tone="error">{errorMessage(check.error)}</Alert>
         {unusable ? (
-          <p className={styles.switch}>{ASK_AGAIN}</p>
+          <p className={styles.switch}>{ONCE}</p>
         ) : (
           <button
             type="button"
@@ -221,7 +224,7 @@ function PasswordStep({
           {pending ? 'Setting the password…' : 'Set password and sign in'}
         </button>
       </form>
-      {refusal?.code === 'INVALID_LINK' && <p className={styles.switch}>{ASK_AGAIN}</p>}
+      {refusal?.code === 'INVALID_LINK' && <p className={styles.switch}>{ONCE}</p>}
     </Card>
   );
 }
