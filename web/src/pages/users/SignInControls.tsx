@@ -209,9 +209,9 @@ function TwoFactorOff({ user }: { user: User }) {
         setConfirming(false);
       }}
     >
-      {user.username} then signs in with their password alone: the codes of their authenticator app
-      and their recovery codes stop working. If their role requires two-factor sign-in, they are
-      asked to set it up again at their next sign-in.
+      Turn off two-factor sign-in for {user.username}? They then sign in with their password alone:
+      the codes of their authenticator app and their recovery codes stop working. If their role
+      requires two-factor sign-in, they are asked to set it up again at their next sign-in.
     </Confirm>
   );
 }
