@@ -189,9 +189,7 @@ describe('accounts', () => {
     await form.getByLabel('Password', { exact: true }).fill('bobs new password');
     await form.getByLabel('Confirm password', { exact: true }).fill('bobs new password');
     await form.getByRole('button', { name: 'Set the password' }).click();
-    await editor
-      .getByText('Password set: bob is signed out everywhere and their API keys are revoked.')
-      .waitFor();
+    await editor.getByText('Password set: bob is signed out everywhere.').waitFor();
 
     // Bob's next step goes to sign-in, saying why; the new password lets him in.
     await bob.page

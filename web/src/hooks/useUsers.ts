@@ -91,8 +91,9 @@ export function useCreateUser() {
 }
 
 /**
- * Sets a user's password, or issues a new one-time link (admin); either way the API signs them
- * out everywhere and revokes their API keys. Answers the link, `null` for a password.
+ * Sets a user's password, or takes it away and issues a new one-time link (admin); either way the
+ * API signs them out everywhere and revokes their API keys. Answers the link (`null` for a
+ * password) and how many keys were revoked.
  */
 export function useResetPassword(username: string) {
   const { api } = useServices();
@@ -103,7 +104,7 @@ export function useResetPassword(username: string) {
         await unwrap(
           api.PUT('/api/users/{username}/password', { params: { path: { username } }, body }),
         )
-      ).data.setPasswordLink,
+      ).data,
     onSettled: refetch,
   });
 }

@@ -148,6 +148,7 @@ export function AddUser() {
           <PasswordChoice
             legend="Their password"
             linkLabel="Send them a link to set it"
+            linkHint="A link shown once, for you to send; it works once, for 24 hours"
             passwordLabel="Set a password now"
             draft={draft}
             problems={shown}

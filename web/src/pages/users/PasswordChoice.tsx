@@ -10,6 +10,7 @@ import styles from './UsersPage.module.css';
 export function PasswordChoice({
   legend,
   linkLabel,
+  linkHint,
   passwordLabel,
   draft,
   problems,
@@ -17,6 +18,8 @@ export function PasswordChoice({
 }: {
   legend: string;
   linkLabel: string;
+  /** What the link does, under its choice. */
+  linkHint: string;
   passwordLabel: string;
   draft: PasswordDraft;
   problems: Problems<'password' | 'confirmation'>;
@@ -47,7 +50,7 @@ export function PasswordChoice({
   return (
     <fieldset className={styles.fieldset}>
       <legend className={styles.label}>{legend}</legend>
-      {option('link', linkLabel, 'A link shown once, for you to send; it works once, for 24 hours')}
+      {option('link', linkLabel, linkHint)}
       {option('password', passwordLabel, 'You choose it and tell them')}
       {draft.choice === 'password' && (
         <div className={styles.passwords}>

@@ -36,7 +36,16 @@ export function SignInControls({ user, isMe }: { user: User; isMe: boolean }) {
 
 const EMPTY: PasswordDraft = { choice: 'link', password: '', confirmation: '' };
 
-type Outcome = { readonly link: SetPasswordLink } | { readonly link: null };
+interface Outcome {
+  readonly link: SetPasswordLink | null;
+  readonly revokedApiKeys: number;
+}
+
+/** " 2 API keys were revoked." after the sentence of a reset, or nothing without any. */
+function revokedKeys(count: number): string {
+  if (count === 0) return '';
+  return count === 1 ? ' Their one API key was revoked.' : ` Their ${count} API keys were revoked.`;
+}
 
 function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
   const reset = useResetPassword(user.username);
@@ -70,8 +79,8 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
     setProblems(found);
     if (hasProblems(found)) return;
     reset.mutate(resetBody(draft), {
-      onSuccess: (link) => {
-        setOutcome({ link });
+      onSuccess: ({ setPasswordLink, revokedApiKeys }) => {
+        setOutcome({ link: setPasswordLink, revokedApiKeys });
         setDraft(EMPTY);
         setOpen(false);
       },
@@ -97,13 +106,15 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
         {outcome !== null &&
           (outcome.link === null ? (
             <Alert tone="success">
-              Password set: {user.username} is signed out everywhere and their API keys are revoked.
+              Password set: {user.username} is signed out everywhere.
+              {revokedKeys(outcome.revokedApiKeys)}
             </Alert>
           ) : (
             <>
               <Alert tone="success">
-                New link made: {user.username} is signed out everywhere, their API keys are revoked,
-                and any earlier link stops working.
+                New link made: the old password of {user.username} no longer works, they are signed
+                out everywhere, and any earlier link stops working.
+                {revokedKeys(outcome.revokedApiKeys)}
               </Alert>
               <LinkShown
                 username={user.username}
@@ -129,12 +140,13 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
       <p className={styles.hint}>
         {user.signIn.hasPassword
           ? `This signs ${user.username} out everywhere and revokes their API keys.`
-          : `${user.username} has no password yet; this gives them one. It signs them out everywhere and revokes their API keys.`}
+          : `${user.username} has no password yet. This also signs them out everywhere and revokes their API keys.`}
         {isMe ? ' This is your own account: this browser is signed out too.' : ''}
       </p>
       <PasswordChoice
         legend="New password"
         linkLabel="Make a link for them to set it"
+        linkHint="Their current password stops working now; the link, shown once, works once, for 24 hours"
         passwordLabel="Set a new password now"
         draft={draft}
         problems={shown}
