@@ -49,6 +49,9 @@ export function SetPasswordPage() {
       return (
         <SecondFactorStep
           challenge={answer.challenge}
+          onSignedIn={() => {
+            void navigate('/servers', { replace: true });
+          }}
           note={
             <Alert tone="success">
               Your password is set. This account also signs in with a code: enter it to go on.

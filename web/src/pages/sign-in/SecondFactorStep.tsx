@@ -14,18 +14,21 @@ export function SecondFactorStep({
   challenge,
   note,
   onStartOver,
+  onSignedIn,
 }: {
   challenge: string;
   /** A line above the field, e.g. that the password was set. */
   note?: ReactNode;
   /** "Start over", where there is something to start over (the sign-in form). */
   onStartOver?: () => void;
+  /** Once signed in, where the page itself does not move on as the signed-out routes do. */
+  onSignedIn?: () => void;
 }) {
   const secondFactor = useSecondFactor();
   const [code, setCode] = useState('');
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
-    secondFactor.mutate({ challenge, code });
+    secondFactor.mutate({ challenge, code }, { onSuccess: () => onSignedIn?.() });
   };
   return (
     <main className={styles.page}>

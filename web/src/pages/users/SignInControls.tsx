@@ -146,7 +146,11 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
       <PasswordChoice
         legend="New password"
         linkLabel="Make a link for them to set it"
-        linkHint="Their current password stops working now; the link, shown once, works once, for 24 hours"
+        linkHint={
+          user.signIn.hasPassword
+            ? 'Their current password stops working now; the link, shown once, works once, for 24 hours'
+            : 'A link shown once, for you to send; it works once, for 24 hours'
+        }
         passwordLabel="Set a new password now"
         draft={draft}
         problems={shown}
