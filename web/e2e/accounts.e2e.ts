@@ -298,11 +298,11 @@ describe('accounts', () => {
           .getByRole('group', { name: `Link for ${name} to set a password` })
           .getByRole('button', { name: 'Done, I have sent it' })
           .click();
-        // Opened, not sent: bob keeps his password.
-        const editor = await edit(admin.page, 'bob');
+        // Opened, not sent: dana (who set hers in the first journey) keeps it.
+        const editor = await edit(admin.page, 'dana');
         await editor.getByRole('button', { name: 'Reset password', exact: true }).click();
         await editor.getByLabel('Set a new password now').check();
-        const form = editor.getByRole('form', { name: 'Reset the password of bob' });
+        const form = editor.getByRole('form', { name: 'Reset the password of dana' });
         await form.scrollIntoViewIfNeeded();
         await shoot(admin.page, 'users-reset-password', 'the reset password form');
 
