@@ -8,7 +8,7 @@
  * actor being the system account that ran the command. A generated password is printed once,
  * on standard output; a password given with `--password-stdin` is never printed.
  */
-import { randomBytes } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
@@ -269,8 +269,14 @@ async function readPassword(io: CliIo): Promise<string> {
   return password;
 }
 
-/** 144 random bits, as 24 characters of base64url: typed once, then changed by its owner. */
-const generatedPassword = (): string => randomBytes(18).toString('base64url');
+const PASSWORD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * 24 letters and digits (about 143 random bits): nothing a shell or a form treats specially (a
+ * leading `-` of base64url would look like an option), typed once and then changed by its owner.
+ */
+const generatedPassword = (): string =>
+  Array.from({ length: 24 }, () => PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)]).join('');
 
 async function create(kit: Accounts, name: string, role: Role, given: string | undefined) {
   const password = given ?? generatedPassword();
