@@ -1,4 +1,5 @@
 /** Every command of the command line, in the order `help` lists them. */
 import type { CliCommand } from './command.js';
+import { userCommand } from './user-command.js';
 
-export const COMMANDS: readonly CliCommand[] = [];
+export const COMMANDS: readonly CliCommand[] = [userCommand];

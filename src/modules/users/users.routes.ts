@@ -80,10 +80,16 @@ export function usersRoutes(app: App, users: UsersService): void {
         response: responses(PasswordSetEnvelope, 400, 401, 403, 404),
       },
     },
-    async (request) => ({
-      message: 'password' in request.body ? 'Password set' : 'Set-password link issued',
-      data: await users.setPassword(request.params.username, request.body),
-    }),
+    async (request) => {
+      const { setPasswordLink, revokedApiKeys } = await users.setPassword(
+        request.params.username,
+        request.body,
+      );
+      return {
+        message: 'password' in request.body ? 'Password set' : 'Set-password link issued',
+        data: { setPasswordLink, revokedApiKeys },
+      };
+    },
   );
 
   app.delete(

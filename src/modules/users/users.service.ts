@@ -55,9 +55,17 @@ export interface UsersService {
   setPassword(
     username: string,
     change: PasswordChange,
-  ): Promise<{ setPasswordLink: SetPasswordLink | null; revokedApiKeys: number }>;
-  /** Turns the user's two-factor sign-in off (409 TWO_FACTOR_OFF when it is not on). */
-  turnOffTwoFactor(username: string): Promise<void>;
+  ): Promise<{
+    /** The name as stored. */
+    username: string;
+    setPasswordLink: SetPasswordLink | null;
+    revokedApiKeys: number;
+  }>;
+  /**
+   * Turns the user's two-factor sign-in off (409 TWO_FACTOR_OFF when it is not on); answers the
+   * name as stored.
+   */
+  turnOffTwoFactor(username: string): Promise<string>;
   setRole(username: string, role: Role): Promise<UserWithServers>;
   setServers(username: string, servers: readonly string[]): Promise<UserWithServers>;
   /** Deletes the user; answers the name they had. */
@@ -170,11 +178,13 @@ export function createUsersService(deps: {
       const setPasswordLink = passwordHash === null ? await issueLink(user.id) : null;
       if (passwordHash !== null) await links.deleteAllOf(user.id);
       const revokedApiKeys = await revokeAfterPasswordChange(user.id);
-      return { setPasswordLink, revokedApiKeys };
+      return { username: user.username, setPasswordLink, revokedApiKeys };
     },
 
     async turnOffTwoFactor(username) {
-      await secondFactor.turnOff(await find(username));
+      const user = await find(username);
+      await secondFactor.turnOff(user);
+      return user.username;
     },
 
     async setRole(username, role) {
