@@ -85,6 +85,7 @@ import { createSecretBox } from './modules/two-factor/secret-box.js';
 import { TwoFactorRepository } from './modules/two-factor/two-factor.repository.js';
 import { twoFactorRoutes } from './modules/two-factor/two-factor.routes.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
+import { PasswordLinksRepository } from './modules/users/password-links.repository.js';
 import { UsersRepository } from './modules/users/users.repository.js';
 import { RETRY_DELAYS_MS } from './domain/webhook.js';
 import { UrlGuard, type Resolver } from './modules/webhooks/url-guard.js';
@@ -324,6 +325,17 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     events,
     now,
   });
+  const usersService = createUsersService({
+    users,
+    links: new PasswordLinksRepository(db.kysely),
+    servers,
+    hasher,
+    apiKeys,
+    secondFactor: twoFactor,
+    events,
+    publicUrl: config.publicUrl,
+    now,
+  });
   const auth = createAuthService({
     users,
     servers,
@@ -342,6 +354,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     now,
     secondFactor: twoFactor,
     apiKeys,
+    passwordLinks: usersService,
   });
   const docker =
     overrides.dockerRuntime ??
@@ -472,7 +485,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   healthRoutes(app, VERSION);
   authRoutes(app, auth);
   oidcRoutes(app, oidc, config.publicUrl);
-  usersRoutes(app, createUsersService({ users, servers, events, now }));
+  usersRoutes(app, usersService);
   twoFactorRoutes(app, twoFactor);
   auditRoutes(app, audit);
   apiKeysRoutes(app, apiKeys);

@@ -31,10 +31,12 @@ export type ErrorCode =
   | 'REGISTRATION_CLOSED'
   | 'NOT_FOUND'
   | 'LINK_EXPIRED'
+  | 'INVALID_LINK'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
   | 'USERNAME_TAKEN'
   | 'LAST_ADMIN'
+  | 'TWO_FACTOR_OFF'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'UPGRADE_REQUIRED'
@@ -86,10 +88,14 @@ const STATUS: Record<ErrorCode, number> = {
   REGISTRATION_CLOSED: 403,
   NOT_FOUND: 404,
   LINK_EXPIRED: 410,
+  /** A set-password link that is unknown, used, replaced or expired. */
+  INVALID_LINK: 400,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   USERNAME_TAKEN: 409,
   LAST_ADMIN: 409,
+  /** Two-factor sign-in was to be turned off, and it is not on. */
+  TWO_FACTOR_OFF: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   UPGRADE_REQUIRED: 426,
@@ -156,3 +162,10 @@ export class AppError extends Error {
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message = 'You are not allowed to do this'): AppError =>
   new AppError('FORBIDDEN', message);
+
+/** A set-password link that is unknown, used, replaced or expired: said for a person to read. */
+export const invalidLink = (): AppError =>
+  new AppError(
+    'INVALID_LINK',
+    'This link has expired or was already used: ask an admin for a new one',
+  );

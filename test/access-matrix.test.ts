@@ -286,6 +286,10 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/auth/me',                               [401, 401, 200, 200, 200, 200, 200, 200]),
 
   row('GET',    '/api/users',                                 [401, 401, 403, 403, 403, 200, 200, 200]),
+  row('POST',   '/api/users',                                 [401, 401, 403, 403, 403, 403, 403, 201], (c) => ({ payload: { username: c.made, role: 'user' } }), { setup: fresh('made') }),
+  row('PUT',    '/api/users/:username/password',              [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ params: { username: c.made }, payload: { link: true } }), { setup: throwawayUser }),
+  // Two-factor sign-in is off for everyone here: the admin gets as far as 409.
+  row('DELETE', '/api/users/:username/2fa',                   [401, 401, 403, 403, 403, 403, 403, 409]),
   row('PUT',    '/api/users/:username/role',                  [401, 401, 403, 403, 403, 403, 403, 200], { payload: { role: 'user' } }),
   row('PUT',    '/api/users/:username/servers',               [401, 401, 403, 403, 403, 403, 403, 200], { payload: { servers: [SERVER] } }),
   row('DELETE', '/api/users/:username',                       [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ params: { username: c.made } }), { setup: throwawayUser }),
@@ -508,6 +512,8 @@ const PUBLIC_ROUTES: readonly string[] = [
   'POST /api/auth/register',
   'POST /api/auth/login',
   'POST /api/auth/login/2fa', // the challenge of a right password is its credential (test/two-factor.test.ts)
+  'POST /api/auth/set-password/check', // a set-password link is its own credential (test/accounts-admin.test.ts)
+  'POST /api/auth/set-password',
   'GET /api/auth/oidc/providers',
   'GET /api/auth/oidc/:provider/login',
   'GET /api/auth/oidc/:provider/callback',

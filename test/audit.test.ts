@@ -41,7 +41,10 @@ interface Entry {
 }
 
 /** Routes that answer without changing anything although their method is not GET. */
-const NOT_CHANGES: readonly string[] = [];
+const NOT_CHANGES: readonly string[] = [
+  // Reads whose token is in the body, so that it is never in a URL.
+  'POST /api/auth/set-password/check',
+];
 
 describe('the audit log', () => {
   let panel: TestPanel;

@@ -68,6 +68,7 @@ function assertUserShape(user: UserView): void {
     'role',
     'servers',
     'signIn',
+    'twoFactor',
     'username',
   ]);
   assert.ok(!Number.isNaN(Date.parse(user.createdAt)), `createdAt: ${user.createdAt}`);

@@ -1,5 +1,6 @@
 /** Every command of the command line, in the order `help` lists them. */
 import type { CliCommand } from './command.js';
 import { shutdownCommand } from './shutdown-command.js';
+import { userCommand } from './user-command.js';
 
-export const COMMANDS: readonly CliCommand[] = [shutdownCommand];
+export const COMMANDS: readonly CliCommand[] = [userCommand, shutdownCommand];

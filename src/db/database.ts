@@ -32,6 +32,7 @@ import * as permissionAuthors from './migrations/0014_permission_authors.js';
 import * as defaultLimits from './migrations/0016_default_limits.js';
 import * as serverOwner from './migrations/0017_server_owner.js';
 import * as serverIds from './migrations/0018_server_ids.js';
+import * as passwordLinks from './migrations/0019_password_links.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -62,6 +63,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0016_default_limits': defaultLimits,
   '0017_server_owner': serverOwner,
   '0018_server_ids': serverIds,
+  '0019_password_links': passwordLinks,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -232,6 +232,16 @@ export interface ApiKeysTable {
   last_used_address: string | null;
 }
 
+/** One-time links to set a password (migration 0019). */
+export interface PasswordLinksTable {
+  id: Id;
+  user_id: number;
+  /** SHA-256 of the link's token, hex. */
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
 /** Every server ever made, numbered: where a server's id comes from. */
 export interface ServerIdsTable {
   id: Id;
@@ -310,6 +320,7 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   panel_settings: PanelSettingsTable;
   api_keys: ApiKeysTable;
+  password_links: PasswordLinksTable;
   audit_log: AuditLogTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

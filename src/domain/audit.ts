@@ -10,8 +10,13 @@ export type AuditVia =
   | 'api-key'
   | 'schedule'
   /** The panel itself: a server crashed, a backup ended. */
-  | 'system';
-export const AUDIT_VIAS: readonly AuditVia[] = ['session', 'api-key', 'schedule', 'system'];
+  | 'system'
+  /**
+   * The operator's command line on the panel's host (`game-panel user …`): the actor is the
+   * name of the system account that ran it (`root`), no panel account.
+   */
+  | 'cli';
+export const AUDIT_VIAS: readonly AuditVia[] = ['session', 'api-key', 'schedule', 'system', 'cli'];
 
 export type AuditOutcome = 'ok' | 'failed';
 export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['ok', 'failed'];

@@ -3,7 +3,7 @@
  * field formats that several routes accept (usernames, passwords, roles).
  */
 import { Type, type TSchema } from 'typebox';
-import { ROLES } from '../domain/user.js';
+import { PASSWORD_RULES, ROLES, USERNAME_RULES } from '../domain/user.js';
 
 export const ErrorBody = Type.Object(
   {
@@ -29,22 +29,25 @@ export const Envelope = <T extends TSchema>(data: T) =>
  * 200 schema is also what keeps anything undeclared, such as a password hash, out of the reply.
  */
 export function responses<T extends TSchema>(ok: T, ...errors: readonly number[]) {
-  const schemas: Record<number, TSchema> = { 200: ok };
+  return { 200: ok, ...errorResponses(...errors) } as { 200: T } & Record<number, TSchema>;
+}
+
+/** The error body for each listed status (a route whose success is not a 200 adds its own). */
+export function errorResponses(...errors: readonly number[]): Record<number, TSchema> {
+  const schemas: Record<number, TSchema> = {};
   for (const status of errors) schemas[status] = Type.Ref('ErrorBody');
-  return schemas as { 200: T } & Record<number, TSchema>;
+  return schemas;
 }
 
 export const Username = Type.String({
-  minLength: 3,
-  maxLength: 32,
-  pattern: '^[A-Za-z0-9_.-]+$',
+  ...USERNAME_RULES,
   description: '3 to 32 of A-Z a-z 0-9 _ . -, unique regardless of case',
 });
 
 /** Any string a client may send where a username is looked up (not created). */
 export const UsernameLookup = Type.String({ minLength: 1, maxLength: 256 });
 
-export const NewPassword = Type.String({ minLength: 6, maxLength: 1024 });
+export const NewPassword = Type.String({ ...PASSWORD_RULES });
 
 /** A password being checked: any length up to the limit, so a wrong one is a 401, not a 400. */
 export const PasswordAttempt = Type.String({ minLength: 1, maxLength: 1024 });

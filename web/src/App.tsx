@@ -36,6 +36,11 @@ const SettingsPage = lazy(() =>
 const WebhooksPage = lazy(() =>
   import('./pages/webhooks/WebhooksPage').then((module) => ({ default: module.WebhooksPage })),
 );
+const SetPasswordPage = lazy(() =>
+  import('./pages/set-password/SetPasswordPage').then((module) => ({
+    default: module.SetPasswordPage,
+  })),
+);
 const ProfilePage = lazy(() =>
   import('./pages/profile/ProfilePage').then((module) => ({ default: module.ProfilePage })),
 );
@@ -85,6 +90,15 @@ export function App() {
           <SignedOut>
             <SignInPage mode="register" />
           </SignedOut>
+        }
+      />
+      {/* Signed in or not: the link's account is signed in once its password is set. */}
+      <Route
+        path="/set-password"
+        element={
+          <Suspense fallback={loading}>
+            <SetPasswordPage />
+          </Suspense>
         }
       />
       <Route element={<SignedIn />}>

@@ -8,7 +8,11 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'POST /api/auth/login': 'auth.login',
   'POST /api/auth/login/2fa': 'auth.login-2fa',
   'GET /api/auth/oidc/:provider/callback': 'auth.oidc-login',
+  'POST /api/auth/set-password': 'auth.set-password',
 
+  'POST /api/users': 'user.create',
+  'PUT /api/users/:username/password': 'user.password',
+  'DELETE /api/users/:username/2fa': 'user.two-factor-off',
   'PUT /api/users/:username/role': 'user.role',
   'PUT /api/users/:username/servers': 'user.servers',
   'DELETE /api/users/:username': 'user.delete',
@@ -85,6 +89,7 @@ export const SIGN_IN_ROUTES: ReadonlySet<string> = new Set([
   'POST /api/auth/login',
   'POST /api/auth/login/2fa',
   'GET /api/auth/oidc/:provider/callback',
+  'POST /api/auth/set-password',
 ]);
 
 /**
@@ -138,4 +143,5 @@ export const SAFE_FIELDS: readonly string[] = [
   'backupDefaults',
   'registrationOpen',
   'owner',
+  'link',
 ];

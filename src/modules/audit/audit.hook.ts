@@ -63,11 +63,13 @@ function recorder(
   const signIn = SIGN_IN_ROUTES.has(key);
   const creation = action.endsWith('.create');
   const serverInBody = key === 'POST /api/servers/create';
+  // An account being made is named by the body.
+  const userInBody = key === 'POST /api/users';
   return async (request, reply, payload) => {
     const status = reply.statusCode;
     const ok = status < 400 && !request.auditFailed;
     if (!ok && status !== 403 && status < 500 && !signIn && !request.auditFailed) return payload;
-    const about = what(request, serverInBody);
+    const about = what(request, serverInBody, userInBody);
     const actor = await who(request, signIn, accounts);
     if (signIn) {
       // The account is the actor; the name as typed is not kept (see above).
@@ -112,7 +114,7 @@ async function who(request: FastifyRequest, signIn: boolean, accounts: AuditAcco
   };
 }
 
-function what(request: FastifyRequest, serverInBody: boolean) {
+function what(request: FastifyRequest, serverInBody: boolean, userInBody: boolean) {
   const params = (request.params ?? {}) as Record<string, unknown>;
   const query = (request.query ?? {}) as Record<string, unknown>;
   const body = isObject(request.body) ? request.body : {};
@@ -129,6 +131,7 @@ function what(request: FastifyRequest, serverInBody: boolean) {
   const server = text(params.server);
   const target =
     text(params.username) ??
+    (userInBody ? text(body.username) : null) ??
     text(params.id) ??
     text(params.provider) ??
     text(query.path) ??

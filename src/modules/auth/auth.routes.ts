@@ -3,11 +3,14 @@ import { Type } from 'typebox';
 import { Envelope, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import {
+  LinkCheckBody,
+  LinkCheckEnvelope,
   LoginBody,
   LoginResponseSchema,
   MeResponse,
   RegisterBody,
   SecondFactorBody,
+  SetPasswordBody,
   TokenResponseSchema,
 } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
@@ -58,6 +61,49 @@ export function authRoutes(app: App, auth: AuthService): void {
       },
     },
     (request) => auth.login(request.body, request.ip),
+  );
+
+  app.post(
+    '/api/auth/set-password/check',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Whose a set-password link is, and until when',
+        description:
+          "For the link's page, before the person types a password. A token unknown, used, replaced or expired: 400 `INVALID_LINK`. Failures count per client address like failed logins (429 past the limit).",
+        body: LinkCheckBody,
+        response: responses(LinkCheckEnvelope, 400, 413, 429),
+      },
+    },
+    async (request) => ({
+      message: 'Set-password link',
+      data: await auth.checkPasswordLink(request.body.token, request.ip),
+    }),
+  );
+
+  app.post(
+    '/api/auth/set-password',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Set the password with a one-time link, and sign in',
+        description:
+          "Uses the link up (it was made by an admin, good once for 24 hours), sets the password (revoking the account's earlier tokens and API keys) and answers as `POST /api/auth/login` does: a token, or a challenge when the account has two-factor sign-in. A token unknown, used, replaced or expired: 400 `INVALID_LINK`; a password against the rules: 400 `VALIDATION_FAILED` (the link stays good). Failures count per client address like failed logins.",
+        body: SetPasswordBody,
+        response: responses(LoginResponseSchema, 400, 413, 429),
+      },
+    },
+    async (request) => {
+      const { account, answer } = await auth.setPasswordWithLink(
+        request.body.token,
+        request.body.password,
+        request.ip,
+      );
+      request.auditActor = { id: account.id, name: account.username };
+      return answer;
+    },
   );
 
   app.post(

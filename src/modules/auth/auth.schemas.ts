@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import {
+  Envelope,
   SignInSchema,
   NewPassword,
   PasswordAttempt,
@@ -71,4 +72,25 @@ export const MeResponse = Type.Object(
     }),
   },
   { description: 'The caller (flat object, no envelope)' },
+);
+
+/** A set-password link's token: what follows `#token=` in the link. */
+const LinkToken = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: 'What follows `#token=` in the link',
+});
+
+export const LinkCheckBody = Type.Object({ token: LinkToken }, { additionalProperties: false });
+
+export const LinkCheckEnvelope = Envelope(
+  Type.Object({
+    username: Type.String({ description: 'The account whose password the link sets' }),
+    expiresAt: Type.String({ format: 'date-time' }),
+  }),
+);
+
+export const SetPasswordBody = Type.Object(
+  { token: LinkToken, password: NewPassword },
+  { additionalProperties: false },
 );

@@ -3,12 +3,13 @@
  * version; `authenticate` reloads the user on every request, so a role change, ban, deletion or
  * password change takes effect on the very next one.
  */
+import { createHash } from 'node:crypto';
 import type { RegistrationMode } from '../../config.js';
 import { API_KEY_PREFIX } from '../../domain/api-key.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import { can } from '../../domain/policy.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
-import { AppError } from '../../errors.js';
+import { AppError, invalidLink } from '../../errors.js';
 import type { Accounts } from './accounts.js';
 import type { RateLimit } from '../../rate-limit.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -53,6 +54,24 @@ export interface AuthService {
    * account with two-factor sign-in gets a challenge instead of a token.
    */
   login(credentials: Credentials, address: string): Promise<TokenResponse | ChallengeResponse>;
+  /**
+   * Whose a set-password link is, and until when; 400 INVALID_LINK for a token unknown, used or
+   * expired. Throttled per address like logins (`address` is the client's).
+   */
+  checkPasswordLink(
+    token: string,
+    address: string,
+  ): Promise<{ username: string; expiresAt: string }>;
+  /**
+   * Sets the password with a set-password link (used up), then answers as a login does: a
+   * token, or a challenge when the account has two-factor sign-in. Also names the account, for
+   * the audit log. Throttled per address like logins.
+   */
+  setPasswordWithLink(
+    token: string,
+    password: string,
+    address: string,
+  ): Promise<{ account: User; answer: TokenResponse | ChallengeResponse }>;
   /** The second step of a sign-in with two factors: the challenge and a code. */
   completeSignIn(challenge: string, code: string, address: string): Promise<TokenResponse>;
   /** The account a live two-factor challenge belongs to, if any (for the audit log). */
@@ -71,6 +90,14 @@ export interface AuthService {
 }
 
 const INVALID_CREDENTIALS = 'Wrong username or password';
+
+/** What sign-in needs of set-password links (src/modules/users/users.service.ts). */
+export interface PasswordLinks {
+  /** 400 INVALID_LINK unless the token is a live link. */
+  checkLink(token: string): Promise<{ username: string; expiresAt: string }>;
+  /** Uses the link up and sets the password; 400 INVALID_LINK unless the token is a live link. */
+  redeemLink(token: string, password: string): Promise<User>;
+}
 
 /** The names of every server (the servers domain keeps them). */
 export interface ServerNames {
@@ -100,6 +127,8 @@ export function createAuthService(deps: {
   now: () => Date;
   secondFactor?: SecondFactor;
   apiKeys?: { authenticate(token: string, address: string | null): Promise<User | null> };
+  /** Set-password links (the users domain keeps them); without, every link is invalid. */
+  passwordLinks?: PasswordLinks;
 }): AuthService {
   const { users, servers, hasher, tokens, throttle, now } = deps;
 
@@ -109,6 +138,49 @@ export function createAuthService(deps: {
     username: user.username,
     role: user.role,
   });
+
+  /** A right password (or a used link): a token, or a challenge for the second factor. */
+  const signedIn = async (user: User): Promise<TokenResponse | ChallengeResponse> => {
+    const challenge = deps.secondFactor?.challengeFor(user) ?? null;
+    if (challenge !== null) {
+      return {
+        two_factor_required: true,
+        challenge: challenge.challenge,
+        expires_at: challenge.expiresAt.toISOString(),
+      };
+    }
+    await users.recordLogin(user.id, now());
+    return tokenResponse(user);
+  };
+
+  /**
+   * Runs `use` of a link under the login throttle: a link that is no link counts as a wrong
+   * password of the client's address (each token its own account key, so that nobody's failures
+   * slow another person's link), and enough of them refuse the address (429).
+   */
+  const throttledLink = async <T extends object>(
+    token: string,
+    address: string,
+    use: (links: PasswordLinks) => Promise<T>,
+  ): Promise<T> => {
+    const account = `link:${createHash('sha256').update(token).digest('hex')}`;
+    const outcome = await throttle.attempt(account, address, async () => {
+      if (!deps.passwordLinks) return null;
+      try {
+        return await use(deps.passwordLinks);
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'INVALID_LINK') return null;
+        throw error;
+      }
+    });
+    if (outcome.kind === 'refused') {
+      throw new AppError('RATE_LIMITED', 'Too many tries; try again later', {
+        retryAfter: outcome.retryAfterSeconds,
+      });
+    }
+    if (outcome.kind === 'wrong') throw invalidLink();
+    return outcome.value;
+  };
 
   const { registration } = deps;
   /** Whether an account may be made after the first (the env variable, else the setting). */
@@ -167,16 +239,18 @@ export function createAuthService(deps: {
         });
       }
       if (outcome.kind === 'wrong') throw new AppError('INVALID_CREDENTIALS', INVALID_CREDENTIALS);
-      const challenge = deps.secondFactor?.challengeFor(outcome.value) ?? null;
-      if (challenge !== null) {
-        return {
-          two_factor_required: true,
-          challenge: challenge.challenge,
-          expires_at: challenge.expiresAt.toISOString(),
-        };
-      }
-      await users.recordLogin(outcome.value.id, now());
-      return tokenResponse(outcome.value);
+      return signedIn(outcome.value);
+    },
+
+    checkPasswordLink(token, address) {
+      return throttledLink(token, address, (links) => links.checkLink(token));
+    },
+
+    async setPasswordWithLink(token, password, address) {
+      const account = await throttledLink(token, address, (links) =>
+        links.redeemLink(token, password),
+      );
+      return { account, answer: await signedIn(account) };
     },
 
     async completeSignIn(challenge, code, address) {

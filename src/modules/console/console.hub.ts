@@ -9,7 +9,8 @@
  * grows the panel's memory. Only a socket that takes nothing at all for `stalledMs` (30 s) while
  * data waits is closed, with 4408. Commands typed into
  * a socket are checked against the caller's current rights, like the command endpoint, and a
- * socket whose owner loses access (ban, removal, deletion, password change) is closed at once.
+ * socket whose owner loses access (ban, removal, deletion, password change) is closed at once,
+ * or within `recheckMs` when another process made the change (the operator's command line).
  * What a socket sends is handled outside any request: a failure there is logged and answered
  * with an error message, never thrown, so it cannot end the panel.
  */
@@ -32,6 +33,12 @@ export interface ConsoleLimits {
   /** Incoming messages: sustained rate per second, and burst. */
   readonly messagesPerSecond: number;
   readonly messageBurst: number;
+  /**
+   * Every open socket's token and access are checked again this often: a change made by another
+   * process on the same database (the operator's command line: a password, a role) emits no
+   * event in this one, so it is noticed at the next check rather than at once.
+   */
+  readonly recheckMs: number;
 }
 
 export const DEFAULT_CONSOLE_LIMITS: ConsoleLimits = {
@@ -40,6 +47,7 @@ export const DEFAULT_CONSOLE_LIMITS: ConsoleLimits = {
   stalledMs: 30_000,
   messagesPerSecond: 10,
   messageBurst: 20,
+  recheckMs: 10_000,
 };
 
 /** Largest message a client may send; ws closes the socket with 1009 above it. */
@@ -100,6 +108,8 @@ export class ConsoleHub {
   /** Sockets that data waits for; checked for stalls while there are any. */
   readonly #backedUp = new Set<Client>();
   #stallTimer: NodeJS.Timeout | null = null;
+  /** Runs while any socket is open: see `ConsoleLimits.recheckMs`. */
+  #recheckTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly deps: {
@@ -163,6 +173,12 @@ export class ConsoleHub {
     };
     add(this.#byServer, owner.server, client);
     add(this.#byUser, owner.userId, client);
+    if (this.#recheckTimer === null) {
+      this.#recheckTimer = setInterval(() => {
+        for (const userId of this.#byUser.keys()) void this.#recheck(userId);
+      }, this.deps.limits.recheckMs);
+      this.#recheckTimer.unref();
+    }
     if (!this.#unsubscribe.has(owner.server)) {
       this.#unsubscribe.set(
         owner.server,
@@ -212,6 +228,10 @@ export class ConsoleHub {
     client.expiryTimer = null;
     this.#forgetWaiting(client);
     remove(this.#byUser, client.userId, client);
+    if (this.#byUser.size === 0 && this.#recheckTimer !== null) {
+      clearInterval(this.#recheckTimer);
+      this.#recheckTimer = null;
+    }
     if (remove(this.#byServer, client.server, client)) {
       this.#unsubscribe.get(client.server)?.();
       this.#unsubscribe.delete(client.server);

@@ -12,7 +12,7 @@
  *   step or an earlier one is refused.
  * - Codes are counted by the login throttle like passwords (per account and address, per
  *   address), under their own account key.
- * - `disable` needs the password and a code.
+ * - `disable` needs the password and a code; `turnOff` (an admin, the command line) needs neither.
  * - Admins choose roles that must use it: their members with a password can do nothing but set
  *   it up until they have (403 TWO_FACTOR_REQUIRED).
  */
@@ -20,7 +20,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import { ROLES, usernameKey, type Role, type User } from '../../domain/user.js';
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { SecretBox } from './secret-box.js';
@@ -167,6 +167,20 @@ export class TwoFactorService {
     if (state.secret === null) throw new AppError('CONFLICT', 'Two-factor sign-in is off');
     await this.#checkPassword(user, password, address);
     await this.#checkCode(user, state, code, address);
+    await this.deps.repo.disable(user.id);
+  }
+
+  /**
+   * Turns it off without the user's password or a code, for an admin or the operator's command
+   * line: the way back in for a person who lost their authenticator and recovery codes. 404 for
+   * a deleted user, 409 TWO_FACTOR_OFF when it is not on.
+   */
+  async turnOff(user: User): Promise<void> {
+    const state = await this.deps.repo.state(user.id);
+    if (!state) throw notFound('User');
+    if (state.secret === null) {
+      throw new AppError('TWO_FACTOR_OFF', `Two-factor sign-in is not on for ${user.username}`);
+    }
     await this.deps.repo.disable(user.id);
   }
 

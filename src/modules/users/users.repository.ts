@@ -455,10 +455,11 @@ export class UsersRepository {
   }
 
   /**
-   * Stores the new hash of a live user and bumps the token version; returns the new version, or
-   * `undefined` when the user was deleted meanwhile.
+   * Stores the new hash of a live user (null: the account has no password any more) and bumps
+   * the token version; returns the new version, or `undefined` when the user was deleted
+   * meanwhile.
    */
-  async setPassword(id: number, passwordHash: string): Promise<number | undefined> {
+  async setPassword(id: number, passwordHash: string | null): Promise<number | undefined> {
     const row = await this.db
       .updateTable('users')
       .set((eb) => ({ password_hash: passwordHash, token_version: eb('token_version', '+', 1) }))

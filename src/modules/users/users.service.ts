@@ -1,36 +1,110 @@
 /**
- * User administration: listing, roles, server access and deletion. The caller's right to do each
- * is checked by the route's access policy; the rules that span users (an admin must remain,
- * server names must exist) are kept here.
+ * User administration: listing, making accounts, roles, passwords, two-factor sign-in, server
+ * access and deletion. The caller's right to do each is checked by the route's access policy (or
+ * is the operator's, on the command line, which calls this same service); the rules that span
+ * users (an admin must remain, names are unique, server names must exist) and what a password
+ * change revokes are kept here, once.
+ *
+ * Set-password links: a link is `<PUBLIC_URL>/set-password#token=<token>`, the token in the
+ * fragment so that no server on the way (the panel, a proxy) ever receives or logs it with the
+ * page's address. Only the SHA-256 of a token is stored; a link is good for {@link LINK_LIFETIME_MS}
+ * and once, and issuing a new one (or setting the password otherwise) ends the earlier ones.
  */
-import { NoLongerExists } from '../../domain/conflicts.js';
-import type { Role } from '../../domain/user.js';
-import { AppError, notFound } from '../../errors.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { AlreadyExists, NoLongerExists } from '../../domain/conflicts.js';
+import { passwordProblem, usernameProblem, type Role, type User } from '../../domain/user.js';
+import { AppError, invalidLink, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
-import type { User } from '../../domain/user.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+import type { PasswordLinksRepository } from './password-links.repository.js';
 import type { UserWithServers, UsersRepository } from './users.repository.js';
+
+/** How long a set-password link is good for. */
+export const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 /** Which of some server names exist (the servers domain keeps them). */
 export interface ServerDirectory {
   existing(names: readonly string[]): Promise<string[]>;
 }
 
+/** A one-time link where a person sets their password. */
+export interface SetPasswordLink {
+  readonly url: string;
+  readonly expiresAt: string;
+}
+
+/** A new password, or a link where the person chooses one. */
+export type PasswordChange = { readonly password: string } | { readonly link: true };
+
 export interface UsersService {
   list(): Promise<UserWithServers[]>;
+  /**
+   * Makes an account. Without a password it has none until the person sets one with the link
+   * answered (null when a password was given).
+   */
+  create(account: {
+    readonly username: string;
+    readonly role: Role;
+    readonly password?: string | undefined;
+  }): Promise<{ user: UserWithServers; setPasswordLink: SetPasswordLink | null }>;
+  /**
+   * Sets the user's password, or takes it away and answers a link where they set a new one.
+   * Either way every earlier session token and every API key of the user is revoked, and earlier
+   * links end.
+   */
+  setPassword(
+    username: string,
+    change: PasswordChange,
+  ): Promise<{
+    /** The name as stored. */
+    username: string;
+    setPasswordLink: SetPasswordLink | null;
+    revokedApiKeys: number;
+  }>;
+  /**
+   * Turns the user's two-factor sign-in off (409 TWO_FACTOR_OFF when it is not on); answers the
+   * name as stored.
+   */
+  turnOffTwoFactor(username: string): Promise<string>;
   setRole(username: string, role: Role): Promise<UserWithServers>;
   setServers(username: string, servers: readonly string[]): Promise<UserWithServers>;
   /** Deletes the user; answers the name they had. */
   remove(username: string): Promise<string>;
+  /** Whose a live link is, and until when (400 INVALID_LINK for any other token). */
+  checkLink(token: string): Promise<{ username: string; expiresAt: string }>;
+  /**
+   * Uses a live link up: sets its user's password (revoking their tokens and API keys as any
+   * password change does) and answers the user as they are now. 400 INVALID_LINK otherwise.
+   */
+  redeemLink(token: string, password: string): Promise<User>;
 }
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Tokens are 256 random bits in base64url: anything else is no token, and is not looked up. */
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+const invalid = (field: string, problem: string): AppError =>
+  new AppError('VALIDATION_FAILED', `${field} ${problem}`, {
+    details: [{ path: `body/${field}`, message: problem }],
+  });
 
 export function createUsersService(deps: {
   users: UsersRepository;
+  links: PasswordLinksRepository;
   servers: ServerDirectory;
+  hasher: PasswordHasher;
+  /** A password change revokes the user's API keys (the api-keys domain keeps them). */
+  apiKeys: { revokeAll(userId: number): Promise<number> };
+  /** Two-factor sign-in (the two-factor domain keeps it). */
+  secondFactor: { turnOff(user: User): Promise<void> };
   /** Told whenever a user's rights change, so open consoles are re-checked. */
   events: PanelEvents;
+  /** Where the panel is reached (PUBLIC_URL, no trailing slash): links point there. */
+  publicUrl: string;
   now: () => Date;
 }): UsersService {
-  const { users, servers, events, now } = deps;
+  const { users, links, servers, hasher, apiKeys, secondFactor, events, publicUrl, now } = deps;
 
   /** Inside a transaction, pass its repository: the outer one would wait for the connection. */
   const find = async (username: string, repo: UsersRepository = users): Promise<User> => {
@@ -51,9 +125,67 @@ export function createUsersService(deps: {
       throw new AppError('LAST_ADMIN', 'The last admin cannot be demoted or deleted');
     }
   };
+  const newPasswordHash = (password: string): Promise<string> => {
+    const problem = passwordProblem(password);
+    if (problem !== null) throw invalid('password', problem);
+    return hasher.hash(password);
+  };
+  const issueLink = async (userId: number): Promise<SetPasswordLink> => {
+    const token = randomBytes(32).toString('base64url');
+    const createdAt = now();
+    const expiresAt = new Date(createdAt.getTime() + LINK_LIFETIME_MS);
+    await links.replace({ userId, tokenHash: sha256(token), createdAt, expiresAt });
+    return {
+      url: `${publicUrl}/set-password#token=${token}`,
+      expiresAt: expiresAt.toISOString(),
+    };
+  };
+  /** After the hash changed: what a password change revokes besides the tokens. */
+  const revokeAfterPasswordChange = async (userId: number): Promise<number> => {
+    const revoked = await apiKeys.revokeAll(userId);
+    events.emit('access-changed', userId);
+    return revoked;
+  };
+  const liveLinkHash = (token: string): string => {
+    if (!TOKEN.test(token)) throw invalidLink();
+    return sha256(token);
+  };
 
   return {
     list: () => users.list(),
+
+    async create({ username, role, password }) {
+      const problem = usernameProblem(username);
+      if (problem !== null) throw invalid('username', problem);
+      if (await users.findByUsername(username)) throw usernameTaken();
+      const passwordHash = password === undefined ? null : await newPasswordHash(password);
+      let user: User;
+      try {
+        user = await users.insert({ username, passwordHash, role, now: now() });
+      } catch (error) {
+        if (error instanceof AlreadyExists) throw usernameTaken();
+        throw error;
+      }
+      const setPasswordLink = passwordHash === null ? await issueLink(user.id) : null;
+      return { user: await withServers(user, users), setPasswordLink };
+    },
+
+    async setPassword(username, change) {
+      const user = await find(username);
+      const passwordHash = 'password' in change ? await newPasswordHash(change.password) : null;
+      // A link takes the old password away: a reset is often made because it leaked.
+      if ((await users.setPassword(user.id, passwordHash)) === undefined) throw notFound('User');
+      const setPasswordLink = passwordHash === null ? await issueLink(user.id) : null;
+      if (passwordHash !== null) await links.deleteAllOf(user.id);
+      const revokedApiKeys = await revokeAfterPasswordChange(user.id);
+      return { username: user.username, setPasswordLink, revokedApiKeys };
+    },
+
+    async turnOffTwoFactor(username) {
+      const user = await find(username);
+      await secondFactor.turnOff(user);
+      return user.username;
+    },
 
     async setRole(username, role) {
       return users
@@ -105,8 +237,31 @@ export function createUsersService(deps: {
         await locked.markDeleted(target.id, now());
         return target;
       });
+      await links.deleteAllOf(user.id);
       events.emit('access-changed', user.id);
       return user.username;
     },
+
+    async checkLink(token) {
+      const link = await links.findLive(liveLinkHash(token), now());
+      if (!link) throw invalidLink();
+      return { username: link.username, expiresAt: link.expiresAt };
+    },
+
+    async redeemLink(token, password) {
+      const hash = liveLinkHash(token);
+      // Checked before the slow hashing, and the password's rules before the link is used up.
+      if (!(await links.findLive(hash, now()))) throw invalidLink();
+      const passwordHash = await newPasswordHash(password);
+      const userId = await links.take(hash, now());
+      if (userId === undefined) throw invalidLink();
+      if ((await users.setPassword(userId, passwordHash)) === undefined) throw invalidLink();
+      await revokeAfterPasswordChange(userId);
+      const user = await users.findById(userId);
+      if (!user) throw invalidLink();
+      return user;
+    },
   };
 }
+
+const usernameTaken = (): AppError => new AppError('USERNAME_TAKEN', 'That username is taken');

@@ -77,3 +77,9 @@ export async function unwrap<A extends Answer>(
   }
   return data as Exclude<A['data'], undefined>;
 }
+
+/** Resolves when an answer without a body (204) succeeded; throws the API's error otherwise. */
+export async function succeeded(request: Promise<Answer>): Promise<void> {
+  const { error, response } = await request;
+  if (!response.ok) throw apiErrorFrom(response.status, response.headers, error);
+}

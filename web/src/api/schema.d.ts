@@ -1097,7 +1097,7 @@ export interface paths {
           since?: string;
           /** @description Before this time */
           until?: string;
-          via?: 'session' | 'api-key' | 'schedule' | 'system';
+          via?: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
         };
         header?: never;
         path?: never;
@@ -1132,7 +1132,7 @@ export interface paths {
                 serverId: number | null;
                 status: number | null;
                 target: string | null;
-                via: 'session' | 'api-key' | 'schedule' | 'system';
+                via: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
                 /** @description The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin) */
                 viaName: string | null;
               }[];
@@ -1708,6 +1708,177 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/auth/set-password': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set the password with a one-time link, and sign in
+     * @description Uses the link up (it was made by an admin, good once for 24 hours), sets the password (revoking the account's earlier tokens and API keys) and answers as `POST /api/auth/login` does: a token, or a challenge when the account has two-factor sign-in. A token unknown, used, replaced or expired: 400 `INVALID_LINK`; a password against the rules: 400 `VALIDATION_FAILED` (the link stays good). Failures count per client address like failed logins.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            password: string;
+            /** @description What follows `#token=` in the link */
+            token: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json':
+              | {
+                  /** @description JWT (HS256), valid for 7 days */
+                  access_token: string;
+                  role: 'admin' | 'user' | 'support' | 'banned';
+                  /** @enum {string} */
+                  token_type: 'bearer';
+                  username: string;
+                }
+              | {
+                  /** @description Send it with a code to POST /api/auth/login/2fa: good for 5 minutes and one sign-in */
+                  challenge: string;
+                  /** Format: date-time */
+                  expires_at: string;
+                  /** @enum {boolean} */
+                  two_factor_required: true;
+                };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/auth/set-password/check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Whose a set-password link is, and until when
+     * @description For the link's page, before the person types a password. A token unknown, used, replaced or expired: 400 `INVALID_LINK`. Failures count per client address like failed logins (429 past the limit).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description What follows `#token=` in the link */
+            token: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** Format: date-time */
+                expiresAt: string;
+                /** @description The account whose password the link sets */
+                username: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;
@@ -3242,7 +3413,7 @@ export interface paths {
           since?: string;
           /** @description Before this time */
           until?: string;
-          via?: 'session' | 'api-key' | 'schedule' | 'system';
+          via?: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
         };
         header?: never;
         path: {
@@ -3279,7 +3450,7 @@ export interface paths {
                 serverId: number | null;
                 status: number | null;
                 target: string | null;
-                via: 'session' | 'api-key' | 'schedule' | 'system';
+                via: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
                 /** @description The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin) */
                 viaName: string | null;
               }[];
@@ -9384,6 +9555,8 @@ export interface paths {
                   /** @description Linked OpenID Connect providers */
                   providers: string[];
                 };
+                /** @description Whether password sign-in asks for a code too */
+                twoFactor: boolean;
                 username: string;
               }[];
               message: string;
@@ -9411,7 +9584,106 @@ export interface paths {
       };
     };
     put?: never;
-    post?: never;
+    /**
+     * Make an account (admin)
+     * @description With `password`, the account can sign in at once and `setPasswordLink` is null. Without, it has no password yet and the answer carries a one-time link (`<PUBLIC_URL>/set-password#token=…`, good for 24 hours) to hand to the person. Username and password follow the rules of registration; 409 `USERNAME_TAKEN` for a name in use.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Without it the account has no password yet: the answer carries a link */
+            password?: string;
+            role: 'admin' | 'user' | 'support' | 'banned';
+            /** @description 3 to 32 of A-Z a-z 0-9 _ . -, unique regardless of case */
+            username: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description A one-time link where the person sets their password */
+                setPasswordLink: {
+                  /** Format: date-time */
+                  expiresAt: string;
+                  /** @description `<PUBLIC_URL>/set-password#token=…`: give it to the person; good once, for 24 hours */
+                  url: string;
+                } | null;
+                user: {
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** Format: date-time */
+                  lastLoginAt: string | null;
+                  role: 'admin' | 'user' | 'support' | 'banned';
+                  /** @description Servers assigned by an admin */
+                  servers: string[];
+                  /** @description How the account can sign in */
+                  signIn: {
+                    /** @description Whether the account has a password */
+                    hasPassword: boolean;
+                    /** @description Linked OpenID Connect providers */
+                    providers: string[];
+                  };
+                  /** @description Whether password sign-in asks for a code too */
+                  twoFactor: boolean;
+                  username: string;
+                };
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;
@@ -9497,6 +9769,186 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/users/{username}/2fa': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Turn a user's two-factor sign-in off (admin)
+     * @description Removes their authenticator secret and recovery codes: they sign in with the password alone (and must set it up again if their role requires it). 409 `TWO_FACTOR_OFF` when it is not on.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          username: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Turned off */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/users/{username}/password': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set a user's password, or issue a link to set it (admin)
+     * @description `{ password }` sets it; `{ link: true }` takes the current password away and answers a one-time link (24 hours) where the person sets a new one, ending any earlier link. Either way every session token of the user is revoked at once, and every API key of theirs. An account that signs in only through OpenID Connect may be given a password this way.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          username: string;
+        };
+        cookie?: never;
+      };
+      /** @description `{ password }` sets it; `{ link: true }` issues a set-password link */
+      requestBody: {
+        content: {
+          'application/json':
+            | {
+                password: string;
+              }
+            | {
+                /**
+                 * @description Take the password away and answer a link where the person sets a new one
+                 * @enum {boolean}
+                 */
+                link: true;
+              };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description How many of the user's API keys were revoked */
+                revokedApiKeys: number;
+                /** @description A one-time link where the person sets their password */
+                setPasswordLink: {
+                  /** Format: date-time */
+                  expiresAt: string;
+                  /** @description `<PUBLIC_URL>/set-password#token=…`: give it to the person; good once, for 24 hours */
+                  url: string;
+                } | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/users/{username}/role': {
     parameters: {
       query?: never;
@@ -9545,6 +9997,8 @@ export interface paths {
                   /** @description Linked OpenID Connect providers */
                   providers: string[];
                 };
+                /** @description Whether password sign-in asks for a code too */
+                twoFactor: boolean;
                 username: string;
               };
               message: string;
@@ -9654,6 +10108,8 @@ export interface paths {
                   /** @description Linked OpenID Connect providers */
                   providers: string[];
                 };
+                /** @description Whether password sign-in asks for a code too */
+                twoFactor: boolean;
                 username: string;
               };
               message: string;

@@ -3,13 +3,15 @@ import { Alert } from './Alert';
 import styles from './ShownOnce.module.css';
 
 /**
- * A secret the API shows this once (an API key's token, a webhook's signing secret): the value,
- * selectable as a whole, Copy, the note that it will not be shown again, and "Done" to hide it.
+ * A secret the API shows this once (an API key's token, a webhook's signing secret, a one-time
+ * set-password link): the value, selectable as a whole, Copy, the note that it will not be shown
+ * again, and "Done" to hide it.
  */
 export function ShownOnce({
   label,
   value,
   children,
+  doneLabel = 'Done, I have stored it',
   onDone,
 }: {
   /** The group's accessible name and heading, e.g. "Your new API key". */
@@ -17,6 +19,8 @@ export function ShownOnce({
   value: string;
   /** What the value is for, after "you won't see it again". */
   children?: ReactNode;
+  /** The text of the button that hides it. */
+  doneLabel?: string;
   onDone: () => void;
 }) {
   const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
@@ -48,7 +52,7 @@ export function ShownOnce({
           Copy
         </button>
         <button type="button" className="button primary" onClick={onDone}>
-          Done, I have stored it
+          {doneLabel}
         </button>
       </div>
       {copied === 'yes' && <Alert tone="success">Copied to the clipboard</Alert>}

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { succeeded, unwrap } from '../api/client';
 import { useServices } from '../api/context';
 import type { paths } from '../api/schema';
 import { ME_KEY } from './useMe';
@@ -68,6 +68,54 @@ export function useDeleteUser(username: string) {
   return useMutation({
     mutationFn: () =>
       unwrap(api.DELETE('/api/users/{username}', { params: { path: { username } } })),
+    onSettled: refetch,
+  });
+}
+
+type NewUserAnswer =
+  paths['/api/users']['post']['responses'][201]['content']['application/json']['data'];
+/** A one-time link where a person sets their password: shown to the admin once. */
+export type SetPasswordLink = NonNullable<NewUserAnswer['setPasswordLink']>;
+export type NewUser = paths['/api/users']['post']['requestBody']['content']['application/json'];
+export type PasswordReset =
+  paths['/api/users/{username}/password']['put']['requestBody']['content']['application/json'];
+
+/** Makes an account (admin): answers it, and the one-time link when no password was given. */
+export function useCreateUser() {
+  const { api } = useServices();
+  const refetch = useRefetchAfterChange();
+  return useMutation({
+    mutationFn: async (body: NewUser) => (await unwrap(api.POST('/api/users', { body }))).data,
+    onSettled: refetch,
+  });
+}
+
+/**
+ * Sets a user's password, or takes it away and issues a new one-time link (admin); either way the
+ * API signs them out everywhere and revokes their API keys. Answers the link (`null` for a
+ * password) and how many keys were revoked.
+ */
+export function useResetPassword(username: string) {
+  const { api } = useServices();
+  const refetch = useRefetchAfterChange();
+  return useMutation({
+    mutationFn: async (body: PasswordReset) =>
+      (
+        await unwrap(
+          api.PUT('/api/users/{username}/password', { params: { path: { username } }, body }),
+        )
+      ).data,
+    onSettled: refetch,
+  });
+}
+
+/** Turns a user's two-factor sign-in off (admin): its secret and recovery codes are removed. */
+export function useTurnOffTwoFactor(username: string) {
+  const { api } = useServices();
+  const refetch = useRefetchAfterChange();
+  return useMutation({
+    mutationFn: () =>
+      succeeded(api.DELETE('/api/users/{username}/2fa', { params: { path: { username } } })),
     onSettled: refetch,
   });
 }

@@ -7,12 +7,13 @@ import type { AuditEntry, AuditQuery } from '../../hooks/useAudit';
 export type Via = AuditEntry['via'];
 export type Outcome = AuditEntry['outcome'];
 
-export const VIAS: readonly Via[] = ['session', 'api-key', 'schedule', 'system'];
+export const VIAS: readonly Via[] = ['session', 'api-key', 'schedule', 'system', 'cli'];
 export const VIA_LABELS: Readonly<Record<Via, string>> = {
   session: 'Signed in',
   'api-key': 'API key',
   schedule: 'Schedule',
   system: 'The panel',
+  cli: 'Command line',
 };
 export const OUTCOMES: readonly Outcome[] = ['ok', 'failed'];
 export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = { ok: 'Done', failed: 'Failed' };
@@ -133,6 +134,8 @@ export function describeActor(entry: AuditEntry): string {
       return `schedule ${entry.viaName ?? '(deleted)'}${who === null ? '' : ` of ${who}`}`;
     case 'system':
       return 'the panel';
+    case 'cli':
+      return `${who ?? 'someone'} on the command line`;
   }
 }
 

@@ -3,10 +3,11 @@ import { Link } from 'react-router';
 import { errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field } from '../../components/Field';
-import { useProviders, useRegistrationOpen, useSecondFactor, useSignIn } from '../../hooks/useAuth';
+import { useProviders, useRegistrationOpen, useSignIn } from '../../hooks/useAuth';
 import { useSession } from '../../hooks/useSession';
 import { useTitle } from '../../hooks/useTitle';
 import { providerLoginHref } from './providerLoginHref';
+import { SecondFactorStep } from './SecondFactorStep';
 import styles from './SignInPage.module.css';
 
 /**
@@ -22,10 +23,8 @@ export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
   const providers = useProviders();
   const registrationOpen = useRegistrationOpen();
   const closed = registering && registrationOpen === false;
-  const secondFactor = useSecondFactor();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [code, setCode] = useState('');
   // The password was right and the account has two-factor sign-in: the code is asked for.
   const challenge =
     signIn.data !== undefined && 'challenge' in signIn.data ? signIn.data.challenge : null;
@@ -34,49 +33,13 @@ export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
     event.preventDefault();
     signIn.mutate({ username, password });
   };
-  const submitCode = (event: SyntheticEvent) => {
-    event.preventDefault();
-    if (challenge !== null) secondFactor.mutate({ challenge, code });
-  };
   const startOver = () => {
     signIn.reset();
-    secondFactor.reset();
-    setCode('');
     setPassword('');
   };
 
   if (challenge !== null) {
-    return (
-      <main className={styles.page}>
-        <section className={styles.card} aria-labelledby="sign-in-title">
-          <p className={styles.brand}>Game panel</p>
-          <h1 id="sign-in-title">Two-factor sign-in</h1>
-          <form className={styles.form} onSubmit={submitCode}>
-            <Field
-              label="Authentication code"
-              name="code"
-              autoComplete="one-time-code"
-              autoCapitalize="none"
-              spellCheck={false}
-              required
-              autoFocus
-              value={code}
-              onChange={(event) => {
-                setCode(event.target.value);
-              }}
-              hint="The 6 digits your authenticator app shows, or one of your recovery codes"
-            />
-            {secondFactor.isError && <Alert tone="error">{errorMessage(secondFactor.error)}</Alert>}
-            <button type="submit" className="button primary" disabled={secondFactor.isPending}>
-              Verify
-            </button>
-            <button type="button" className="button" onClick={startOver}>
-              Start over
-            </button>
-          </form>
-        </section>
-      </main>
-    );
+    return <SecondFactorStep challenge={challenge} onStartOver={startOver} />;
   }
   const heading = registering ? 'Create an account' : 'Sign in';
   const providerList = providers.data ?? [];

@@ -8,6 +8,7 @@ import {
   type Role,
   type User,
 } from '../../hooks/useUsers';
+import { SignInControls } from './SignInControls';
 import { ROLES, sameServers, withServer } from './users';
 import styles from './UsersPage.module.css';
 
@@ -20,7 +21,8 @@ interface UserEditorProps {
 }
 
 /**
- * An admin's controls for one account: its role, the servers it may reach, and deleting it.
+ * An admin's controls for one account: its role, the servers it may reach, its password and
+ * two-factor sign-in (`SignInControls`), and deleting it.
  * Each change is sent on its own button and shows the API's answer, refusals included (the
  * last admin cannot be demoted or deleted: the API says so).
  */
@@ -29,6 +31,7 @@ export function UserEditor({ id, user, servers, isMe, onDeleted }: UserEditorPro
     <div id={id} className={styles.editor}>
       <RoleForm user={user} isMe={isMe} />
       <ServersForm user={user} servers={servers} />
+      <SignInControls user={user} isMe={isMe} />
       <DeleteUser user={user} isMe={isMe} onDeleted={onDeleted} />
     </div>
   );

@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import type { User } from '../../hooks/useUsers';
 import { UserEditor } from './UserEditor';
-import { formatWhen, serversSummary } from './users';
+import { formatWhen, serversSummary, signInSummary } from './users';
 import styles from './UsersPage.module.css';
 
 interface UserRowProps {
@@ -44,6 +44,10 @@ export function UserRow({
             <div>
               <dt>Servers</dt>
               <dd>{serversSummary(user)}</dd>
+            </div>
+            <div>
+              <dt>Signs in with</dt>
+              <dd>{signInSummary(user)}</dd>
             </div>
             <div>
               <dt>Last sign-in</dt>

@@ -8,13 +8,15 @@ import { useSession } from '../../hooks/useSession';
 import { useTitle } from '../../hooks/useTitle';
 import { useUsers } from '../../hooks/useUsers';
 import page from '../Page.module.css';
+import { AddUser } from './AddUser';
 import { TwoFactorPolicy } from './TwoFactorPolicy';
 import { UserRow } from './UserRow';
 import { filterUsers } from './users';
 import styles from './UsersPage.module.css';
 
 /**
- * Every account, with a filter. Admins change a user's role and servers and delete accounts;
+ * Every account, with a filter. Admins add accounts, change a user's role and servers, reset
+ * their password, turn off their two-factor sign-in and delete accounts;
  * support sees the same list without the controls (and is told why); anyone else gets the
  * API's refusal. Admins also choose which roles must use two-factor sign-in.
  */
@@ -53,6 +55,7 @@ export function UsersPage() {
         </Alert>
       )}
       {deleted !== null && <Alert tone="success">{deleted}</Alert>}
+      {canEdit && <AddUser />}
       {users.isError ? (
         <Alert tone="error">{errorMessage(users.error)}</Alert>
       ) : (

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { filterUsers, formatWhen, sameServers, serversSummary, withServer } from './users';
+import {
+  filterUsers,
+  formatWhen,
+  sameServers,
+  serversSummary,
+  signInSummary,
+  withServer,
+} from './users';
 
 const users = [
   { username: 'Admin', role: 'admin', servers: [] },
@@ -67,5 +74,22 @@ describe('formatWhen', () => {
 
   it('shows what it cannot read as it is', () => {
     expect(formatWhen('soon', utc)).toBe('soon');
+  });
+});
+
+describe('signInSummary', () => {
+  const user = (hasPassword: boolean, providers: string[], twoFactor: boolean) => ({
+    signIn: { hasPassword, providers },
+    twoFactor,
+  });
+
+  it('names the ways in, then two-factor', () => {
+    expect(signInSummary(user(true, [], false))).toBe('Password');
+    expect(signInSummary(user(true, ['Google'], true))).toBe('Password, Google + two-factor');
+    expect(signInSummary(user(false, ['Google'], false))).toBe('Google');
+  });
+
+  it('says when an account has no way in yet (its link is not used)', () => {
+    expect(signInSummary(user(false, [], false))).toBe('No password yet');
   });
 });

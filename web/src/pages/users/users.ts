@@ -40,6 +40,19 @@ export function serversSummary(user: { role: Role; servers: readonly string[] })
   return user.servers.join(', ');
 }
 
+/**
+ * How an account signs in, in a few words: its ways in ("Password", a provider's name, or "No
+ * password yet" for an account whose link is not used), then "+ two-factor" when that is on.
+ */
+export function signInSummary(user: {
+  signIn: { hasPassword: boolean; providers: readonly string[] };
+  twoFactor: boolean;
+}): string {
+  const ways = [...(user.signIn.hasPassword ? ['Password'] : []), ...user.signIn.providers];
+  const summary = ways.length === 0 ? 'No password yet' : ways.join(', ');
+  return user.twoFactor ? `${summary} + two-factor` : summary;
+}
+
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** A date of the API (ISO 8601) in the reader's own way; "Never" for `null`. */
