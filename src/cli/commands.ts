@@ -1,4 +1,6 @@
 /** Every command of the command line, in the order `help` lists them. */
 import type { CliCommand } from './command.js';
+import { serviceCommand } from './service.js';
+import { setupCommand } from './setup.js';
 
-export const COMMANDS: readonly CliCommand[] = [];
+export const COMMANDS: readonly CliCommand[] = [setupCommand, serviceCommand];
