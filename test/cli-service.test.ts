@@ -120,6 +120,14 @@ describe('service install', { skip: ROOT ? false : 'these tests expect a root un
     assert.match(result.stdout, /systemctl start game-panel/);
   });
 
+  it('warns about a configuration file that others can read', async () => {
+    const { env } = place();
+    chmodSync(env.PANEL_CONFIG!, 0o644);
+    const result = await runCliProcess(['service', 'install'], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, /Warning: .*panel\.env is readable by others.*chmod 600/);
+  });
+
   it('refuses without a configuration file (exit status 1), writing no unit', async () => {
     const { units, calls, env } = place();
     const result = await runCliProcess(['service', 'install'], {

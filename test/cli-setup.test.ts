@@ -39,7 +39,7 @@ function readBack(file: string): Record<string, string | undefined> {
 
 describe('setup with flags', () => {
   it('writes every value given, a generated secret, at mode 0600, and shows no secret', async () => {
-    const { file, env } = place();
+    const { dir, file, env } = place();
     const result = await runCliProcess(
       [
         'setup',
@@ -57,6 +57,7 @@ describe('setup with flags', () => {
     );
     assert.equal(result.status, 0, result.stderr);
     assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(dir).mode & 0o777, 0o755, 'a folder made for it lets others pass');
     const values = readBack(file);
     assert.equal(values.HOST, '0.0.0.0');
     assert.equal(values.PORT, '9000');

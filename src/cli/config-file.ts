@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   fchmodSync,
   fsyncSync,
@@ -107,7 +108,7 @@ export function readConfigFile(file: string): Record<string, string> | null {
  * created with that mode (so never more readable than that, whatever the umask), synced, then
  * moved into place. Without `replace`, an existing file is kept and `false` answered (a hard
  * link cannot clobber, so this holds even against a file made meanwhile). Creates the folder
- * (0755) when it is missing.
+ * (0755, whatever the umask) when it is missing.
  */
 export function writeFileAtomically(
   file: string,
@@ -116,7 +117,8 @@ export function writeFileAtomically(
   mode = 0o600,
 ): boolean {
   const dir = path.dirname(file);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  // 0755 whatever the umask: the folder lets others pass, the file itself (0600) does not.
+  if (mkdirSync(dir, { recursive: true, mode: 0o755 }) !== undefined) chmodSync(dir, 0o755);
   const temporary = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}`);
   const fd = openSync(temporary, 'wx', 0o600);
   let renamed = false;

@@ -86,6 +86,12 @@ function install(io: CliIo, place: Place, configFile: string): number {
     );
     return 1;
   }
+  if ((statSync(configFile).mode & 0o077) !== 0) {
+    io.err(
+      `Warning: ${configFile} is readable by others, and it holds the panel's secret: ` +
+        `chmod 600 ${configFile}\n`,
+    );
+  }
   let text: string;
   try {
     text = renderUnit({
