@@ -186,6 +186,33 @@ describe('service uninstall', { skip: ROOT ? false : 'these tests expect a root 
 });
 
 describe('the unit of a plain user', () => {
+  it(
+    'passes systemd-analyze --user verify without a word',
+    { skip: ANALYZE ? false : 'systemd-analyze is not installed (Debian package systemd)' },
+    () => {
+      const dir = path.join(root, 'user-unit');
+      const runtime = path.join(dir, 'runtime');
+      mkdirSync(runtime, { recursive: true, mode: 0o700 });
+      const unitFile = path.join(dir, 'game-panel.service');
+      writeFileSync(
+        unitFile,
+        renderUnit({
+          scope: 'user',
+          checkout: PANEL_ROOT,
+          node: process.execPath,
+          configFile: path.join(PANEL_ROOT, '.env'),
+        }),
+      );
+      // A user manager needs a runtime folder; a test has no login session to give it one.
+      const verify = spawnSync('systemd-analyze', ['--user', 'verify', unitFile], {
+        encoding: 'utf8',
+        env: { ...process.env, XDG_RUNTIME_DIR: runtime },
+      });
+      assert.equal(verify.status, 0, verify.stderr);
+      assert.equal(`${verify.stdout}${verify.stderr}`.trim(), '');
+    },
+  );
+
   it('is a user unit: no User=, started with the session, KillMode=process all the same', () => {
     const unit = renderUnit({
       scope: 'user',
