@@ -1,9 +1,11 @@
 /**
  * Entry point: read the configuration, build the panel, listen, and close cleanly on SIGINT or
- * SIGTERM. A bad setting stops the start with one line naming it.
+ * SIGTERM (SIGHUP reloads the TLS certificate). A bad setting stops the start with one line
+ * naming it.
  */
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { reloadTls } from './http/tls.js';
 
 let config: Config;
 try {
@@ -38,6 +40,14 @@ const shutdown = (signal: NodeJS.Signals): void => {
 };
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
+// With TLS served by the panel, SIGHUP reads the certificate and key again (after a renewal)
+// without closing the listener. Without TLS, SIGHUP keeps Node's default: the process ends.
+const tlsFiles = config.tls;
+if (tlsFiles !== null) {
+  process.on('SIGHUP', () => {
+    reloadTls(app.server, tlsFiles, app.log);
+  });
+}
 
 try {
   await app.listen({ host: config.host, port: config.port });
