@@ -5,28 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { blockOfDeployDoc } from './helpers/deploy-doc.js';
 
 const CADDY = process.env.CADDY_PATH ?? '/usr/bin/caddy';
-
-function blockOfTheDocs(marker: string, language: string): string {
-  const doc = readFileSync(path.join('docs', 'deploy.md'), 'utf8');
-  const match = new RegExp(
-    `<!-- ${marker}:begin -->\\s*\`\`\`${language}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${marker}:end -->`,
-  ).exec(doc);
-  assert.ok(match?.[1], `docs/deploy.md holds the ${marker} block between its markers`);
-  return match[1];
-}
 
 describe('docs/deploy.md', () => {
   it(
     'gives a Caddyfile that Caddy accepts, proxying to the panel on loopback',
     { skip: existsSync(CADDY) ? false : `no caddy at ${CADDY} (apt-get install -y caddy)` },
     () => {
-      const caddyfile = blockOfTheDocs('caddyfile', 'caddyfile');
+      const caddyfile = blockOfDeployDoc('caddyfile', 'caddyfile');
       assert.match(caddyfile, /reverse_proxy 127\.0\.0\.1:8000/);
       const dir = mkdtempSync(path.join(tmpdir(), 'panel-caddy-'));
       try {
