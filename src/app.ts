@@ -22,6 +22,7 @@ import { registerInputGuards } from './http/input.js';
 import { LazySchemas } from './http/lazy-schemas.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
+import { readTlsPair, transportReport } from './http/tls.js';
 import type { App } from './http/types.js';
 import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
@@ -177,6 +178,8 @@ export const VERSION = (
 ).version;
 
 export async function buildApp(config: Config, overrides: AppOverrides = {}) {
+  // Read before anything is opened: a bad TLS_CERT_FILE or TLS_KEY_FILE stops the start.
+  const tls = config.tls && readTlsPair(config.tls);
   // First, so that a SANDBOX that cannot work stops the start before anything is opened.
   const local = overrides.runtime
     ? null
@@ -220,6 +223,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       ...loggerOptions(config),
       ...(overrides.logStream ? { stream: overrides.logStream } : {}),
     },
+    // TLS served by the panel itself; src/server.ts reloads the pair on SIGHUP.
+    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     bodyLimit: config.maxBodyBytes,
     // Slow clients cannot hold the panel: a connection idle for a minute is closed, headers must
     // arrive within 10 s, an idle keep-alive connection lasts 10 s, and a whole request (an
@@ -567,6 +572,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   settingsRoutes(app, settings);
 
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
+  app.addHook('onReady', () => {
+    if (tls) app.log.info({ certificate: tls.summary }, 'serving HTTPS (TLS_CERT_FILE)');
+    const transport = transportReport(config);
+    if (transport) app.log[transport.level](transport.message);
+    return Promise.resolve();
+  });
 
   // Start what should run once the panel is ready. Servers are stopped at close (see the
   // websocket plugin above), before the database they record their state in is closed.

@@ -40,6 +40,12 @@ export interface Config {
   readonly jwtSecret: Uint8Array;
   /** Where people reach the panel, without a trailing slash. */
   readonly publicUrl: string;
+  /**
+   * `TLS_CERT_FILE` and `TLS_KEY_FILE` (PEM): the panel serves HTTPS itself, and reads them again
+   * on SIGHUP; `null`: plain HTTP (a TLS proxy in front, or loopback only). Only the paths are
+   * kept: the files are read and checked when the panel is built (src/http/tls.ts).
+   */
+  readonly tls: TlsFiles | null;
   readonly sandbox: SandboxMode;
   /**
    * `SERVER_USER`: only for a panel that does not run as root, where it may name nobody but the
@@ -157,6 +163,11 @@ export interface AllowedHost {
   readonly port: number | null;
 }
 
+export interface TlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
 export interface MetricsAddress {
   /** An IP address (IPv6 without brackets) or a host name. */
   readonly host: string;
@@ -203,7 +214,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL, or unset for SQLite');
   }
 
-  const publicUrl = parsePublicUrl(env, host, port);
+  const tls = tlsFiles(env);
+  const publicUrl = parsePublicUrl(env, host, port, tls !== null);
 
   const config: Config = {
     host,
@@ -214,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
     database,
     jwtSecret: jwtSecret(env, dataDir),
     publicUrl,
+    tls,
     sandbox: oneOf(env, 'SANDBOX', ['auto', 'bwrap', 'none'], 'auto'),
     serverUser: optionalText(env, 'SERVER_USER'),
     serverUidRange: uidRange(env, 'SERVER_UID_RANGE'),
@@ -547,11 +560,22 @@ function originList(env: Env, name: string, fallback: string): string[] {
   });
 }
 
-function parsePublicUrl(env: Env, host: string, port: number): string {
+/** Both `TLS_CERT_FILE` and `TLS_KEY_FILE`, or neither; absolute or relative to the start folder. */
+function tlsFiles(env: Env): TlsFiles | null {
+  const certFile = optionalText(env, 'TLS_CERT_FILE');
+  const keyFile = optionalText(env, 'TLS_KEY_FILE');
+  if (certFile === null && keyFile === null) return null;
+  if (certFile === null) throw new ConfigError('TLS_CERT_FILE', 'is needed with TLS_KEY_FILE');
+  if (keyFile === null) throw new ConfigError('TLS_KEY_FILE', 'is needed with TLS_CERT_FILE');
+  return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
+}
+
+/** Unset: the panel's own address, `https://` when it serves TLS itself. */
+function parsePublicUrl(env: Env, host: string, port: number, tls: boolean): string {
   const raw = env.PUBLIC_URL?.trim();
   if (raw === undefined || raw === '') {
     const shownHost = host.includes(':') ? `[${host}]` : host;
-    return `http://${shownHost}:${port}`;
+    return `${tls ? 'https' : 'http'}://${shownHost}:${port}`;
   }
   let url: URL;
   try {

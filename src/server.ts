@@ -1,11 +1,12 @@
 /**
  * Entry point: read the configuration, build the panel, listen, and close cleanly on SIGINT or
  * SIGTERM, letting the game servers run on (the next panel takes them back); SIGUSR2
- * (`game-panel shutdown --stop-servers`) stops them first. A bad setting stops the start with
- * one line naming it.
+ * (`game-panel shutdown --stop-servers`) stops them first; SIGHUP reloads the TLS certificate.
+ * A bad setting stops the start with one line naming it.
  */
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { reloadTls } from './http/tls.js';
 import { claimDataDir } from './panel-pid.js';
 
 let config: Config;
@@ -55,6 +56,14 @@ const shutdown = (signal: NodeJS.Signals): void => {
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
 process.on('SIGUSR2', shutdown);
+// With TLS served by the panel, SIGHUP reads the certificate and key again (after a renewal)
+// without closing the listener. Without TLS, SIGHUP keeps Node's default: the process ends.
+const tlsFiles = config.tls;
+if (tlsFiles !== null) {
+  process.on('SIGHUP', () => {
+    reloadTls(app.server, tlsFiles, app.log);
+  });
+}
 
 try {
   await app.listen({ host: config.host, port: config.port });

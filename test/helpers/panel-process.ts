@@ -35,7 +35,7 @@ export async function startPanelProcess(
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      const match = /Server listening at (https?:\/\/127\.0\.0\.1:\d+)/.exec(output);
       if (match?.[1]) resolve(match[1]);
     };
     child.stdout?.on('data', onData);

@@ -10,7 +10,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export function launchBrowser(): Promise<Browser> {
+/**
+ * `args` add to Chromium's command line (`--host-resolver-rules=…`, to reach a loopback panel by a
+ * name that is not loopback).
+ */
+export function launchBrowser(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -21,6 +25,7 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--disable-quic',
       '--no-first-run',
+      ...args,
     ],
   });
 }
@@ -44,10 +49,16 @@ export interface Tab {
 export async function openTab(
   browser: Browser,
   baseURL: string,
-  options: { viewport?: Viewport; colorScheme?: 'light' | 'dark' } = {},
+  options: {
+    viewport?: Viewport;
+    colorScheme?: 'light' | 'dark';
+    /** For a panel serving a certificate of a throwaway CA the browser does not know. */
+    ignoreHTTPSErrors?: boolean;
+  } = {},
 ): Promise<Tab> {
   const context = await browser.newContext({
     baseURL,
+    ignoreHTTPSErrors: options.ignoreHTTPSErrors ?? false,
     viewport: options.viewport ?? DESKTOP,
     colorScheme: options.colorScheme ?? 'light',
   });

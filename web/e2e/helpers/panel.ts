@@ -1,10 +1,12 @@
 /**
  * A real panel for the journeys: `node dist/panel.mjs` as built (what `npm start` runs), in its own process, on a free
  * loopback port and a fresh data directory under /var/tmp (mode 0711: started as root, the panel
- * runs game servers as another user, who must pass through it), removed afterwards.
+ * runs game servers as another user, who must pass through it), removed afterwards. Given
+ * TLS_CERT_FILE, it is reached over https, trusting the `ca` it is handed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,12 +34,50 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitForHealth(url: string, child: ChildProcess, output: () => string) {
+/**
+ * One request: `fetch` over http, node:https trusting `ca` over https (fetch takes no CA of its
+ * own). Answers the status and the body's text.
+ */
+function send(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+  ca: Buffer | undefined,
+): Promise<{ status: number; text: string }> {
+  if (ca === undefined) {
+    return fetch(url, init).then(async (response) => ({
+      status: response.status,
+      text: await response.text(),
+    }));
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      { method: init.method, headers: init.headers, ca },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          resolve({ status: response.statusCode ?? 0, text });
+        });
+      },
+    );
+    req.once('error', reject);
+    req.end(init.body);
+  });
+}
+
+async function waitForHealth(
+  url: string,
+  child: ChildProcess,
+  output: () => string,
+  ca: Buffer | undefined,
+) {
   for (let attempt = 0; attempt < 300; attempt += 1) {
     if (child.exitCode !== null) throw new Error(`the panel exited at start:\n${output()}`);
     try {
-      const response = await fetch(`${url}/api/health`);
-      if (response.ok) return;
+      const response = await send(`${url}/api/health`, { method: 'GET', headers: {} }, ca);
+      if (response.status === 200) return;
     } catch {
       // Not listening yet.
     }
@@ -46,7 +86,10 @@ async function waitForHealth(url: string, child: ChildProcess, output: () => str
   throw new Error(`the panel did not answer /api/health:\n${output()}`);
 }
 
-export async function startPanel(env: Record<string, string> = {}): Promise<E2ePanel> {
+export async function startPanel(
+  env: Record<string, string> = {},
+  options: { readonly ca?: Buffer } = {},
+): Promise<E2ePanel> {
   if (!existsSync('dist/panel.mjs') || !existsSync('dist/web/index.html')) {
     throw new Error('the panel is not built: run npm run build (npm run test:e2e does)');
   }
@@ -56,7 +99,7 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
   chmodSync(workDir, 0o711);
   // A journey that must know the address before the panel starts (OpenID Connect) names its port.
   const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${env.TLS_CERT_FILE ? 'https' : 'http'}://127.0.0.1:${port}`;
   let log = '';
   const child = spawn(process.execPath, ['dist/panel.mjs'], {
     env: {
@@ -92,7 +135,7 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
     rmSync(workDir, { recursive: true, force: true });
   };
   try {
-    await waitForHealth(url, child, output);
+    await waitForHealth(url, child, output, options.ca);
   } catch (error) {
     await close();
     throw error;
@@ -102,17 +145,22 @@ export async function startPanel(env: Record<string, string> = {}): Promise<E2eP
     output,
     close,
     async api<T>(method: string, apiPath: string, body?: unknown, token?: string) {
-      const response = await fetch(`${url}${apiPath}`, {
-        method,
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      const response = await send(
+        `${url}${apiPath}`,
+        {
+          method,
+          headers: {
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${text}`);
-      return JSON.parse(text) as T;
+        options.ca,
+      );
+      if (response.status < 200 || response.status > 299) {
+        throw new Error(`${method} ${apiPath}: ${response.status} ${response.text}`);
+      }
+      return JSON.parse(response.text) as T;
     },
   };
 }

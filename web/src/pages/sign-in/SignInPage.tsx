@@ -9,11 +9,13 @@ import { useTitle } from '../../hooks/useTitle';
 import { providerLoginHref } from './providerLoginHref';
 import { SecondFactorStep } from './SecondFactorStep';
 import styles from './SignInPage.module.css';
+import { connectionIsUnencrypted } from './unencrypted';
 
 /**
  * Sign in with a username and password, or with a provider; `/register` makes an account. Where
  * registration is closed (`GET /api/auth/registration`), sign-in offers no way to register and
- * `/register` says so instead of showing a form the API would refuse.
+ * `/register` says so instead of showing a form the API would refuse. A page loaded over plain
+ * HTTP from another machine says that the password would cross the network in clear.
  */
 export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
   const registering = mode === 'register';
@@ -49,6 +51,12 @@ export function SignInPage({ mode }: { mode: 'login' | 'register' }) {
       <section className={styles.card} aria-labelledby="sign-in-title">
         <p className={styles.brand}>Game panel</p>
         <h1 id="sign-in-title">{heading}</h1>
+        {connectionIsUnencrypted(window.location) && (
+          <p className={styles.unencrypted} role="alert">
+            This connection is not encrypted: your password would cross the network in clear. Ask
+            the operator to set up HTTPS (docs/deploy.md).
+          </p>
+        )}
         {notice !== null && !signIn.isError && <Alert tone="info">{notice}</Alert>}
         {closed && (
           <Alert tone="info">
