@@ -124,7 +124,8 @@ describe('reading the configuration file', () => {
     assert.throws(
       () => loadPanelConfig({ PANEL_CONFIG: file, PORT: 'ninety' }),
       (error: unknown) =>
-        error instanceof ConfigError && error.message === 'PORT: must be a whole number, got "ninety"',
+        error instanceof ConfigError &&
+        error.message === 'PORT: must be a whole number, got "ninety"',
     );
     assert.equal(loadPanelConfig({ PANEL_CONFIG: file, PORT: '81' }).config.port, 81);
   });
@@ -224,13 +225,12 @@ describe('the panel and its configuration file', () => {
     assert.deepEqual(await readdir(checkout), ['panel.env']);
   });
 
-  const failures: [string, Record<string, string>, RegExp][] = [
+  type Failure = [what: string, env: Record<string, string>, message: RegExp];
+  const failures: Failure[] = [
     ['a bad variable', { PORT: '70000' }, /^Configuration error: PORT: /],
     ['a missing PANEL_CONFIG', { PANEL_CONFIG: '/nonexistent/panel.env' }, /PANEL_CONFIG: /],
     ['SANDBOX=bwrap without bubblewrap', { SANDBOX: 'bwrap', PATH: '/nonexistent' }, /SANDBOX/],
-    ...(ROOT
-      ? ([['SERVER_USER=root', { SERVER_USER: 'root' }, /SERVER_USER/]] as const)
-      : ([] as const)),
+    ...(ROOT ? [['SERVER_USER=root', { SERVER_USER: 'root' }, /SERVER_USER/] as Failure] : []),
   ];
   for (const [what, env, message] of failures) {
     it(`leaves no data folder, secret or database behind after ${what}`, async () => {
