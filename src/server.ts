@@ -32,7 +32,7 @@ if (loaded.file === null) {
     `no configuration file (neither ${SYSTEM_CONFIG_FILE} nor .env here, and PANEL_CONFIG unset): settings come from the environment alone`,
   );
 } else {
-  app.log.info({ file: loaded.file }, `configuration read from ${loaded.file}`);
+  app.log.info(`configuration read from ${loaded.file}`);
 }
 for (const warning of loaded.warnings) app.log.warn(warning);
 
