@@ -20,7 +20,7 @@ import { registerDocs } from './http/docs.js';
 import { registerErrorHandling, sendError } from './http/errors.js';
 import { registerInputGuards } from './http/input.js';
 import { LazySchemas } from './http/lazy-schemas.js';
-import { loggerOptions, RequestLog } from './http/logging.js';
+import { loggerOptions, registerSocketLog, RequestLog } from './http/logging.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
 import type { App } from './http/types.js';
@@ -266,6 +266,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
+  registerSocketLog(app);
   registerSecurityHeaders(app);
   registerInputGuards(app);
   await registerDocs(app, VERSION);

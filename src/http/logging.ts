@@ -13,7 +13,12 @@
  * at `debug`, so that an open tab does not fill the log.
  */
 import pinoPretty from 'pino-pretty';
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Config } from '../config.js';
 import { DOWNLOADS } from '../modules/files/files.routes.js';
 
@@ -98,6 +103,24 @@ export class RequestLog extends LogController {
     const level = request.routeOptions.config.polled === true ? 'debug' : 'info';
     reply.log[level](details, line);
   }
+}
+
+/**
+ * A WebSocket upgrade that reaches its handler is answered by the socket, not by a reply Fastify
+ * sees finish: it gets its line here, once every check before the handler has let it through
+ * (one refused before is answered, and logged, as any request).
+ */
+export function registerSocketLog(app: FastifyInstance): void {
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.ws) {
+      const level = request.routeOptions.config.polled === true ? 'debug' : 'info';
+      request.log[level](
+        { req: request, res: { statusCode: 101 } },
+        `${request.method} ${redactUrl(request.url)} 101 socket opened`,
+      );
+    }
+    done();
+  });
 }
 
 /**
