@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -175,11 +175,17 @@ interface Run {
  * Runs the panel as `npm start` does, from `cwd`, with exactly `env` (and PATH), until it prints
  * `until` (then it is stopped) or exits.
  */
-function runPanel(cwd: string, env: Record<string, string>, until?: RegExp): Promise<Run> {
+function runPanel(
+  cwd: string,
+  env: Record<string, string>,
+  until?: RegExp,
+  as?: { uid: number; gid: number },
+): Promise<Run> {
   const child = spawn(process.execPath, ['--import', TSX, SERVER], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...as,
   });
   let output = '';
   const onData = (chunk: Buffer) => {
@@ -211,6 +217,28 @@ describe('the panel and its configuration file', () => {
     assert.match(run.output, /Open http:\/\/127\.0\.0\.1:\d+\/ and create the first account/);
     assert.ok(existsSync(path.join(dataDir, 'panel.sqlite')), run.output);
   });
+
+  it(
+    "runs as the README's Run it says, as a plain user: no settings, data in ./data",
+    {
+      skip: !ROOT
+        ? 'needs root, to run the panel as another user'
+        : existsSync(SYSTEM_CONFIG_FILE)
+          ? `${SYSTEM_CONFIG_FILE} exists on this machine`
+          : false,
+    },
+    async () => {
+      const checkout = await folder();
+      const nobody = { uid: 65534, gid: 65534 };
+      await chown(checkout, nobody.uid, nobody.gid);
+      // PORT=0 only because other panels may hold 8000 here: nothing else is set.
+      const run = await runPanel(checkout, { PORT: '0' }, /"msg":"Open http/, nobody);
+      assert.match(run.output, /no configuration file/);
+      assert.match(run.output, /Open http:\/\/127\.0\.0\.1:\d+\/ and create the first account/);
+      assert.ok(existsSync(path.join(checkout, 'data', 'panel.sqlite')), run.output);
+      assert.equal((await stat(path.join(checkout, 'data', 'jwt-secret'))).mode & 0o777, 0o600);
+    },
+  );
 
   it('stops at a bad value in the file, naming it, and writes nothing', async () => {
     const checkout = await folder();
