@@ -90,13 +90,11 @@ export function readConfigFile(ref: ConfigFileRef): ConfigFile {
     throw new ConfigError(variable, `cannot read ${ref.path} (${errorCode(error)})`);
   }
   // parseEnv skips a line it cannot read, or glues it onto the next name: a typo would go
-  // unnoticed, so such a line stops the start.
+  // unnoticed, so such a line stops the start. Its number is shown, not its text: that may be
+  // a secret pasted on a line of its own.
   const stray = strayLine(text);
   if (stray !== null) {
-    throw new ConfigError(
-      variable,
-      `${where}line ${stray.number} ("${stray.text.slice(0, 40)}") is not NAME=value`,
-    );
+    throw new ConfigError(variable, `${where}line ${stray} is not NAME=value`);
   }
   const values: Record<string, string> = {};
   for (const [name, value] of Object.entries(parseEnv(text))) {
@@ -108,10 +106,10 @@ export function readConfigFile(ref: ConfigFileRef): ConfigFile {
 const ASSIGNMENT = /^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=\s*(.*)$/;
 
 /**
- * The first line that is neither blank, a comment nor `NAME=value`; lines inside a quoted value
- * that spans several lines are part of it.
+ * The number of the first line that is neither blank, a comment nor `NAME=value`; lines inside a
+ * quoted value that spans several lines are part of it.
  */
-function strayLine(text: string): { number: number; text: string } | null {
+function strayLine(text: string): number | null {
   let openQuote: string | null = null;
   const lines = text.split(/\r?\n/);
   for (const [index, line] of lines.entries()) {
@@ -122,7 +120,7 @@ function strayLine(text: string): { number: number; text: string } | null {
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
     const match = ASSIGNMENT.exec(trimmed);
-    if (!match) return { number: index + 1, text: trimmed };
+    if (!match) return index + 1;
     const value = match[1] ?? '';
     const quote = value[0];
     if ((quote === '"' || quote === "'" || quote === '`') && !value.slice(1).includes(quote)) {

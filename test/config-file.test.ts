@@ -130,16 +130,23 @@ describe('reading the configuration file', () => {
     assert.equal(loadPanelConfig({ PANEL_CONFIG: file, PORT: '81' }).config.port, 81);
   });
 
-  it('refuses a line that is no NAME=value, with its number', async () => {
+  it('refuses a line that is no NAME=value, with its number and not its text', async () => {
     const here = await folder({
       'panel.env': 'PORT=9000\nMOTD="two\nlines"\nREGISTRATON closed\n',
+      'secret.env': `PORT=9000\n${'x'.repeat(40)}-pasted-alone\n`,
     });
     assert.throws(
       () => readConfigFile({ path: path.join(here, 'panel.env'), named: false }),
       (error: unknown) =>
         error instanceof ConfigError &&
+        error.message === `${path.join(here, 'panel.env')}: line 4 is not NAME=value`,
+    );
+    assert.throws(
+      () => readConfigFile({ path: path.join(here, 'secret.env'), named: true }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
         error.message ===
-          `${path.join(here, 'panel.env')}: line 4 ("REGISTRATON closed") is not NAME=value`,
+          `PANEL_CONFIG: ${path.join(here, 'secret.env')}: line 2 is not NAME=value`,
     );
   });
 
