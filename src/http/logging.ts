@@ -10,7 +10,8 @@
  *
  * Requests: one line each, once answered (method, URL with its credentials hidden, status, time),
  * at `info`; routes marked `polled` (what the web UI asks every few seconds, and health checks)
- * at `debug`, so that an open tab does not fill the log.
+ * at `debug`, so that an open tab does not fill the log. A console socket gets its line when it
+ * opens (status 101).
  */
 import pinoPretty from 'pino-pretty';
 import {
