@@ -11,7 +11,7 @@ import websocket from '@fastify/websocket';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, ROOT_DATA_DIR, type Config } from './config.js';
 import { PANEL_ROOT } from './paths.js';
 import { openDatabase, type Db } from './db/database.js';
 import { PanelEvents } from './events.js';
@@ -20,6 +20,7 @@ import { registerDocs } from './http/docs.js';
 import { registerErrorHandling, sendError } from './http/errors.js';
 import { registerInputGuards } from './http/input.js';
 import { LazySchemas } from './http/lazy-schemas.js';
+import { loggerOptions, registerSocketLog, RequestLog } from './http/logging.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerSecurityHeaders } from './http/security.js';
 import { readTlsPair, transportReport } from './http/tls.js';
@@ -46,7 +47,7 @@ import {
 } from './modules/console/console.hub.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
 import { DownloadLinks } from './modules/files/download-links.js';
-import { DOWNLOADS, filesRoutes } from './modules/files/files.routes.js';
+import { filesRoutes } from './modules/files/files.routes.js';
 import { FilesService } from './modules/files/files.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { MetricsListener } from './modules/metrics/metrics.listener.js';
@@ -102,7 +103,7 @@ import {
   createProcessRuntime,
   type ProcessRuntimeOptions,
 } from './host/runtime/process/process-runtime.js';
-import { panelId, secureDataDir } from './data-dir.js';
+import { folderAboveDataDir, panelId, prepareDataDir } from './data-dir.js';
 import type { Runtime } from './host/runtime/runtime.js';
 import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archive-formats.js';
 
@@ -116,6 +117,8 @@ declare module 'fastify' {
       /** Refused to requests made with an API key. */
       sessionOnly: boolean;
     }[];
+    /** Whether any account was ever made (the first one becomes the admin). */
+    accountsExist(): Promise<boolean>;
   }
 }
 
@@ -168,6 +171,8 @@ export interface AppOverrides {
   readonly serversAtClose?: () => 'keep' | 'stop';
 }
 
+export { redactUrl } from './http/logging.js';
+
 /** How long a webhook delivery waits for its answer by default. */
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
@@ -199,14 +204,26 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // A panel running as root gives each server a uid of its own (one of `serverUsers`).
   const serverUsers = local?.serverUsers ?? null;
   let dataDirWarnings: string[];
+  let jwtSecret: Uint8Array;
+  let docker: Runtime;
   let db: Db;
   try {
-    dataDirWarnings = secureDataDir(config, serverUsers !== null);
+    docker =
+      overrides.dockerRuntime ??
+      (await createDockerRuntime({
+        dockerHost: config.dockerHost,
+        dockerCertPath: config.dockerCertPath,
+        panelId: panelId(config.dataDir),
+        network: config.serverNetwork,
+      }));
+    // Every check before the first write: a start that fails leaves no data folder behind.
+    if (local !== null) {
+      const above = folderAboveDataDir(config.dataDir);
+      if (!local.canEnter(above)) throw unreachableDataDir(config, above);
+    }
+    ({ jwtSecret, warnings: dataDirWarnings } = prepareDataDir(config, serverUsers !== null));
     if (local !== null && !local.canEnter(config.serversDir)) {
-      throw new ConfigError(
-        'DATA_DIR',
-        `servers run as uids of their own (${config.serverUidRange.first}-${config.serverUidRange.last}), which cannot reach ${config.serversDir}: every folder above DATA_DIR must let others pass (chmod o+x), or choose a DATA_DIR elsewhere`,
-      );
+      throw unreachableDataDir(config, config.serversDir);
     }
     db = overrides.db ?? (await openDatabase(config.database));
   } catch (error) {
@@ -219,10 +236,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   const schemas = new LazySchemas();
   const app = Fastify({
     schemaController: { compilersFactory: { buildSerializer: schemas.serializerFactory() } },
-    logger: {
-      ...loggerOptions(config),
-      ...(overrides.logStream ? { stream: overrides.logStream } : {}),
-    },
+    logger: loggerOptions(config, overrides.logStream),
+    logController: new RequestLog(),
     // TLS served by the panel itself; src/server.ts reloads the pair on SIGHUP.
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     bodyLimit: config.maxBodyBytes,
@@ -257,12 +272,14 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     }
   });
   app.decorate('registeredRoutes', routes);
+  app.decorate('accountsExist', () => users.anyEverRegistered());
   app.server.headersTimeout = 10_000;
   setValidators(app, schemas);
   // Every body this API takes is JSON (uploads arrive with the file manager); text is refused (415).
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
+  registerSocketLog(app);
   registerSecurityHeaders(app);
   registerInputGuards(app);
   await registerDocs(app, VERSION);
@@ -312,11 +329,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
   const tickets = new TicketsRepository(db.kysely, db.dialect);
   const hasher = createPasswordHasher();
-  const tokens = createTokenService(config.jwtSecret, now);
+  const tokens = createTokenService(jwtSecret, now);
   const throttle = new LoginThrottle({ ...config.loginThrottle, now, sleep: overrides.sleep });
   const twoFactor = new TwoFactorService({
     repo: new TwoFactorRepository(db.kysely),
-    box: createSecretBox(config.jwtSecret),
+    box: createSecretBox(jwtSecret),
     throttle,
     hasher,
     users,
@@ -361,14 +378,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     apiKeys,
     passwordLinks: usersService,
   });
-  const docker =
-    overrides.dockerRuntime ??
-    (await createDockerRuntime({
-      dockerHost: config.dockerHost,
-      dockerCertPath: config.dockerCertPath,
-      panelId: panelId(config.dataDir),
-      network: config.serverNetwork,
-    }));
   const host = createLocalHost({
     serversDir: config.serversDir,
     ownUsers: serverUsers !== null,
@@ -477,7 +486,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     providers: config.oidc.providers,
     publicUrl: config.publicUrl,
     redirectAllowlist: config.oidc.redirectAllowlist,
-    secret: config.jwtSecret,
+    secret: jwtSecret,
     users,
     auth,
     registrationOpen: () => settings.registrationOpenAfterFirst(),
@@ -541,7 +550,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
 
   // Webhooks: signed with a secret kept under a key of its own, derived from the JWT secret.
   const webhookRepo = new WebhooksRepository(db.kysely);
-  const webhookBox = createSecretBox(config.jwtSecret, 'webhook secrets');
+  const webhookBox = createSecretBox(jwtSecret, 'webhook secrets');
   const urlGuard = new UrlGuard({
     allowed: config.webhookAllowedHosts,
     ownHosts: [config.host, new URL(config.publicUrl).hostname.replace(/^\[(.*)\]$/, '$1')],
@@ -632,6 +641,23 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
 }
 
 /**
+ * Servers' own uids cannot pass through `folder` on their way to DATA_DIR/servers. The way out
+ * offered is a DATA_DIR outside any home folder, never opening one up to everybody.
+ */
+function unreachableDataDir(config: Config, folder: string): ConfigError {
+  const { first, last } = config.serverUidRange;
+  const underDefault =
+    config.dataDir === ROOT_DATA_DIR || config.dataDir.startsWith(`${ROOT_DATA_DIR}/`);
+  const way = underDefault
+    ? `let others pass through ${folder} (chmod o+x ${folder})`
+    : `choose a DATA_DIR they can reach, such as DATA_DIR=${ROOT_DATA_DIR} (the default as root)`;
+  return new ConfigError(
+    'DATA_DIR',
+    `servers run as uids of their own (${first}-${last}), which cannot reach ${config.dataDir} through ${folder}: ${way}`,
+  );
+}
+
+/**
  * `/metrics` (docs/metrics.md): on this port to METRICS_TOKEN's bearer, on METRICS_ADDRESS's own
  * listener without a token, both, or, with neither set, nowhere; nothing is even counted then.
  * Never exposed by accident: no setting serves it to anyone without a token on the panel's port.
@@ -676,45 +702,4 @@ function setValidators(app: FastifyInstance, schemas: LazySchemas): void {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     schemas.lazy(() => (httpPart === 'body' ? body : other).compile(schema)),
   );
-}
-
-/**
- * Tokens ride in the Authorization header or, for the console socket, the query string. A socket
- * URL's whole query is hidden (however its parameter names are spelled or encoded); elsewhere any
- * parameter named `token` is.
- */
-export function redactUrl(url: string): string {
-  // A download link's id is its credential, in the path itself.
-  if (url.startsWith(`${DOWNLOADS}/`)) return `${DOWNLOADS}/[redacted]`;
-  const mark = url.indexOf('?');
-  if (mark < 0) return url;
-  const path = url.slice(0, mark);
-  if (path.startsWith('/ws/')) return `${path}?[redacted]`;
-  const query = new URLSearchParams(url.slice(mark + 1));
-  let hidden = false;
-  for (const key of new Set(query.keys())) {
-    if (key.toLowerCase() === 'token') {
-      query.set(key, '[redacted]');
-      hidden = true;
-    }
-  }
-  return hidden ? `${path}?${query.toString()}` : url;
-}
-
-/**
- * A request is logged as its method, URL (tokens hidden) and address, and a response as its
- * status: no header ever reaches the log, so there is nothing for pino's path redaction to hide,
- * and it would walk both lines of every request looking.
- */
-function loggerOptions(config: Config) {
-  return {
-    level: config.logLevel,
-    serializers: {
-      req: (request: { method: string; url: string; ip?: string }) => ({
-        method: request.method,
-        url: redactUrl(request.url),
-        remoteAddress: request.ip,
-      }),
-    },
-  };
 }

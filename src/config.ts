@@ -1,17 +1,21 @@
 /**
- * The only reader of `process.env`. Every setting is read and validated here, once, at start;
- * a bad value throws a {@link ConfigError} whose message is one line naming the variable.
- * The result is frozen and handed to everything else explicitly.
+ * The only reader of the panel's settings. Every setting is read and validated here, once, at
+ * start; a bad value throws a {@link ConfigError} whose message is one line naming the variable.
+ * The result is frozen and handed to everything else explicitly. Reading writes nothing: the data
+ * directory and the generated JWT secret are made by src/data-dir.ts once every check has passed,
+ * so a start that fails leaves nothing behind. Where the variables come from (the configuration
+ * file, the environment) is src/config-file.ts's concern.
  */
-import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
 export type ServerNetwork = 'host' | 'none';
 export type RegistrationMode = 'open' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** `pretty`: lines for people; `json`: one JSON object a line; `auto`: pretty on a terminal. */
+export type LogFormat = 'auto' | 'pretty' | 'json';
 
 export interface OidcProviderConfig {
   /** Used in URLs: `/api/auth/oidc/<id>/login`. */
@@ -36,8 +40,11 @@ export interface Config {
   readonly database:
     | { readonly kind: 'sqlite'; readonly file: string }
     | { readonly kind: 'postgres'; readonly url: string };
-  /** HS256 key, at least 32 bytes. */
-  readonly jwtSecret: Uint8Array;
+  /**
+   * `JWT_SECRET`: the HS256 key, at least 32 bytes; `null` when unset: the key kept in
+   * `DATA_DIR/jwt-secret`, generated on first start (src/data-dir.ts, `prepareDataDir`).
+   */
+  readonly jwtSecret: Uint8Array | null;
   /** Where people reach the panel, without a trailing slash. */
   readonly publicUrl: string;
   /**
@@ -112,6 +119,7 @@ export interface Config {
    */
   readonly ticketMessageMaxBytes: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
   readonly loginThrottle: {
     /**
      * Failed logins one client address may make on one account inside the window before that
@@ -175,33 +183,39 @@ export interface MetricsAddress {
 }
 
 export class ConfigError extends Error {
+  /**
+   * `source`: the configuration file the bad value came from, named in the message after the
+   * variable.
+   */
   constructor(
     readonly variable: string,
-    problem: string,
+    readonly problem: string,
+    readonly source?: string,
   ) {
-    super(`${variable}: ${problem}`);
+    super(`${variable}${source === undefined ? '' : ` (in ${source})`}: ${problem}`);
     this.name = 'ConfigError';
   }
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const MIN_SECRET_BYTES = 32;
-const SECRET_FILE = 'jwt-secret';
+export const MIN_SECRET_BYTES = 32;
+
+/** `DATA_DIR` when unset, for a panel running as root: the place of a host install. */
+export const ROOT_DATA_DIR = '/var/lib/game-panel';
 
 /**
- * Reads the configuration from `env`. Creates `DATA_DIR` (and the generated JWT secret, when
- * `JWT_SECRET` is unset) as a side effect: both must exist before anything else starts.
+ * Reads the configuration from `env`, and nothing else: no file is made or read but those
+ * variables name (`OIDC_PROVIDERS_FILE`). `runningAsRoot` picks the default DATA_DIR:
+ * {@link ROOT_DATA_DIR} as root, `./data` otherwise.
  */
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(
+  env: Env = process.env,
+  runningAsRoot: boolean = process.getuid?.() === 0,
+): Config {
   const host = text(env, 'HOST', '127.0.0.1');
   const port = integer(env, 'PORT', 8000, 0, 65535);
-  const dataDir = path.resolve(text(env, 'DATA_DIR', './data'));
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new ConfigError('DATA_DIR', `cannot create ${dataDir} (${errorCode(error)})`);
-  }
+  const dataDir = path.resolve(text(env, 'DATA_DIR', runningAsRoot ? ROOT_DATA_DIR : './data'));
   const serversDir = path.join(dataDir, 'servers');
 
   const databaseUrl = env.DATABASE_URL?.trim();
@@ -224,7 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     serversDir,
     backupDir: path.resolve(text(env, 'BACKUP_DIR', path.join(dataDir, 'backups'))),
     database,
-    jwtSecret: jwtSecret(env, dataDir),
+    jwtSecret: jwtSecret(env),
     publicUrl,
     tls,
     sandbox: oneOf(env, 'SANDBOX', ['auto', 'bwrap', 'none'], 'auto'),
@@ -265,6 +279,7 @@ export function loadConfig(env: Env = process.env): Config {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       'info',
     ),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'pretty', 'json'], 'auto'),
     loginThrottle: {
       maxFailuresPerAccount: integer(env, 'LOGIN_MAX_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),
       maxFailuresPerAddress: integer(env, 'LOGIN_MAX_FAILURES_PER_ADDRESS', 50, 1, 1_000_000),
@@ -589,58 +604,18 @@ function parsePublicUrl(env: Env, host: string, port: number, tls: boolean): str
   return url.href.replace(/\/+$/, '');
 }
 
-/**
- * `JWT_SECRET` when set (at least 32 bytes); otherwise the secret kept in `DATA_DIR/jwt-secret`,
- * generated on first start with mode 0600. The file is created exclusively, so two panels
- * starting at once on a fresh directory end up with the same secret.
- */
-function jwtSecret(env: Env, dataDir: string): Uint8Array {
+/** `JWT_SECRET` when set (at least 32 bytes); `null`: the generated one in DATA_DIR. */
+function jwtSecret(env: Env): Uint8Array | null {
   const given = env.JWT_SECRET;
-  if (given !== undefined && given !== '') {
-    const bytes = Buffer.from(given, 'utf8');
-    if (bytes.length < MIN_SECRET_BYTES) {
-      throw new ConfigError(
-        'JWT_SECRET',
-        `must be at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}`,
-      );
-    }
-    return new Uint8Array(bytes);
+  if (given === undefined || given === '') return null;
+  const bytes = Buffer.from(given, 'utf8');
+  if (bytes.length < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      'JWT_SECRET',
+      `must be at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}`,
+    );
   }
-
-  const file = path.join(dataDir, SECRET_FILE);
-  try {
-    const fd = openSync(file, 'wx', 0o600);
-    try {
-      writeSync(fd, randomBytes(48).toString('base64url'));
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    if (errorCode(error) !== 'EEXIST') {
-      throw new ConfigError('JWT_SECRET', `cannot create ${file} (${errorCode(error)})`);
-    }
-  }
-
-  let stored: Buffer;
-  try {
-    const fd = openSync(file, 'r');
-    try {
-      if ((fstatSync(fd).mode & 0o077) !== 0) {
-        throw new ConfigError('JWT_SECRET', `${file} must not be readable by others (chmod 600)`);
-      }
-      stored = readFileSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw new ConfigError('JWT_SECRET', `cannot read ${file} (${errorCode(error)})`);
-  }
-  const secret = stored.toString('utf8').trim();
-  if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
-    throw new ConfigError('JWT_SECRET', `${file} holds fewer than ${MIN_SECRET_BYTES} bytes`);
-  }
-  return new Uint8Array(Buffer.from(secret, 'utf8'));
+  return new Uint8Array(bytes);
 }
 
 function errorCode(error: unknown): string {

@@ -1,22 +1,26 @@
 /**
- * Entry point: read the configuration, build the panel, listen, and close cleanly on SIGINT or
- * SIGTERM, letting the game servers run on (the next panel takes them back); SIGUSR2
- * (`game-panel shutdown --stop-servers`) stops them first; SIGHUP reloads the TLS certificate.
- * A bad setting stops the start with one line naming it.
+ * Entry point: read the configuration (the configuration file, then the environment), build the
+ * panel, listen, and close cleanly on SIGINT or SIGTERM, letting the game servers run on (the
+ * next panel takes them back); SIGUSR2 (`game-panel shutdown --stop-servers`) stops them first;
+ * SIGHUP reloads the TLS certificate. A bad setting stops the start with one line naming it,
+ * before anything is written.
  */
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { loadPanelConfig, SYSTEM_CONFIG_FILE, type PanelConfig } from './config-file.js';
 import { reloadTls } from './http/tls.js';
 import { claimDataDir } from './panel-pid.js';
+import { openLine } from './start-message.js';
 
-let config: Config;
+let loaded: PanelConfig;
 try {
-  config = loadConfig();
+  loaded = loadPanelConfig();
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`Configuration error: ${error.message}\n`);
   process.exit(1);
 }
+const config: Config = loaded.config;
 
 let serversAtClose: 'keep' | 'stop' = 'keep';
 let app: Awaited<ReturnType<typeof buildApp>>;
@@ -29,6 +33,15 @@ try {
   process.stderr.write(`Configuration error: ${error.message}\n`);
   process.exit(1);
 }
+
+if (loaded.file === null) {
+  app.log.info(
+    `no configuration file (neither ${SYSTEM_CONFIG_FILE} nor .env here, and PANEL_CONFIG unset): settings come from the environment alone`,
+  );
+} else {
+  app.log.info(`configuration read from ${loaded.file}`);
+}
+for (const warning of loaded.warnings) app.log.warn(warning);
 
 let closing = false;
 const shutdown = (signal: NodeJS.Signals): void => {
@@ -65,8 +78,9 @@ if (tlsFiles !== null) {
   });
 }
 
+let listeningAt: string;
 try {
-  await app.listen({ host: config.host, port: config.port });
+  listeningAt = await app.listen({ host: config.host, port: config.port });
 } catch (error) {
   // A setting found wrong only when the panel gets ready (METRICS_ADDRESS taken) is told like
   // any other bad setting.
@@ -76,3 +90,5 @@ try {
   release();
   process.exit(1);
 }
+// Last: the one line a person starting the panel needs.
+app.log.info(openLine(config, listeningAt, await app.accountsExist()));

@@ -11,12 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseEnv } from 'node:util';
-import {
-  SYSTEM_CONFIG_FILE,
-  UnwritableValue,
-  configFilePath,
-  renderConfigFile,
-} from '../src/cli/config-file.js';
+import { UnwritableValue, renderConfigFile } from '../src/cli/config-file.js';
+import { SYSTEM_CONFIG_FILE, configFileTarget } from '../src/config-file.js';
 import { PANEL_ROOT } from '../src/paths.js';
 import { runCliProcess } from './helpers/cli.js';
 
@@ -246,10 +242,10 @@ describe('help', () => {
 
 describe('the configuration file', () => {
   it('is PANEL_CONFIG, else /etc/game-panel/panel.env for root, else .env in the checkout', () => {
-    assert.equal(configFilePath({ PANEL_CONFIG: '/srv/panel.env' }, 0), '/srv/panel.env');
-    assert.equal(configFilePath({}, 0), SYSTEM_CONFIG_FILE);
+    assert.equal(configFileTarget({ PANEL_CONFIG: '/srv/panel.env' }, true), '/srv/panel.env');
+    assert.equal(configFileTarget({}, true), SYSTEM_CONFIG_FILE);
     assert.equal(SYSTEM_CONFIG_FILE, '/etc/game-panel/panel.env');
-    assert.equal(configFilePath({}, 1000), path.join(PANEL_ROOT, '.env'));
+    assert.equal(configFileTarget({}, false, PANEL_ROOT), path.join(PANEL_ROOT, '.env'));
   });
 
   it('quotes each value so that util.parseEnv reads it back unchanged, or refuses it', () => {

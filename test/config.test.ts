@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { prepareDataDir } from '../src/data-dir.js';
 
 describe('configuration', () => {
   let dataDir: string;
@@ -106,6 +108,7 @@ describe('configuration', () => {
       ['MAX_BODY_BYTES', '1.5'],
       ['MAX_UPLOAD_BYTES', '0'],
       ['LOG_LEVEL', 'loud'],
+      ['LOG_FORMAT', 'colourful'],
       ['TRUST_PROXY', 'proxy.example'],
       ['METRICS_TOKEN', 'too-short'],
       ['METRICS_TOKEN', 'has a space in the middle'],
@@ -147,13 +150,15 @@ describe('configuration', () => {
   it('generates the JWT secret once, with mode 0600, and reuses it', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'panel-secret-'));
     try {
-      const first = loadConfig({ DATA_DIR: dir });
+      const config = loadConfig({ DATA_DIR: dir });
+      assert.equal(config.jwtSecret, null, 'loading the configuration makes no secret');
+      const first = prepareDataDir(config, false).jwtSecret;
       const file = path.join(dir, 'jwt-secret');
       assert.equal((await stat(file)).mode & 0o777, 0o600);
-      assert.ok(first.jwtSecret.length >= 32);
-      const second = loadConfig({ DATA_DIR: dir });
-      assert.deepEqual(second.jwtSecret, first.jwtSecret);
-      assert.equal((await readFile(file, 'utf8')).trim(), Buffer.from(first.jwtSecret).toString());
+      assert.ok(first.length >= 32);
+      const second = prepareDataDir(loadConfig({ DATA_DIR: dir }), false).jwtSecret;
+      assert.deepEqual(second, first);
+      assert.equal((await readFile(file, 'utf8')).trim(), Buffer.from(first).toString());
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -162,19 +167,54 @@ describe('configuration', () => {
   it('refuses a stored secret that others can read or that is too short', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'panel-secret-'));
     const file = path.join(dir, 'jwt-secret');
+    const prepare = () => prepareDataDir(loadConfig({ DATA_DIR: dir }), false);
     try {
       await writeFile(file, 'y'.repeat(40), { mode: 0o644 });
-      assert.throws(() => loadConfig({ DATA_DIR: dir }), /JWT_SECRET: .*chmod 600/);
+      assert.throws(prepare, /JWT_SECRET: .*chmod 600/);
       await rm(file);
       await writeFile(file, 'tiny', { mode: 0o600 });
-      assert.throws(() => loadConfig({ DATA_DIR: dir }), /JWT_SECRET: .*fewer than 32 bytes/);
+      assert.throws(prepare, /JWT_SECRET: .*fewer than 32 bytes/);
+      assert.ok(!existsSync(path.join(dir, 'servers')), 'nothing is made past a refused secret');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
+  it('reads without writing: no data directory, no secret', async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), 'panel-pure-'));
+    try {
+      const dataDir = path.join(parent, 'data');
+      const config = loadConfig({ DATA_DIR: dataDir });
+      assert.equal(config.dataDir, dataDir);
+      assert.deepEqual(await readdir(parent), []);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps its data in /var/lib/game-panel as root, in ./data otherwise', () => {
+    const asRoot = loadConfig({}, true);
+    assert.equal(asRoot.dataDir, '/var/lib/game-panel');
+    assert.equal(asRoot.serversDir, '/var/lib/game-panel/servers');
+    assert.equal(asRoot.backupDir, '/var/lib/game-panel/backups');
+    assert.deepEqual(asRoot.database, {
+      kind: 'sqlite',
+      file: '/var/lib/game-panel/panel.sqlite',
+    });
+    const asUser = loadConfig({}, false);
+    assert.equal(asUser.dataDir, path.resolve('data'));
+    assert.equal(asUser.backupDir, path.resolve('data', 'backups'));
+    assert.equal(loadConfig({ DATA_DIR: '/srv/panel' }, true).dataDir, '/srv/panel');
+  });
+
+  it('reads LOG_FORMAT: auto by default, pretty or json', () => {
+    assert.equal(loadConfig(env()).logFormat, 'auto');
+    assert.equal(loadConfig(env({ LOG_FORMAT: 'pretty' })).logFormat, 'pretty');
+    assert.equal(loadConfig(env({ LOG_FORMAT: 'json' })).logFormat, 'json');
+  });
+
   it('prefers JWT_SECRET over the stored file', () => {
     const config = loadConfig(env({ JWT_SECRET: 'z'.repeat(40) }));
-    assert.equal(Buffer.from(config.jwtSecret).toString(), 'z'.repeat(40));
+    assert.equal(Buffer.from(config.jwtSecret ?? []).toString(), 'z'.repeat(40));
   });
 });

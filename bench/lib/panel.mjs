@@ -29,6 +29,8 @@ export function spawnNode(args, options = {}) {
 function panelEnv({ port, dataDir, logLevel, readOnlyPaths }) {
   return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    // No configuration file: the bench measures the panel as set here, whatever the machine has.
+    PANEL_CONFIG: '/dev/null',
     LANG: 'C.UTF-8',
     HOST: '127.0.0.1',
     PORT: String(port),

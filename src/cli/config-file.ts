@@ -2,10 +2,10 @@
  * The panel's configuration file as the command line writes it: where it is, its text, and an
  * atomic write that is never readable by others, not even for an instant.
  *
- * Where: `PANEL_CONFIG` when set; else `/etc/game-panel/panel.env` for root; else `.env` in the
- * checkout. The panel looks in the same places, and reads the file with Node's `util.parseEnv`,
- * the environment overriding it; so the text written here is checked against that very parser
- * before it reaches the disk.
+ * Where: `configFileTarget` of src/config-file.ts (`PANEL_CONFIG` when set; else
+ * `/etc/game-panel/panel.env` for root; else `.env` in the checkout), the places the panel reads
+ * first. The panel reads the file with Node's `util.parseEnv`, the environment overriding it; so
+ * the text written here is checked against that very parser before it reaches the disk.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -23,19 +23,6 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
-import { PANEL_ROOT } from '../paths.js';
-
-/** Where root keeps it: a folder of its own under /etc, readable (the file itself is not). */
-export const SYSTEM_CONFIG_FILE = '/etc/game-panel/panel.env';
-
-export function configFilePath(
-  env: Readonly<Record<string, string | undefined>>,
-  uid: number,
-): string {
-  const named = env.PANEL_CONFIG?.trim();
-  if (named !== undefined && named !== '') return path.resolve(named);
-  return uid === 0 ? SYSTEM_CONFIG_FILE : path.join(PANEL_ROOT, '.env');
-}
 
 /** A fresh `JWT_SECRET`: 48 random bytes in base64url (64 characters, so ≥ 32 bytes). */
 export function newSecret(): string {
@@ -92,7 +79,7 @@ function quote(name: string, value: string): string {
 }
 
 /** The variables of an existing file; `null` when there is none. Other errors are thrown. */
-export function readConfigFile(file: string): Record<string, string> | null {
+export function previousValues(file: string): Record<string, string> | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

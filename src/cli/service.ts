@@ -13,7 +13,8 @@ import path from 'node:path';
 import { PANEL_ROOT } from '../paths.js';
 import { readFlags } from './args.js';
 import { UsageError, type CliCommand, type CliIo } from './command.js';
-import { configFilePath, errorCode, writeFileAtomically } from './config-file.js';
+import { configFileTarget } from '../config-file.js';
+import { errorCode, writeFileAtomically } from './config-file.js';
 import { runProgram } from './system.js';
 import {
   UNIT_NAME,
@@ -60,7 +61,7 @@ function run(args: readonly string[], io: CliIo): Promise<number> {
   };
   switch (action) {
     case 'install':
-      return Promise.resolve(install(io, place, configFilePath(io.env, uid)));
+      return Promise.resolve(install(io, place, configFileTarget(io.env, uid === 0)));
     case 'uninstall':
       return Promise.resolve(uninstall(io, place));
     case undefined:

@@ -12,13 +12,13 @@ import { readFlags } from './args.js';
 import { UsageError, type CliCommand, type CliIo } from './command.js';
 import {
   UnwritableValue,
-  configFilePath,
   errorCode,
   newSecret,
-  readConfigFile,
+  previousValues,
   renderConfigFile,
   writeFileAtomically,
 } from './config-file.js';
+import { configFileTarget } from '../config-file.js';
 import { asker, type Asker } from './prompt.js';
 
 const USAGE = `Usage: game-panel setup [options]
@@ -101,10 +101,10 @@ async function run(args: readonly string[], io: CliIo): Promise<number> {
     );
   }
 
-  const file = configFilePath(io.env, process.getuid?.() ?? -1);
+  const file = configFileTarget(io.env, process.getuid?.() === 0);
   let previous: Record<string, string> | null;
   try {
-    previous = readConfigFile(file);
+    previous = previousValues(file);
   } catch (error) {
     io.err(`Cannot read ${file} (${errorCode(error)}). Nothing was written.\n`);
     return 1;

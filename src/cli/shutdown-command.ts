@@ -5,7 +5,7 @@
  * the panel to exit.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../config.js';
+import { loadPanelConfig } from '../config-file.js';
 import { runningPanel } from '../panel-pid.js';
 import { UsageError, type CliCommand } from './command.js';
 
@@ -29,7 +29,7 @@ export const shutdownCommand: CliCommand = {
     const unknown = args.filter((arg) => arg !== '--stop-servers');
     if (unknown.length > 0) throw new UsageError(`Unknown argument: ${unknown.join(' ')}`);
     const stopServers = args.includes('--stop-servers');
-    const { dataDir } = loadConfig(io.env);
+    const { dataDir } = loadPanelConfig(io.env).config;
     const pid = runningPanel(dataDir);
     if (pid === null) {
       io.err(

@@ -11,7 +11,9 @@
 import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
+import { loadPanelConfig } from '../config-file.js';
+import { jwtSecretOf } from '../data-dir.js';
 import { openDatabase } from '../db/database.js';
 import type { NewAuditEntry } from '../domain/audit.js';
 import { ROLES, type Role } from '../domain/user.js';
@@ -67,7 +69,7 @@ export const userCommand: CliCommand = {
     const step = plan(action, positionals, values);
     // Read before the database is opened: a wrong input changes nothing.
     const given = values['password-stdin'] === true ? await readPassword(io) : undefined;
-    const config = loadConfig(io.env);
+    const { config } = loadPanelConfig(io.env);
     const kit = await openAccounts(config, io);
     try {
       await step(kit, given);
@@ -191,7 +193,7 @@ async function openAccounts(config: Config, io: CliIo): Promise<Accounts> {
   };
   const twoFactor = new TwoFactorService({
     repo: new TwoFactorRepository(db.kysely),
-    box: createSecretBox(config.jwtSecret),
+    box: createSecretBox(jwtSecretOf(config)),
     throttle: new LoginThrottle({ ...config.loginThrottle, now }),
     hasher,
     users,

@@ -63,7 +63,8 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
 }
 
 /**
- * The environment a test panel starts from: a temporary DATA_DIR, a fixed JWT secret, no logs,
+ * The environment a test panel starts from: no configuration file, a temporary DATA_DIR, a fixed
+ * JWT secret, no logs,
  * open registration without limits, and the test database. `env` overrides any of it.
  */
 export async function testEnvironment(
@@ -73,6 +74,9 @@ export async function testEnvironment(
   const postgres = testDialect === 'postgres' ? await freshPostgresDatabase() : undefined;
   return {
     env: {
+      // An empty configuration file: neither this machine's /etc/game-panel/panel.env nor a
+      // developer's .env reaches a panel a test spawns (src/config-file.ts).
+      PANEL_CONFIG: '/dev/null',
       DATA_DIR: dataDir,
       JWT_SECRET: TEST_JWT_SECRET,
       LOG_LEVEL: 'silent',

@@ -16,7 +16,8 @@ export function runCliProcess(
   stdin = '',
 ): Promise<CliResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // No configuration file unless `env` names one: nothing of this machine's leaks in.
+    env: { PATH: process.env.PATH ?? '', PANEL_CONFIG: '/dev/null', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -12,10 +12,13 @@ export interface PanelProcess {
   output(): string;
 }
 
-/** Spawns the panel with exactly `env` (and PATH); its output is piped. */
+/**
+ * Spawns the panel with exactly `env` (and PATH, and no configuration file unless `env` names
+ * one in PANEL_CONFIG); its output is piped.
+ */
 export function spawnPanel(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', PANEL_CONFIG: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

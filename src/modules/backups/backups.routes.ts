@@ -23,6 +23,8 @@ export function backupsRoutes(app: App, backups: BackupsService): void {
   app.get(
     '/api/servers/:server/backups',
     {
+      // Polled by the web UI: its request lines are logged at debug (src/http/logging.ts).
+      config: { polled: true },
       schema: {
         tags: TAGS,
         summary: "The server's backups, newest first",

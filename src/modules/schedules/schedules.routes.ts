@@ -17,6 +17,8 @@ export function schedulesRoutes(app: App, schedules: SchedulesService): void {
   app.get(
     '/api/servers/:server/schedules',
     {
+      // Polled by the web UI: its request lines are logged at debug (src/http/logging.ts).
+      config: { polled: true },
       schema: {
         tags: ['schedules'],
         summary: "The server's schedules",

@@ -23,6 +23,8 @@ export function serversRoutes(app: App, servers: ServersService): void {
   app.get(
     '/api/servers',
     {
+      // Polled by the web UI: its request lines are logged at debug (src/http/logging.ts).
+      config: { polled: true },
       schema: {
         tags: ['servers'],
         summary: 'Servers the caller can reach (every server for an admin)',
@@ -318,6 +320,8 @@ export function serversRoutes(app: App, servers: ServersService): void {
   app.get(
     '/api/servers/:server/stats',
     {
+      // Polled by the web UI: its request lines are logged at debug (src/http/logging.ts).
+      config: { polled: true },
       schema: {
         tags: ['servers'],
         summary: 'Status, CPU and memory of the whole process tree, and disk use',

@@ -23,7 +23,8 @@ export function webhooksRoutes(app: App, webhooks: WebhooksService): void {
   app.get(
     '/api/admin/webhooks',
     {
-      config,
+      // Polled by the web UI: its request lines are logged at debug (src/http/logging.ts).
+      config: { ...config, polled: true },
       schema: {
         tags: TAGS,
         summary: 'Every webhook, by id (admin); never their secrets',
@@ -139,7 +140,8 @@ export function webhooksRoutes(app: App, webhooks: WebhooksService): void {
   app.get(
     '/api/admin/webhooks/:id/deliveries',
     {
-      config,
+      // Polled by the web UI: its request lines are logged at debug (src/http/logging.ts).
+      config: { ...config, polled: true },
       schema: {
         tags: TAGS,
         summary: "The webhook's deliveries, newest first (admin)",

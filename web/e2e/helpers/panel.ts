@@ -104,6 +104,8 @@ export async function startPanel(
   const child = spawn(process.execPath, ['dist/panel.mjs'], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
+      // No configuration file: neither /etc/game-panel/panel.env nor a checkout's .env leaks in.
+      PANEL_CONFIG: '/dev/null',
       HOST: '127.0.0.1',
       PORT: String(port),
       DATA_DIR: path.join(workDir, 'data'),
