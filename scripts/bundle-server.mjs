@@ -9,7 +9,15 @@
 // the packages that read their own files at run time (Swagger UI's pages, pg's optional native
 // binding). A source map sits beside the bundle: `node --enable-source-maps dist/panel.mjs`
 // shows stack traces in the original files.
+import { cpSync } from 'node:fs';
 import { build } from 'esbuild';
+
+// The holder of a game server runs from its source (plain JavaScript, no build); the panel
+// imports its protocol module, which tsc does not copy into dist/.
+cpSync('src/host/runtime/process/holder', 'dist/host/runtime/process/holder', {
+  recursive: true,
+  filter: (file) => !file.endsWith('.d.mts'),
+});
 
 const bundles = [
   { entry: 'dist/server.js', out: 'dist/panel.mjs' },
