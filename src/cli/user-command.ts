@@ -60,7 +60,7 @@ neither in the shell's history nor in the list of processes:
 
 export const userCommand: CliCommand = {
   name: 'user',
-  summary: 'Manage accounts: create, password, 2fa-off, role, list',
+  summary: 'manage accounts: create, password, 2fa-off, role, list',
   usage: USAGE,
   async run(args, io) {
     const [action, ...rest] = args;
