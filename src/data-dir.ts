@@ -140,18 +140,18 @@ function errorCode(error: unknown): string {
 }
 
 /**
- * The JWT secret, for a program beside the panel (the command line): `JWT_SECRET`, else the one
- * kept in DATA_DIR, made there (and DATA_DIR with it, the panel's alone) when no panel ran yet.
- * It never changes the modes of an existing DATA_DIR, which a running panel set.
+ * For a program beside the panel (the command line): makes DATA_DIR when no panel ran yet (the
+ * panel's alone, 0700; the panel sets its modes at its start), and answers the JWT secret:
+ * `JWT_SECRET`, else the one kept in DATA_DIR, made there when missing. It never changes the
+ * modes of an existing DATA_DIR, which a running panel set.
  */
-export function jwtSecretOf(config: Config): Uint8Array {
-  if (config.jwtSecret !== null) return config.jwtSecret;
+export function openDataDir(config: Config): { jwtSecret: Uint8Array } {
   try {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   } catch (error) {
     throw new ConfigError('DATA_DIR', `cannot create ${config.dataDir} (${errorCode(error)})`);
   }
-  return storedSecret(config.dataDir);
+  return { jwtSecret: config.jwtSecret ?? storedSecret(config.dataDir) };
 }
 
 /**

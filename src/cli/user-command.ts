@@ -13,7 +13,7 @@ import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { loadPanelConfig } from '../config-file.js';
-import { jwtSecretOf } from '../data-dir.js';
+import { openDataDir } from '../data-dir.js';
 import { openDatabase } from '../db/database.js';
 import type { NewAuditEntry } from '../domain/audit.js';
 import { ROLES, type Role } from '../domain/user.js';
@@ -176,6 +176,8 @@ interface Accounts {
  * checked against it at every request; console sockets periodically).
  */
 async function openAccounts(config: Config, io: CliIo): Promise<Accounts> {
+  // First: DATA_DIR is made when no panel ran yet, and the SQLite database goes there.
+  const { jwtSecret } = openDataDir(config);
   const db = await openDatabase(config.database);
   const now = () => new Date();
   const hasher = createPasswordHasher();
@@ -193,7 +195,7 @@ async function openAccounts(config: Config, io: CliIo): Promise<Accounts> {
   };
   const twoFactor = new TwoFactorService({
     repo: new TwoFactorRepository(db.kysely),
-    box: createSecretBox(jwtSecretOf(config)),
+    box: createSecretBox(jwtSecret),
     throttle: new LoginThrottle({ ...config.loginThrottle, now }),
     hasher,
     users,
