@@ -119,6 +119,12 @@ declare module 'fastify' {
     }[];
     /** Whether any account was ever made (the first one becomes the admin). */
     accountsExist(): Promise<boolean>;
+    /**
+     * Stops the game servers or lets go of them (`serversAtClose`), once: the close does it too,
+     * but within Fastify's plugin timeout (10 s), which a stop sequence may outlast. The panel's
+     * entry calls it before the close.
+     */
+    releaseServers(): Promise<void>;
   }
 }
 
@@ -287,10 +293,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // On close, servers are stopped (or let go of) before the console sockets close, so people
   // watching see the stop sequence to its end. The supervisor is made below; this is bound to it there.
   let stopServers = (): Promise<void> => Promise.resolve();
+  let serversReleased: Promise<void> | null = null;
+  const releaseServers = (): Promise<void> => (serversReleased ??= stopServers());
+  app.decorate('releaseServers', releaseServers);
   await app.register(websocket, {
     options: { maxPayload: MAX_INCOMING_BYTES },
     preClose: async function closeConsoles(this: FastifyInstance) {
-      await stopServers();
+      await releaseServers();
       for (const socket of this.websocketServer.clients) socket.close(1001, 'panel shutting down');
       await new Promise<void>((resolve) => {
         this.websocketServer.close(() => {

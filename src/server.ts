@@ -54,17 +54,21 @@ const shutdown = (signal: NodeJS.Signals): void => {
       ? 'shutting down; stopping the game servers'
       : 'shutting down; the game servers run on',
   );
-  app.close().then(
-    () => {
-      release();
-      process.exit(0);
-    },
-    (error: unknown) => {
-      app.log.error({ err: error }, 'shutdown failed');
-      release();
-      process.exit(1);
-    },
-  );
+  // The stop sequences first, as long as they take; then the close.
+  app
+    .releaseServers()
+    .then(() => app.close())
+    .then(
+      () => {
+        release();
+        process.exit(0);
+      },
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        release();
+        process.exit(1);
+      },
+    );
 };
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
