@@ -27,15 +27,16 @@ export type { HolderExit, HolderMessage } from './holder/protocol.mjs';
 const HOLDER_SCRIPT = path.join(PANEL_ROOT, 'src/host/runtime/process/holder/holder.mjs');
 
 /**
- * Node's own settings for a holder: its heap small (it keeps output in buffers outside it) and
- * one V8 worker thread, so that it costs the server about 8 MiB and 8 of its processes (the
- * holder runs in the server's cgroup: docs/runtimes.md).
+ * Node's own settings for a holder: its heap small (it keeps output in buffers outside it), one
+ * V8 worker thread and one libuv worker thread, so that it costs the server about 8 MiB and 5 of
+ * its processes (the holder runs in the server's cgroup: docs/runtimes.md).
  */
 const HOLDER_NODE_OPTIONS = [
   '--v8-pool-size=1',
   '--max-semi-space-size=1',
   '--max-old-space-size=16',
 ];
+const HOLDER_ENV = { UV_THREADPOOL_SIZE: '1' };
 
 /** How long a holder may take to listen, and to answer. */
 const HOLDER_READY_MS = 10_000;
@@ -85,7 +86,12 @@ export async function spawnHolder(
         folder,
         ...(user === null ? [] : [String(user.uid), String(user.gid)]),
       ],
-      { cwd: folder, env, detached: true, stdio: ['ignore', log.fd, log.fd, 'pipe'] },
+      {
+        cwd: folder,
+        env: { ...env, ...HOLDER_ENV },
+        detached: true,
+        stdio: ['ignore', log.fd, log.fd, 'pipe'],
+      },
     );
     const ready = child.stdio[3];
     if (!ready) throw new Error('the holder has no ready pipe');
