@@ -1049,3 +1049,51 @@ describe('game-panel shutdown', () => {
     assert.match(wrong.stderr, /Unknown argument: --now/);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// A holder's socket sits in a folder its server's user may write
+
+describe("a link in a server's holder folder to another server's holder", () => {
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    ({ env, cleanup } = await testEnvironment({ SANDBOX: 'none' }));
+  });
+  after(async () => {
+    await killEverything(env.DATA_DIR!);
+    await cleanup();
+  });
+
+  it('is never taken for that holder: the other server runs on untouched', async () => {
+    const first = await startChildPanel(env);
+    const token = await registerAdmin(first);
+    const mallory = runningPid(
+      await createAndStart(first, token, 'mallory', { startCommand: SLEEPER }),
+    );
+    const victim = runningPid(
+      await createAndStart(first, token, 'victim', { startCommand: gameServerCommand() }),
+    );
+    first.child.kill('SIGTERM');
+    assert.equal((await first.exited).code, 0, first.output());
+
+    // What a server without a sandbox could do as its own user: its holder's socket replaced
+    // by a link to the victim's (found as root here; the server would guess the hash).
+    const run = path.join(env.DATA_DIR!, 'run');
+    const sockets = readdirSync(run).map((folder) => path.join(run, folder, 'holder.sock'));
+    const byOwner = (pid: number) =>
+      sockets.find((socket) => statSync(path.dirname(socket)).uid === statSync(`/proc/${pid}`).uid);
+    const mallorySocket = byOwner(mallory)!;
+    const victimSocket = byOwner(victim)!;
+    assert.notEqual(mallorySocket, victimSocket);
+    rmSync(mallorySocket);
+    symlinkSync(victimSocket, mallorySocket);
+
+    const second = await startChildPanel(env);
+    assert.equal(runningPid(await childStats(second, token, 'victim')), victim);
+    assert.equal(alive(victim), true, "the victim's server was ended");
+    // Mallory's own server could not be taken back: it was ended and started again.
+    assert.notEqual(runningPid(await childStats(second, token, 'mallory')), mallory);
+    second.child.kill('SIGUSR2');
+    assert.equal((await second.exited).code, 0, second.output());
+  });
+});

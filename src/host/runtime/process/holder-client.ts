@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { chown, mkdir, open, rm } from 'node:fs/promises';
+import { chown, mkdir, open, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { PANEL_ROOT } from '../../../paths.js';
@@ -24,7 +24,8 @@ import type { OutputStream } from '../runtime.js';
 export { PROTOCOL_VERSION } from './holder/protocol.mjs';
 export type { HolderExit, HolderMessage } from './holder/protocol.mjs';
 
-const HOLDER_SCRIPT = path.join(PANEL_ROOT, 'src/host/runtime/process/holder/holder.mjs');
+const HOLDER_SCRIPT_NAME = 'holder.mjs';
+const HOLDER_SCRIPT = path.join(PANEL_ROOT, 'src/host/runtime/process/holder', HOLDER_SCRIPT_NAME);
 
 /**
  * Node's own settings for a holder: its heap small (it keeps output in buffers outside it), one
@@ -61,9 +62,31 @@ export async function makeHolderFolder(
   user: { readonly uid: number; readonly gid: number } | null,
 ): Promise<void> {
   await mkdir(path.dirname(folder), { recursive: true, mode: user === null ? 0o700 : 0o711 });
-  await rm(folder, { recursive: true, force: true });
+  await removeHolderFolder(folder);
   await mkdir(folder, { mode: 0o700 });
   if (user !== null) await chown(folder, user.uid, user.gid);
+}
+
+/** What a holder's folder holds: its socket, and the log of its own errors. */
+const HOLDER_FILES = ['holder.sock', 'holder.log'];
+
+/**
+ * Removes a holder's folder. The folder belongs to the server's user, who may have put anything
+ * there (a server without a sandbox runs as that user), so nothing is removed recursively, which
+ * a folder swapped for a link meanwhile could lead astray: the holder's own files are unlinked
+ * (never followed), and a folder still not empty is moved aside, out of the server's way, into
+ * `run/` (the panel's), where it stays.
+ */
+export async function removeHolderFolder(folder: string): Promise<void> {
+  for (const file of HOLDER_FILES) await rm(path.join(folder, file), { force: true });
+  try {
+    await rmdir(folder);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+    await rename(folder, `${folder}.left-${Date.now()}`);
+  }
 }
 
 /**
@@ -76,7 +99,8 @@ export async function spawnHolder(
   user: { readonly uid: number; readonly gid: number } | null,
   env: Readonly<Record<string, string>>,
 ): Promise<number> {
-  const log = await open(path.join(folder, 'holder.log'), 'a', 0o600);
+  // 'ax': made here, never an existing file or a link the server's user put in its place.
+  const log = await open(path.join(folder, 'holder.log'), 'ax', 0o600);
   try {
     const child = spawn(
       process.execPath,
@@ -228,6 +252,33 @@ function greeted(socket: Socket): Promise<HolderConnection> {
       },
     });
   });
+}
+
+/**
+ * Whether the holder that answered at `folder`'s socket is the one of that folder: a holder
+ * started for that folder (its command line, which /proc shows to anyone), running as the
+ * folder's owner. The socket sits in a folder the
+ * server's user may write, so a server without a sandbox could put a link to another server's
+ * socket in its place: nothing is sent to a holder that fails this.
+ */
+export async function holderOf(folder: string, connection: HolderConnection): Promise<boolean> {
+  const pid = connection.hello.holder;
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    const [owner, cmdline, status] = await Promise.all([
+      stat(folder),
+      readFile(`/proc/${pid}/cmdline`, 'utf8'),
+      readFile(`/proc/${pid}/status`, 'utf8'),
+    ]);
+    const args = cmdline.split('\0');
+    const script = args.findIndex(
+      (arg) => arg === HOLDER_SCRIPT_NAME || arg.endsWith(`/${HOLDER_SCRIPT_NAME}`),
+    );
+    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    return script >= 0 && args[script + 1] === folder && Number(uid) === owner.uid;
+  } catch {
+    return false;
+  }
 }
 
 function parse(payload: Buffer): HolderMessage | null {

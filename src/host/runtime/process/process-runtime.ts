@@ -16,7 +16,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { readlink, rm, writeFile } from 'node:fs/promises';
+import { readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, type SandboxMode, type ServerNetwork } from '../../../config.js';
@@ -45,9 +45,11 @@ import {
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import {
   connectHolder,
+  holderOf,
   holderFolder,
   holderSocket,
   makeHolderFolder,
+  removeHolderFolder,
   spawnHolder,
   type HolderConnection,
   type HolderExit,
@@ -330,6 +332,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         await raiseOomScore(holderPid);
         await group?.add(holderPid);
         connection = await connectHolder(holderSocket(folder));
+        if (connection.hello.holder !== holderPid) throw new Error('another holder answered');
         pending = holderProcess(connection, group, meta, folder);
         connection.send({
           type: 'start',
@@ -356,7 +359,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         await group?.killAll();
         await group?.remove();
         await removeScript();
-        await rm(folder, { recursive: true, force: true });
+        await removeHolderFolder(folder);
         const reason = error instanceof Error ? error.message : String(error);
         throw new StartError(`Cannot start ${spec.argv[0]}: ${reason}`, { cause: error });
       }
@@ -369,6 +372,10 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         connection = await connectHolder(holderSocket(folder));
       } catch {
         return null; // no holder answers: nothing runs that could be taken over
+      }
+      if (!(await holderOf(folder, connection))) {
+        connection.close();
+        return null; // not this server's holder: nothing is sent to it, and it is left alone
       }
       const { hello } = connection;
       const meta = holderMeta(hello.meta);
@@ -408,12 +415,13 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
       // A holder that no panel took over lets go of what it holds and ends.
       const folder = holderFolder(options.dataDir, leftover.name);
       const holder = await connectHolder(holderSocket(folder)).catch(() => null);
-      if (holder !== null) {
+      if (holder !== null && !(await holderOf(folder, holder))) holder.close();
+      else if (holder !== null) {
         ended = true;
         holder.send({ type: 'release' });
         holder.close();
       }
-      await rm(folder, { recursive: true, force: true });
+      await removeHolderFolder(folder);
       const group = await cgroups.forServer(leftover.name);
       if (group !== null) {
         ended = (await group.pids()).length > 0 || ended;
@@ -553,7 +561,7 @@ function holderProcess(
       await group.killAll();
       await group.remove();
     }
-    await rm(folder, { recursive: true, force: true });
+    await removeHolderFolder(folder);
     if (pid < 0) return;
     signalAll(await processTree(pid), 'SIGKILL');
     signalGroup(pid, 'SIGKILL');

@@ -219,6 +219,7 @@ const server = createServer((socket) => {
     messageFrame({
       type: 'hello',
       version: PROTOCOL_VERSION,
+      holder: process.pid,
       pid: child?.pid ?? null,
       startedAt,
       exit: startedAt === null ? null : exit,

@@ -45,6 +45,8 @@ export type HolderMessage =
   | {
       readonly type: 'hello';
       readonly version: number;
+      /** The holder's own pid. */
+      readonly holder: number;
       readonly pid: number | null;
       readonly startedAt: string | null;
       readonly exit: HolderExit | null;
