@@ -291,7 +291,8 @@ for (const kind of ['process', 'docker'] as const) {
       const created = await call(first.url, token, 'POST', '/api/servers/create', {
         name: 'survivor',
         displayName: 'survivor',
-        ...gameServer(),
+        // Prints "tick <n>" every 300 ms, panel or no panel.
+        ...gameServer('--tick', '300'),
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       assert.equal(
@@ -326,14 +327,28 @@ for (const kind of ['process', 'docker'] as const) {
         { headers: { authorization: `Bearer ${token}` } },
       );
       let heard = '';
+      let history: string[] = [];
       socket.on('message', (data: Buffer) => {
         heard += data.toString();
+        const message = JSON.parse(data.toString()) as { type: string; lines?: string[] };
+        if (message.type === 'history') history = message.lines ?? [];
       });
       await eventually(
         () => (heard.includes('[Server] still here') ? true : undefined),
         'the answer to a command typed after the restart',
       );
       assert.ok(heard.includes("[panel] took the server back at the panel's start"), heard);
+      // Every tick, those printed while no panel ran included, is in the history, in order.
+      const ticks = history.flatMap((line) => {
+        const match = /^tick (\d+)$/.exec(line);
+        return match ? [Number(match[1])] : [];
+      });
+      assert.ok(ticks.length >= 10, heard);
+      assert.deepEqual(
+        ticks,
+        ticks.map((_tick, index) => (ticks[0] ?? 0) + index),
+        'a tick is missing or out of order',
+      );
       // What the server printed before the panel's first end is still in its history.
       assert.ok(heard.includes('Starting fake server'), heard);
       socket.close();
