@@ -23,6 +23,7 @@ import { Duplex, PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { ConfigError } from '../../../config.js';
+import { withDeadline } from '../deadline.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import type { Allocation } from '../../../domain/server.js';
 import {
@@ -598,7 +599,11 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
 
   async function describe(): Promise<string> {
     try {
-      await call(() => withTimeout(api.ping(), PING_TIMEOUT_MS));
+      await call(() =>
+        withDeadline(api.ping(), PING_TIMEOUT_MS, () =>
+          Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }),
+        ),
+      );
       const network = await networkMode();
       return `docker runtime: the engine at ${where} answers; containers of panel ${options.panelId} run on network ${network}`;
     } catch (error) {
@@ -658,21 +663,6 @@ export function demultiplex(logs: Buffer): [Buffer, OutputStream][] {
     offset += 8 + length;
   }
   return chunks;
-}
-
-/** `promise`, or an ETIMEDOUT error after `ms`; the timer never outlives the wait. */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }));
-    }, ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const ignoreUnreachable =

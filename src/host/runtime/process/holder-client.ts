@@ -19,6 +19,7 @@ import {
   type HolderMessage,
   type HolderRequest,
 } from './holder/protocol.mjs';
+import { withDeadline } from '../deadline.js';
 import type { OutputStream } from '../runtime.js';
 
 export { PROTOCOL_VERSION } from './holder/protocol.mjs';
@@ -131,7 +132,11 @@ export async function spawnHolder(
         reject(new Error(`the holder ended at once (${code ?? signal ?? 'unknown'})`));
       });
     });
-    await withDeadline(listening, HOLDER_READY_MS, 'the holder did not start listening');
+    await withDeadline(
+      listening,
+      HOLDER_READY_MS,
+      late('the holder did not start listening', HOLDER_READY_MS),
+    );
     // The panel neither waits for it nor keeps it: it lives on without the panel.
     ready.destroy();
     child.removeAllListeners();
@@ -173,7 +178,7 @@ export async function connectHolder(socketPath: string): Promise<HolderConnectio
       }),
     ]),
     HOLDER_READY_MS,
-    'the holder did not answer',
+    late('the holder did not answer', HOLDER_READY_MS),
   ).catch((error: unknown) => {
     socket.destroy();
     throw error;
@@ -289,17 +294,5 @@ function parse(payload: Buffer): HolderMessage | null {
   }
 }
 
-/** `promise`, or a rejection saying `what` after `ms`; the timer never outlives the wait. */
-async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`${what} within ${ms / 1000} s`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** The error of a holder that took longer than `ms` to do `what`. */
+const late = (what: string, ms: number) => (): Error => new Error(`${what} within ${ms / 1000} s`);
