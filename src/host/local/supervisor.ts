@@ -266,6 +266,7 @@ export class Supervisor {
           ports: [],
           install: { script: script.script },
           user,
+          say: (line) => entry.log.append(`[panel] ${line}`),
         });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -586,6 +587,7 @@ export class Supervisor {
         ports: record.allocations,
         install: null,
         user,
+        say: (line) => entry.log.append(`[panel] ${line}`),
       });
     } catch (error) {
       if (!(error instanceof StartError)) {

@@ -48,6 +48,11 @@ export interface LaunchSpec {
    * own user (the panel does not run as root).
    */
   readonly user: { readonly uid: number; readonly gid: number } | null;
+  /**
+   * Tells the server's console what the runtime does on its way to the start (an image being
+   * pulled, a shell the image lacks); the supervisor shows each line as the panel's.
+   */
+  readonly say?: (line: string) => void;
 }
 
 /** Where an install script finds the server's folder and itself (the eggs' paths). */
