@@ -6,8 +6,8 @@
  * `{{NAME}}` and `{{env.NAME}}` / `{{server.build.env.NAME}}` for an environment variable,
  * `{{server.build.default.port}}`, `{{server.build.default.ip}}` and `{{server.build.memory}}`.
  *
- * The start command runs through `/bin/sh -c` (eggs use shell syntax) the way the eggs' own
- * images run it: placeholders become `${NAME}` references, so a value is expanded by the shell
+ * The start command runs through `bash -c` (eggs use bash syntax) the way the eggs' own
+ * images run it (src/host/runtime/shells.ts): placeholders become `${NAME}` references, so a value is expanded by the shell
  * and never parsed as shell code: a variable holding `; rm -rf ~` is one odd argument, not a
  * command.
  */
@@ -66,7 +66,7 @@ export function templateEnvironment(
   return env;
 }
 
-/** The start command as a `/bin/sh -c` script: placeholders become `${NAME}` references. */
+/** The start command as a `bash -c` script: placeholders become `${NAME}` references. */
 export function startScript(command: string): string {
   return command.replace(PLACEHOLDER, (whole, placeholder: string) => {
     const name = variableOf(placeholder);

@@ -14,7 +14,7 @@ const generic = {
   name: 'Generic command',
   author: AUTHOR,
   description:
-    'Runs one command line in the server folder (through /bin/sh, so pipes and && work). Stopped with Ctrl+C (SIGINT).',
+    'Runs one command line in the server folder (through bash, so pipes and && work). Stopped with Ctrl+C (SIGINT).',
   features: [],
   docker_images: { 'Debian (build it locally)': 'game-panel/debian:bookworm' },
   file_denylist: [],

@@ -240,8 +240,48 @@ async function testImage(docker: Docker): Promise<string> {
   for (const file of [fixture, BUSYBOX, ...libraries]) hash.update(file).update(readFileSync(file));
   const nodeStat = statSync(node);
   hash.update(`${node}:${nodeStat.size}:${nodeStat.mtimeMs}`);
-  const tag = hash.digest('hex').slice(0, 16);
-  const image = `game-panel-test:${tag}`;
+  const image = `game-panel-test:${hash.digest('hex').slice(0, 16)}`;
+  return importImage(docker, image, (put, root) => {
+    put(BUSYBOX, '/bin/busybox');
+    for (const tool of BUSYBOX_TOOLS) symlinkSync('busybox', path.join(root, 'bin', tool));
+    put(node, IMAGE_NODE);
+    for (const library of libraries) put(realpathSync(library), library);
+    put(fixture, IMAGE_GAME_SERVER);
+  });
+}
+
+/**
+ * An image with this machine's bash, beside busybox's tools: the yolks' images have bash, the
+ * test image has none. Made once per content, like the test image.
+ */
+export async function bashImageForTests(docker: Docker): Promise<string> {
+  const bash = realpathSync('/bin/bash');
+  const libraries = librariesOf(bash);
+  const hash = createHash('sha256');
+  for (const file of [BUSYBOX, bash, ...libraries]) hash.update(file).update(readFileSync(file));
+  const image = `game-panel-test-bash:${hash.digest('hex').slice(0, 16)}`;
+  const release = await lock();
+  try {
+    return await importImage(docker, image, (put, root) => {
+      put(BUSYBOX, '/bin/busybox');
+      for (const tool of BUSYBOX_TOOLS) symlinkSync('busybox', path.join(root, 'bin', tool));
+      put(bash, '/bin/bash');
+      for (const library of libraries) put(realpathSync(library), library);
+    });
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Imports `image` (unless the engine has it) from a root file system that `fill` makes with
+ * `put(source, target)`; `/`, `/etc`, `/home/container` and `/tmp` are made for it.
+ */
+async function importImage(
+  docker: Docker,
+  image: string,
+  fill: (put: (source: string, target: string) => void, root: string) => void,
+): Promise<string> {
   try {
     await docker.getImage(image).inspect();
     return image;
@@ -256,11 +296,8 @@ async function testImage(docker: Docker): Promise<string> {
       copyFileSync(source, path.join(root, target));
       chmodSync(path.join(root, target), statSync(source).mode & 0o755);
     };
-    put(BUSYBOX, '/bin/busybox');
-    for (const tool of BUSYBOX_TOOLS) symlinkSync('busybox', path.join(root, 'bin', tool));
-    put(node, IMAGE_NODE);
-    for (const library of libraries) put(realpathSync(library), library);
-    put(fixture, IMAGE_GAME_SERVER);
+    mkdirSync(path.join(root, 'bin'), { recursive: true });
+    fill(put, root);
     for (const dir of ['tmp', 'home/container', 'etc'])
       mkdirSync(path.join(root, dir), { recursive: true });
     chmodSync(path.join(root, 'tmp'), 0o1777);

@@ -13,10 +13,13 @@ import {
   startScript,
   templateEnvironment,
 } from '../../templates/render.js';
-import { INSTALL_SCRIPT_DIR } from '../runtime/runtime.js';
+import { INSTALL_SCRIPT_DIR, type ShellCommand } from '../runtime/runtime.js';
+import { installShells, START_SHELLS } from '../runtime/shells.js';
 
 export interface Launch {
   readonly argv: readonly [string, ...string[]];
+  /** Set when `argv` is a shell script: the shells it may run with, best first. */
+  readonly shells?: readonly ShellCommand[];
   readonly env: Readonly<Record<string, string>>;
   /** The command as the console shows it: values filled in, hidden variables masked. */
   readonly shown: string | null;
@@ -67,8 +70,11 @@ export function serverLaunch(record: ServerRecord, template: TemplateDefinition 
   const hidden = new Set(
     template.variables.filter((v) => !v.userViewable).map((v) => v.envVariable),
   );
+  const shell = START_SHELLS[0] ?? ['bash'];
   return {
-    argv: ['/bin/sh', '-c', startScript(record.startCommand)],
+    // Evaluated by bash, as the eggs' yolks entrypoints do (`[[ ]]`, `==`, process substitution).
+    argv: [...shell, '-c', startScript(record.startCommand)],
+    shells: START_SHELLS,
     env,
     shown: renderText(record.startCommand, env, hidden),
     donePatterns: template.donePatterns,
@@ -76,18 +82,21 @@ export function serverLaunch(record: ServerRecord, template: TemplateDefinition 
 }
 
 /**
- * The install script's run: the template's entrypoint on the script, the server's environment.
- * For the process runtime, `ash` becomes `sh` (the host has no Alpine shell).
+ * The install script's run: the template's entrypoint on the script (or the nearest shell the
+ * machine has: src/host/runtime/shells.ts), the server's environment.
  */
 export function installLaunch(
   record: ServerRecord,
   template: TemplateDefinition,
-): { argv: readonly [string, ...string[]]; env: Record<string, string> } {
+): {
+  argv: readonly [string, ...string[]];
+  shells: readonly ShellCommand[];
+  env: Record<string, string>;
+} {
   const env = environmentOf(record, template);
-  let entrypoint = template.install?.entrypoint ?? 'bash';
-  // Alpine's ash, which many eggs name, is not on a Debian host: its POSIX sh runs such scripts.
-  if (record.runtime === 'process' && /^(?:\/bin\/)?ash$/.test(entrypoint)) entrypoint = 'sh';
-  return { argv: [entrypoint, `${INSTALL_SCRIPT_DIR}/install.sh`], env };
+  const shells = installShells(template.install?.entrypoint ?? 'bash');
+  const shell = shells[0] ?? ['bash'];
+  return { argv: [...shell, `${INSTALL_SCRIPT_DIR}/install.sh`], shells, env };
 }
 
 function refuseMissing(text: string, env: Record<string, string>, what: string): void {

@@ -259,6 +259,7 @@ export class Supervisor {
         process = await runtime.start({
           name,
           argv: launch.argv,
+          shells: launch.shells,
           cwd: this.deps.storage.directoryOf(name),
           limits: resourceLimits(record),
           image: record.runtime === 'docker' ? script.image : null,
@@ -266,7 +267,9 @@ export class Supervisor {
           ports: [],
           install: { script: script.script },
           user,
-          say: (line) => entry.log.append(`[panel] ${line}`),
+          say: (line) => {
+            entry.log.append(`[panel] ${line}`);
+          },
         });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -580,6 +583,7 @@ export class Supervisor {
       process = await runtime.start({
         name,
         argv: launch.argv,
+        ...(launch.shells === undefined ? {} : { shells: launch.shells }),
         cwd: this.deps.storage.directoryOf(name),
         limits,
         image: record.image,
@@ -587,7 +591,9 @@ export class Supervisor {
         ports: record.allocations,
         install: null,
         user,
-        say: (line) => entry.log.append(`[panel] ${line}`),
+        say: (line) => {
+          entry.log.append(`[panel] ${line}`);
+        },
       });
     } catch (error) {
       if (!(error instanceof StartError)) {

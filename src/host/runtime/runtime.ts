@@ -20,11 +20,19 @@ export const NO_LIMITS: ResourceLimits = { memoryBytes: null, cpuPercent: null, 
  */
 export const SERVER_OOM_SCORE_ADJ = 500;
 
+/** A shell and its options, as it begins a command line: `['bash']`, `['busybox', 'ash']`. */
+export type ShellCommand = readonly [string, ...string[]];
+
 export interface LaunchSpec {
   /** The server's name, for logs. */
   readonly name: string;
   /** Program and arguments, already split; run without a shell. */
   readonly argv: readonly [string, ...string[]];
+  /**
+   * Set when `argv` is a script run by a shell: `argv` starts with the first of these, and the
+   * runtime runs the first one the host or image has instead (src/host/runtime/shells.ts).
+   */
+  readonly shells?: readonly ShellCommand[];
   /** The server's directory: the working directory, and the only place it may write. */
   readonly cwd: string;
   readonly limits: ResourceLimits;

@@ -25,6 +25,7 @@ import Docker from 'dockerode';
 import { ConfigError } from '../../../config.js';
 import { withDeadline } from '../deadline.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
+import { withShell } from '../shells.js';
 import type { Allocation } from '../../../domain/server.js';
 import {
   INSTALL_SCRIPT_DIR,
@@ -60,9 +61,20 @@ export const SERVER_LABEL = 'game-panel.server';
 /** On the container of a server's install script, instead of SERVER_LABEL: never taken over. */
 export const INSTALL_LABEL = 'game-panel.install';
 
+/** Where a program named without a path is looked up in an image: the servers' PATH. */
+const PROGRAM_FOLDERS = [
+  '/usr/local/sbin',
+  '/usr/local/bin',
+  '/usr/sbin',
+  '/usr/bin',
+  '/sbin',
+  '/bin',
+  '/usr/games',
+];
+
 /** The whole environment a server gets, as with the process runtime. */
 const SERVER_ENV = [
-  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games',
+  `PATH=${PROGRAM_FOLDERS.join(':')}`,
   'LANG=C.UTF-8',
   `HOME=${CONTAINER_HOME}`,
   `PWD=${CONTAINER_HOME}`,
@@ -264,6 +276,51 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     return found.length > 0;
   };
 
+  /**
+   * Whether an image has `program` (a path, or a name on the servers' PATH), asked of a container
+   * made from it and never started (the engine reads its files for the archive endpoint), then
+   * removed. Answered once per image content and program.
+   */
+  const imagePrograms = new Map<string, Promise<boolean>>();
+  const imageHas = async (image: string, program: string): Promise<boolean> => {
+    const { Id } = await call(() => api.getImage(image).inspect());
+    const key = `${Id}\n${program}`;
+    let known = imagePrograms.get(key);
+    if (known === undefined) {
+      known = probeImage(Id, program);
+      imagePrograms.set(key, known);
+      known.catch(() => imagePrograms.delete(key));
+    }
+    return known;
+  };
+  const probeImage = async (imageId: string, program: string): Promise<boolean> => {
+    const container = await call(() =>
+      api.createContainer({
+        Image: imageId,
+        Entrypoint: [program],
+        Labels: { [PANEL_LABEL]: options.panelId },
+        NetworkDisabled: true,
+        HostConfig: { NetworkMode: 'none', CapDrop: ['ALL'], RestartPolicy: { Name: 'no' } },
+      }),
+    );
+    try {
+      const paths = program.includes('/')
+        ? [program]
+        : PROGRAM_FOLDERS.map((folder) => `${folder}/${program}`);
+      for (const file of paths) {
+        try {
+          await call(() => container.infoArchive({ path: file }));
+          return true;
+        } catch (error) {
+          if (statusOf(error) !== 404) throw error;
+        }
+      }
+      return false;
+    } finally {
+      await remove(container.id);
+    }
+  };
+
   /** How a stopped container ended, read from its inspect; then it is removed. */
   const readExit = async (id: string): Promise<ExitInfo> => {
     let exit: ExitInfo = { code: null, signal: 'SIGKILL', outOfMemory: false };
@@ -429,9 +486,9 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     return stream;
   };
 
-  const start = async (spec: LaunchSpec): Promise<RunningProcess> => {
-    if (spec.image === null) throw new StartRefusedError('A docker server needs an image');
-    const image = spec.image;
+  const start = async (wanted: LaunchSpec): Promise<RunningProcess> => {
+    if (wanted.image === null) throw new StartRefusedError('A docker server needs an image');
+    const image = wanted.image;
     try {
       await call(() => api.getImage(image).inspect());
     } catch (error) {
@@ -444,6 +501,12 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         throw new StartRefusedError(`the Docker host refused image ${image}: ${reasonOf(error)}`);
       throw error;
     }
+    // The start command's bash, or the shell the image has instead.
+    const spec = await withShell(
+      wanted,
+      (program) => imageHas(image, program),
+      `the image ${image}`,
+    );
     const network = await networkMode();
     // A container left by an earlier start that was cut short: the new one is made afresh.
     await removeAll(spec.name);

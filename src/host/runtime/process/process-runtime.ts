@@ -43,6 +43,7 @@ import {
   type ProcStat,
 } from './proc.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
+import { withShell } from '../shells.js';
 import {
   connectHolder,
   holderOf,
@@ -298,7 +299,12 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
     serverUsers,
     cgroups: cgroups.version,
 
-    async start(spec) {
+    async start(wanted) {
+      const spec = await withShell(
+        wanted,
+        (program) => findCommand(program, wanted.cwd) !== null,
+        'this host',
+      );
       // Said at once, as a failed start, rather than as an exit of the wrapper a moment later.
       if (findCommand(spec.argv[0], spec.cwd) === null)
         throw new StartError(`Cannot start ${spec.argv[0]}: no such program`);
