@@ -279,6 +279,26 @@ describe('file', () => {
     assert.equal(await get('f.cfg'), 'mode=a\nmode=c\n');
   });
 
+  it('an empty match replaces every line, as Wings does (one-line files of OneHourOneLife)', async () => {
+    await put('port.ini', '8005\n');
+    await put('two.ini', 'a\r\nb\r\n');
+    await put('empty.ini', '');
+    const results = await apply(
+      rule('port.ini', 'file', set('', '{{server.build.default.port}}')),
+      rule('two.ini', 'file', set('', 'x')),
+      rule('empty.ini', 'file', set('', 'x')),
+      rule('missing.ini', 'file', set('', 'x')),
+    );
+    assert.deepEqual(
+      results.map((result) => result.outcome),
+      ['changed', 'changed', 'unchanged', 'skipped'],
+    );
+    assert.equal(await get('port.ini'), '25577\n');
+    assert.equal(await get('two.ini'), 'x\r\nx\r\n');
+    assert.equal(await get('empty.ini'), '');
+    assert.equal(await exists('missing.ini'), false);
+  });
+
   it('creates no file when there is nothing to replace in', async () => {
     const result = await applyOne('none.cfg', 'file', set('port', 'port 1'));
     assert.equal(result.outcome, 'skipped');

@@ -357,7 +357,7 @@ variables:
       ],
     );
     assert.deepEqual(warnings, [
-      'variables[1] (HOSTNAME): the name is reserved for the panel; renamed to SERVER_HOSTNAME, and the start commands with it (as Pelican does)',
+      'variables[1] (HOSTNAME): the name is reserved for the panel; renamed to SERVER_HOSTNAME, with every reference to it in the start commands, config files and install script (as Pelican does)',
     ]);
   });
 });
@@ -418,21 +418,251 @@ describe('placeholders and reserved names', () => {
     );
     assert.equal(
       definition.startupCommands[0]!.command,
-      './run {{SERVER_HOME}} $SERVER_USER {{server_port}} {{SERVER_SERVER_PORT}} HOMER {{SERVER_STARTUP}} {{SERVER_TZ}}',
+      './run {{SERVER_HOME}} $SERVER_USER {{SERVER_SERVER_PORT}} {{SERVER_SERVER_PORT}} HOMER {{SERVER_STARTUP}} {{SERVER_TZ}}',
     );
     assert.equal(warnings.length, 5);
   });
 
-  it('a renamed name that another variable already has is refused', () => {
+  it('a renamed name that another variable already has: the last one is kept, with a warning', () => {
     const variables = [
-      { name: 'Home', env_variable: 'HOME', default_value: '' },
-      { name: 'Server home', env_variable: 'SERVER_HOME', default_value: '' },
+      { name: 'Home', env_variable: 'HOME', default_value: 'a' },
+      { name: 'Server home', env_variable: 'SERVER_HOME', default_value: 'b' },
     ];
-    rejects(
-      json(withField(eggOf('PLCN_v3'), ['variables'], variables)),
-      'variables[1].env_variable',
-      /SERVER_HOME is already used by variables\[0\]/,
+    const egg = withField(
+      withField(eggOf('PLCN_v3'), ['variables'], variables),
+      ['startup_commands'],
+      { Default: './run {{HOME}} {{SERVER_HOME}}' },
     );
+    const { definition, warnings } = parseEgg(json(egg));
+    assert.deepEqual(
+      definition.variables.map((v) => [v.envVariable, v.name, v.defaultValue]),
+      [['SERVER_HOME', 'Server home', 'b']],
+    );
+    assert.equal(definition.startupCommands[0]!.command, './run {{SERVER_HOME}} {{SERVER_HOME}}');
+    assert.ok(
+      warnings.includes(
+        'variables[0] (HOME): variables[1] has the same name; the last one is kept, as in the panels',
+      ),
+      warnings.join('\n'),
+    );
+  });
+
+  it('a lower-case reserved name is renamed, and every reference to it follows', () => {
+    // Post Scriptum: `hostname`, and `{{server.build.env.hostname}}` in its config file.
+    const variables = [
+      { name: 'Name', env_variable: 'hostname', default_value: 'My server', rules: 'required' },
+      { name: 'Suffix', env_variable: 'hostname_suffix', default_value: '', rules: '' },
+    ];
+    const files = {
+      'Server.cfg': {
+        parser: 'file',
+        find: {
+          ServerName: 'ServerName={{server.build.env.hostname}}',
+          Alias: 'Alias={{env.HostName}} {{server.environment.HOSTNAME}}',
+          Other: 'Other={{server.build.env.hostname_suffix}}',
+        },
+      },
+    };
+    let egg = withField(eggOf('PTDL_v2'), ['variables'], variables);
+    egg = withConfig(egg, 'files', files);
+    egg = withField(
+      egg,
+      ['startup'],
+      './run -hostname="{{hostname}}" --name "$hostname" ${hostname:-x} ${#hostname} $hostname_suffix $HOSTNAME',
+    );
+    egg = withField(
+      egg,
+      ['scripts', 'installation', 'script'],
+      'echo "$hostname" "${hostname}" ${#hostname} $HOSTNAME $hostname_suffix {{hostname}}',
+    );
+    const { definition, warnings } = parseEgg(json(egg));
+    assert.deepEqual(
+      definition.variables.map((v) => v.envVariable),
+      ['SERVER_HOSTNAME', 'hostname_suffix'],
+    );
+    assert.deepEqual(
+      definition.configFiles[0]!.replace.map((r) => r.value),
+      [
+        'ServerName={{server.build.env.SERVER_HOSTNAME}}',
+        'Alias={{env.SERVER_HOSTNAME}} {{server.build.env.SERVER_HOSTNAME}}',
+        'Other={{server.build.env.hostname_suffix}}',
+      ],
+    );
+    // Placeholders in any case; `$hostname` as the shell reads it (case-sensitive, whole name);
+    // the lower-case `-hostname` flag is no variable and stays; Pelican renames the upper-case
+    // word, so `$HOSTNAME` follows too.
+    assert.equal(
+      definition.startupCommands[0]!.command,
+      './run -hostname="{{SERVER_HOSTNAME}}" --name "$SERVER_HOSTNAME" ${SERVER_HOSTNAME:-x} ${#SERVER_HOSTNAME} $hostname_suffix $SERVER_HOSTNAME',
+    );
+    // The install script has no placeholders (Wings renders none there); `$HOSTNAME` is the
+    // shell's own variable for it, and stays.
+    assert.equal(
+      definition.install?.script,
+      'echo "$SERVER_HOSTNAME" "${SERVER_HOSTNAME}" ${#SERVER_HOSTNAME} $HOSTNAME $hostname_suffix {{hostname}}',
+    );
+    assert.match(warnings.join('\n'), /variables\[0\] \(hostname\): the name is reserved/);
+  });
+});
+
+describe('what Wings and the panels accept, read with a warning', () => {
+  const files = (spec: Record<string, unknown>): Egg => withConfig(eggOf('PTDL_v2'), 'files', spec);
+
+  it('a config file path with a leading / is read inside the server folder', () => {
+    const { definition, warnings } = parseEgg(
+      json(
+        files({
+          '/ddnet/data/autoexec_server.cfg': { parser: 'file', find: { sv_port: 'sv_port 1' } },
+          '//properties/server.properties': { parser: 'properties', find: { a: 'b' } },
+        }),
+      ),
+    );
+    assert.deepEqual(
+      definition.configFiles.map((rule) => rule.file),
+      ['ddnet/data/autoexec_server.cfg', 'properties/server.properties'],
+    );
+    assert.deepEqual(warnings, [
+      'config.files["/ddnet/data/autoexec_server.cfg"]: the path is read inside the server folder, as Wings does: "ddnet/data/autoexec_server.cfg"',
+      'config.files["//properties/server.properties"]: the path is read inside the server folder, as Wings does: "properties/server.properties"',
+    ]);
+  });
+
+  it('parser "yml" is "yaml", in any case', () => {
+    for (const parser of ['yml', 'YML']) {
+      const { definition, warnings } = parseEgg(
+        json(files({ 'server.yml': { parser, find: { 'network.port': '1' } } })),
+      );
+      assert.equal(definition.configFiles[0]!.parser, 'yaml');
+      assert.deepEqual(warnings, [
+        `config.files["server.yml"].parser: "${parser}" is read as "yaml", as Wings does`,
+      ]);
+    }
+  });
+
+  it('an empty key with the file parser replaces every line (OneHourOneLife)', () => {
+    const { definition, warnings } = parseEgg(
+      json(
+        files({
+          'settings/port.ini': {
+            parser: 'file',
+            find: { '': '{{server.allocations.default.port}}' },
+          },
+          'indented.cfg': { parser: 'file', find: { ' ': 'x' } },
+        }),
+      ),
+    );
+    assert.deepEqual(definition.configFiles, [
+      {
+        file: 'settings/port.ini',
+        parser: 'file',
+        replace: [{ match: '', ifValue: null, value: '{{server.build.default.port}}' }],
+      },
+      {
+        file: 'indented.cfg',
+        parser: 'file',
+        replace: [{ match: ' ', ifValue: null, value: 'x' }],
+      },
+    ]);
+    assert.deepEqual(warnings, [
+      'config.files["settings/port.ini"].find[""]: an empty key replaces every line of the file, as Wings does',
+    ]);
+  });
+
+  it('a repeated variable: the last definition is kept, where it stands, with a warning', () => {
+    // Mordhau: WINDOWS_INSTALL twice. Another case of the same name follows the one kept.
+    const variables = [
+      {
+        name: 'Flag',
+        env_variable: 'WINDOWS_INSTALL',
+        default_value: '1',
+        rules: 'required|boolean',
+      },
+      { name: 'Map', env_variable: 'MAP', default_value: 'ffa', rules: 'required' },
+      { name: 'Again', env_variable: 'windows_install', default_value: '1', rules: 'in:1' },
+    ];
+    const egg = withField(
+      withField(eggOf('PTDL_v2'), ['variables'], variables),
+      ['startup'],
+      './run {{WINDOWS_INSTALL}} $WINDOWS_INSTALL {{MAP}}',
+    );
+    const { definition, warnings } = parseEgg(json(egg));
+    assert.deepEqual(
+      definition.variables.map((v) => [v.envVariable, v.name, v.rules]),
+      [
+        ['MAP', 'Map', ['required']],
+        ['windows_install', 'Again', ['in:1']],
+      ],
+    );
+    assert.equal(
+      definition.startupCommands[0]!.command,
+      './run {{windows_install}} $windows_install {{MAP}}',
+    );
+    assert.deepEqual(warnings, [
+      'variables[0] (WINDOWS_INSTALL): variables[2] has the same name; the last one is kept, as in the panels',
+    ]);
+  });
+
+  it('empty rules in a rule list are dropped, as in a string', () => {
+    const egg = withField(
+      eggOf('PLCN_v3'),
+      ['variables', 1, 'rules'],
+      ['required', 'string', '', ' ', null],
+    );
+    const { definition, warnings } = parseEgg(json(egg));
+    assert.deepEqual(definition.variables[1]!.rules, ['required', 'string']);
+    assert.deepEqual(warnings, []);
+  });
+
+  it('v1’s images list in a PTDL_v2 egg without docker_images', () => {
+    const egg = withField(
+      withField(eggOf('PTDL_v2'), ['docker_images'], undefined),
+      ['images'],
+      ['ghcr.io/parkervcp/yolks:debian'],
+    );
+    const { definition, warnings } = parseEgg(json(egg));
+    assert.deepEqual(definition.dockerImages, [
+      { name: 'ghcr.io/parkervcp/yolks:debian', image: 'ghcr.io/parkervcp/yolks:debian' },
+    ]);
+    assert.deepEqual(warnings, [
+      'images: PTDL_v2 names its images in docker_images; the images list is used',
+    ]);
+    // With docker_images, the list is ignored.
+    const both = withField(eggOf('PTDL_v2'), ['images'], ['other/image']);
+    assert.deepEqual(
+      parseEgg(json(both)).definition.dockerImages.map((i) => i.image),
+      ['ghcr.io/example/java:21', 'ghcr.io/example/java:17'],
+    );
+  });
+
+  it('`int` and `nullable:string` are read as what they mean; gt and ends_with are enforced', () => {
+    const variables = [
+      {
+        name: 'Players',
+        env_variable: 'MAX_PLAYERS',
+        default_value: '0',
+        rules: 'required|int|gt:0',
+      },
+      { name: 'Password', env_variable: 'PASSWORD', default_value: '', rules: 'nullable:string' },
+      { name: 'Jar', env_variable: 'JAR', default_value: 'server.zip', rules: 'ends_with:.jar' },
+      {
+        name: 'Minimum',
+        env_variable: 'MIN_PLAYERS',
+        default_value: '5',
+        rules: 'integer|lte:environment.MAX_PLAYERS|gt:environment.NOPE',
+      },
+    ];
+    const { definition, warnings } = parseEgg(
+      json(withField(eggOf('PTDL_v2'), ['variables'], variables)),
+    );
+    assert.deepEqual(definition.variables[0]!.rules, ['required', 'int', 'gt:0']);
+    assert.deepEqual(warnings, [
+      'variables[0] (MAX_PLAYERS): rule "int" is read as "integer"',
+      'variables[0] (MAX_PLAYERS): the default value "0" fails its own rules: must be greater than 0',
+      'variables[1] (PASSWORD): rule "nullable:string" is read as "nullable|string"',
+      'variables[2] (JAR): the default value "server.zip" fails its own rules: must end with .jar',
+      'variables[3] (MIN_PLAYERS): a rule compares it with NOPE, which is not a variable of this egg; that rule is not enforced',
+      'variables[3] (MIN_PLAYERS): the default value "5" fails its own rules: must be at most MAX_PLAYERS',
+    ]);
   });
 });
 
@@ -813,10 +1043,28 @@ describe('a broken egg answers VALIDATION_FAILED naming the field', () => {
       'config.files["a.ini"]',
     ],
     [
-      'an absolute file path',
-      json(withConfig(v2, 'files', { '/etc/passwd': { parser: 'file', find: {} } })),
-      'config.files["/etc/passwd"]',
+      'a leading slash that climbs out',
+      json(withConfig(v2, 'files', { '/../etc/passwd': { parser: 'file', find: {} } })),
+      'config.files["/../etc/passwd"]',
+      /"\.\." segments/,
+    ],
+    [
+      'a leading backslash',
+      json(withConfig(v2, 'files', { '\\srv\\x.ini': { parser: 'ini', find: {} } })),
+      'config.files["\\\\srv\\\\x.ini"]',
       /relative/,
+    ],
+    [
+      'only a slash',
+      json(withConfig(v2, 'files', { '/': { parser: 'file', find: {} } })),
+      'config.files["/"]',
+      /empty/,
+    ],
+    [
+      'an empty key for a parser other than file',
+      json(withConfig(v2, 'files', { 'a.json': { parser: 'json', find: { '': 'x' } } })),
+      'config.files["a.json"].find[""]',
+      /the key is empty/,
     ],
     [
       'a Windows absolute path',
@@ -906,12 +1154,6 @@ describe('a broken egg answers VALIDATION_FAILED naming the field', () => {
       json(withField(v2, ['variables', 1, 'env_variable'], undefined)),
       'variables[1].env_variable',
       /missing/,
-    ],
-    [
-      'a duplicate env_variable',
-      json(withField(v2, ['variables', 1, 'env_variable'], 'server_jarfile')),
-      'variables[1].env_variable',
-      /already used by variables\[0\]/,
     ],
     [
       'a variable without a name',

@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,7 @@ import { after, afterEach, before, describe, it, type TestContext } from 'node:t
 import * as fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
+import { stringify as toYaml } from 'yaml';
 import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
@@ -281,6 +282,68 @@ const anyJson: fc.Arbitrary<unknown> = fc.oneof(
     ),
   },
 );
+
+// ---------------------------------------------------------------------------------------------
+// Eggs: the public library (test/fixtures/eggs), changed in random places
+
+type EggPath = readonly (string | number)[];
+
+/** Its JSON eggs, read once. */
+const LIBRARY_EGGS: readonly unknown[] = (() => {
+  const root = path.join(import.meta.dirname, 'fixtures', 'eggs');
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => JSON.parse(readFileSync(path.join(root, file), 'utf8')) as unknown);
+})();
+
+/** Every place in `value`, itself first. */
+function placesIn(value: unknown, at: EggPath = [], out: EggPath[] = []): EggPath[] {
+  out.push(at);
+  if (Array.isArray(value)) value.forEach((item, i) => placesIn(item, [...at, i], out));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) placesIn(item, [...at, key], out);
+  }
+  return out;
+}
+
+/** `egg` with the value at `place` replaced (the egg itself for the empty path). */
+function replacedAt(egg: unknown, place: EggPath, value: unknown): unknown {
+  if (place.length === 0) return value;
+  const copy = structuredClone(egg) as Record<string | number, unknown>;
+  let at = copy;
+  for (const step of place.slice(0, -1)) at = at[step] as Record<string | number, unknown>;
+  at[place.at(-1) ?? ''] = value;
+  return copy;
+}
+
+/** What eggs write that the importer interprets, and near misses of it. */
+const EGG_STRINGS: readonly string[] = [
+  '/',
+  '//x.cfg',
+  '/../x.cfg',
+  '\\x.ini',
+  'C:\\x.ini',
+  'yml',
+  'YML',
+  'int',
+  'nullable:string',
+  'nullable:',
+  'required|string|',
+  'gt:0',
+  'gt:environment.__proto__',
+  'lte:environment.MAX_PLAYERS',
+  'ends_with:',
+  'starts_with:,',
+  '{{server.build.env.hostname}}',
+  '{{env.__proto__}}',
+  '{{constructor}}',
+  '$hostname ${hostname:-x} ${#HOSTNAME}',
+  'hostname',
+  'HOSTNAME',
+  '__proto__',
+  'constructor',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Schemas (as in the OpenAPI document)
@@ -1211,6 +1274,39 @@ describe('fuzzing every route from its schema', () => {
         await expectHandled(req, isOidcLogin(req.url));
       }),
       400,
+    );
+  });
+
+  it('answers library eggs changed in random places, on the import route, below 500', async (t) => {
+    assert.ok(LIBRARY_EGGS.length > 0, 'the egg library in test/fixtures/eggs');
+    const value = fc.oneof(anyJson, fc.constantFrom<unknown>(...EGG_STRINGS));
+    const request = fc
+      .record({
+        egg: fc.constantFrom(...LIBRARY_EGGS),
+        changes: fc.array(fc.tuple(fc.nat(), value), { minLength: 1, maxLength: 3 }),
+        asYaml: fc.boolean(),
+      })
+      .map(({ egg, changes, asYaml }) => {
+        let changed = egg;
+        for (const [n, replacement] of changes) {
+          const places = placesIn(changed);
+          changed = replacedAt(changed, places[n % places.length] ?? [], replacement);
+        }
+        return printable({
+          method: 'POST',
+          url: '/api/templates/import',
+          as: 'admin',
+          headers: { 'content-type': asYaml ? 'application/yaml' : 'application/json' },
+          payload: asYaml ? toYaml(changed) : JSON.stringify(changed),
+          remoteAddress: '10.78.0.1',
+        });
+      });
+    await check(
+      t,
+      fc.asyncProperty(request, async (req) => {
+        await expectHandled(req);
+      }),
+      150,
     );
   });
 

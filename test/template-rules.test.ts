@@ -6,7 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkValue, compilePattern, parseRules, unknownRules } from '../src/templates/rules.js';
+import {
+  checkValue,
+  comparedVariables,
+  compilePattern,
+  interpretRule,
+  parseRules,
+  ruleNotes,
+  unknownRules,
+} from '../src/templates/rules.js';
 
 describe('parseRules', () => {
   const cases: readonly [string | readonly string[], readonly string[]][] = [
@@ -76,6 +84,21 @@ describe('unknownRules', () => {
       'regex:/(?i)a/', // inline flags
       'regex:/a/U', // ungreedy
       'regex:/\\Qa.b\\E/',
+      // read as what they mean
+      'int',
+      'nullable:string',
+      'required:int',
+      // comparisons and affixes
+      'gt:0',
+      'gte:-1.5',
+      'lt:1e3',
+      'lte: 10 ',
+      'gt:environment.MIN_PLAYERS',
+      'starts_with:a,b',
+      'ends_with:.jar',
+      'doesnt_start_with:-',
+      'doesnt_end_with:.exe',
+      'present',
     ];
     const unknown = [
       'foo:bar',
@@ -97,6 +120,14 @@ describe('unknownRules', () => {
       `regex:/${'.'.repeat(301)}/`, // too large once compiled
       'regex:/[/', // invalid
       `regex:/${'a'.repeat(501)}/`, // too long
+      'int:5', // `int` takes no parameter
+      'nullable:foo', // a modifier with an unknown rule after it
+      'nullable:max:5', // … or one with a parameter
+      'gt', // no parameter
+      'gt:MIN_PLAYERS', // Laravel reads a bare name as a missing field: it would always fail
+      'lt:environment.', // no variable
+      'starts_with:', // nothing to start with
+      'ends_with:,', // nor here
     ];
     assert.deepEqual(unknownRules([...known, ...unknown]), unknown);
   });
@@ -216,12 +247,107 @@ describe('checkValue', () => {
     ['regex:/^(?<n>a)b$/', 'ab', null],
     // the first failing rule speaks
     ['required|integer|max:5', 'x', 'must be an integer'],
+    // `int` is `integer`, sizes then compare the number
+    ['required|int', '12', null],
+    ['required|int', '1.5', 'must be an integer'],
+    ['required|int|between:0,60', '61', 'must be between 0 and 60'],
+    ['nullable|int', '', null],
+    // `nullable:string` is nullable and string
+    ['nullable:string', '', null],
+    ['nullable:string', 'secret', null],
+    ['required:int', '', 'is required'],
+    ['required:int', 'x', 'must be an integer'],
+    // gt/gte/lt/lte with a number: a numeric value compared with it, anything else fails
+    ['required|integer|gt:0', '1', null],
+    ['required|integer|gt:0', '0', 'must be greater than 0'],
+    ['gt:0', '0.5', null],
+    ['gt:0', 'abc', 'must be a number greater than 0'],
+    ['gt:0', '', 'must not be empty'],
+    ['nullable|gt:0', '', null],
+    ['gte:10', '10', null],
+    ['gte:10', '9.99', 'must be at least 10'],
+    ['lt:1e3', '999', null],
+    ['lt:1e3', '1000', 'must be less than 1e3'],
+    ['lte:-1', '-1', null],
+    ['lte:-1', '0', 'must be at most -1'],
+    ['string|lte:5', 'abcdef', 'must be a number at most 5'],
+    // starts_with/ends_with: any of the texts, case-sensitive
+    ['ends_with:.jar', 'server.jar', null],
+    ['ends_with:.jar', 'server.JAR', 'must end with .jar'],
+    ['ends_with:.jar,.zip', 'map.zip', null],
+    ['ends_with:.jar,.zip', 'map.rar', 'must end with one of .jar, .zip'],
+    ['starts_with:http://,https://', 'https://x', null],
+    ['starts_with:http://,https://', 'ftp://x', 'must start with one of http://, https://'],
+    ['starts_with:a', '', 'must not be empty'],
+    ['doesnt_start_with:-', '-x', 'must not start with -'],
+    ['doesnt_start_with:-', 'x-', null],
+    ['doesnt_end_with:.exe', '', null],
+    ['doesnt_end_with:.exe,.bat', 'run.bat', 'must not end with one of .exe, .bat'],
+    ['present', '', null],
+    // a comparison with another variable that is not given is not checked
+    ['gt:environment.MIN', '1', null],
   ];
   for (const [rules, value, expected] of cases) {
     it(`${rules || '(no rules)'} with ${JSON.stringify(value)} → ${expected ?? 'valid'}`, () => {
       assert.equal(checkValue(parseRules(rules), value), expected);
     });
   }
+
+  describe('comparisons with another variable (gt:environment.NAME), as Laravel compares', () => {
+    /** [rules, value, other value, expected] */
+    const cases: readonly [string, string | null, string, string | null][] = [
+      // both numeric: as numbers
+      ['integer|gt:environment.MIN', '11', '10', null],
+      ['integer|gt:environment.MIN', '10', '10', 'must be greater than MIN'],
+      ['gte:environment.MIN', '10', '10', null],
+      ['lt:environment.MIN', '9', '10', null],
+      ['lte:environment.MIN', '10.5', '10', 'must be at most MIN'],
+      ['gt:environment.MIN', '9', '10', 'must be greater than MIN'],
+      // neither numeric: by length
+      ['string|gt:environment.MIN', 'abcd', 'abc', null],
+      ['string|gt:environment.MIN', 'abc', 'xyz', 'must have more characters than MIN'],
+      ['lte:environment.MIN', 'abc', 'xy', 'must have at most as many characters as MIN'],
+      // a numeric value against text: the number against the length (Laravel's getSize)
+      ['gt:environment.MIN', '4', 'abc', null],
+      ['gt:environment.MIN', '2', 'abc', 'must be greater than MIN'],
+      // text against a number: lengths, unless integer/numeric make the other a number
+      ['gt:environment.MIN', 'abcd', '3', null],
+      ['gt:environment.MIN', 'ab', '3', null],
+      ['gt:environment.MIN', 'a', '35', 'must have more characters than MIN'],
+      ['gt:environment.MIN|integer', 'ab', '3', 'must be greater than MIN'],
+      // an empty other value: a type mismatch for a value, two sizes of 0 for an empty one
+      ['gt:environment.MIN', 'abc', '', 'cannot be compared with MIN, which is empty'],
+      ['gte:environment.MIN', '', '', null],
+      ['gt:environment.MIN', '', '', 'must not be empty'],
+      ['gte:environment.MIN', '', '5', 'must not be empty'],
+      ['nullable|gt:environment.MIN', '', '5', null],
+    ];
+    for (const [rules, value, other, expected] of cases) {
+      it(`${rules} with ${JSON.stringify(value)}, MIN ${JSON.stringify(other)} → ${expected ?? 'valid'}`, () => {
+        assert.equal(checkValue(parseRules(rules), value, { MIN: other }), expected);
+      });
+    }
+
+    it('names the variables the rules compare with', () => {
+      assert.deepEqual(
+        comparedVariables(['gt:environment.A', 'lte:environment.B,x', 'gt:5', 'max:environment.C']),
+        ['A', 'B'],
+      );
+    });
+  });
+
+  it('reads int and a modifier with a rule after a colon as what they mean, and says so', () => {
+    assert.deepEqual(interpretRule('int'), ['integer']);
+    assert.deepEqual(interpretRule('INT'), ['integer']);
+    assert.deepEqual(interpretRule('nullable:string'), ['nullable', 'string']);
+    assert.deepEqual(interpretRule('nullable:int'), ['nullable', 'integer']);
+    assert.deepEqual(interpretRule('constructor'), ['constructor']);
+    assert.deepEqual(interpretRule('max:5'), ['max:5']);
+    assert.deepEqual(ruleNotes(['required', 'int', 'nullable:string', 'nullable:foo']), [
+      { rule: 'int', readAs: 'integer' },
+      { rule: 'nullable:string', readAs: 'nullable|string' },
+    ]);
+  });
 
   it('runs patterns that would backtrack catastrophically, in linear time (RE2)', () => {
     for (const pattern of ['/^(a+)+$/', '/^(a|a)*$/', '/^(\\w+\\s?)*$/', '/(x+x+)+y/']) {
@@ -258,9 +384,17 @@ describe('checkValue', () => {
       'in:',
       ':',
       '|',
+      'gt:',
+      'gt:environment.__proto__',
+      'starts_with:""',
+      'nullable:',
+      'nullable:nullable:nullable',
+      'toString',
+      'int:',
     ];
     for (const rule of odd) {
       assert.doesNotThrow(() => checkValue([rule], 'value'), rule);
+      assert.doesNotThrow(() => checkValue([rule], null, { __proto__: 'x' }), rule);
       assert.doesNotThrow(() => unknownRules([rule]), rule);
     }
   });

@@ -316,6 +316,61 @@ describe('templates', () => {
       assert.ok(!list.body.includes('bad-vars'), 'nothing was created');
     });
 
+    it('enforces int, gt and ends_with, and compares with the other variables’ new values', async () => {
+      const id = await imported(
+        fixtureEgg({
+          name: 'Compared',
+          variables: [
+            {
+              name: 'Min',
+              env_variable: 'MIN_PLAYERS',
+              default_value: '2',
+              rules: 'required|int|gt:0',
+            },
+            {
+              name: 'Max',
+              env_variable: 'MAX_PLAYERS',
+              default_value: '10',
+              user_viewable: true,
+              user_editable: true,
+              rules: 'required|integer|gte:environment.MIN_PLAYERS',
+            },
+            { name: 'Jar', env_variable: 'JAR', default_value: 'a.jar', rules: 'ends_with:.jar' },
+          ],
+        }),
+      );
+      const refused = async (variables: Record<string, string>, message: RegExp) => {
+        const response = await create({ name: 'compared', template: id, variables });
+        assertError(response, 400, 'VALIDATION_FAILED');
+        assert.match(json<{ message: string }>(response).message, message);
+      };
+      await refused({ MIN_PLAYERS: '1.5' }, /variables\.MIN_PLAYERS: must be an integer/);
+      await refused({ MIN_PLAYERS: '0' }, /variables\.MIN_PLAYERS: must be greater than 0/);
+      await refused({ JAR: 'a.zip' }, /variables\.JAR: must end with \.jar/);
+      // Against the default of MIN_PLAYERS (2), then against its value in the same request.
+      await refused({ MAX_PLAYERS: '1' }, /variables\.MAX_PLAYERS: must be at least MIN_PLAYERS/);
+      await refused(
+        { MIN_PLAYERS: '20', MAX_PLAYERS: '10' },
+        /variables\.MAX_PLAYERS: must be at least MIN_PLAYERS/,
+      );
+      const created = await create({
+        name: 'compared',
+        template: id,
+        variables: { MIN_PLAYERS: '4', MAX_PLAYERS: '4' },
+      });
+      assert.equal(created.statusCode, 200, created.body);
+      // A change is compared with the values the server has.
+      const put = (variables: Record<string, string>) =>
+        panel.app.inject({
+          method: 'PUT',
+          url: '/api/servers/compared/variables',
+          headers: admin.headers,
+          payload: { variables },
+        });
+      assertError(await put({ MAX_PLAYERS: '3' }), 400, 'VALIDATION_FAILED');
+      assert.equal((await put({ MAX_PLAYERS: '5' })).statusCode, 200);
+    });
+
     it('starts rendered, is starting until the done line, and masks hidden values', async () => {
       const created = await create({
         name: 'fixture-1',

@@ -21,8 +21,15 @@ import {
   type TemplateVariable,
 } from '../domain/template.js';
 import { AppError } from '../errors.js';
+import {
+  changedName,
+  NO_CHANGES,
+  renameReservedWords,
+  renameShellReferences,
+  type NameChanges,
+} from './egg-names.js';
 import { compileLinePattern, compileRe2 } from './patterns.js';
-import { checkValue, parseRules, unknownRules } from './rules.js';
+import { checkValue, comparedVariables, parseRules, ruleNotes, unknownRules } from './rules.js';
 
 export interface ImportedEgg {
   readonly format: EggFormat;
@@ -113,10 +120,7 @@ export function parseEgg(text: string): ImportedEgg {
   const author = optionalText(own(egg, 'author'), 'author', EGG_LIMITS.name).trim() || null;
   const description = optionalText(own(egg, 'description'), 'description', EGG_LIMITS.text);
 
-  const variables = readVariables(egg, warnings);
-  const renames = new Map(
-    variables.flatMap((v) => (v.renamedFrom === null ? [] : [[v.renamedFrom, v.env] as const])),
-  );
+  const { variables, renames } = readVariables(egg, warnings);
   const config = optionalRecord(own(egg, 'config'), 'config') ?? {};
 
   const definition: TemplateDefinition = {
@@ -127,9 +131,9 @@ export function parseEgg(text: string): ImportedEgg {
     stop: readStop(own(config, 'stop'), warnings),
     donePatterns: readDonePatterns(config, warnings),
     configFiles: readConfigFiles(config, renames, warnings),
-    install: readInstall(egg, format),
-    variables: variables.map((v) => v.variable),
-    dockerImages: readImages(egg, format),
+    install: readInstall(egg, format, renames),
+    variables,
+    dockerImages: readImages(egg, format, warnings),
     features: readFeatures(egg),
   };
   readConfigLogs(config);
@@ -200,7 +204,7 @@ function readUuid(value: unknown): string | null {
 function readStartup(
   egg: Json,
   format: EggFormat,
-  renames: ReadonlyMap<string, string>,
+  renames: NameChanges,
 ): TemplateDefinition['startupCommands'] {
   const commands = own(egg, 'startup_commands');
   const single = own(egg, 'startup');
@@ -229,35 +233,29 @@ function readStartup(
     if (!present(single)) throw invalid('startup', 'is missing');
     read = [{ name: 'Default', command: requiredText(single, 'startup', EGG_LIMITS.command) }];
   }
+  // Placeholders first (ignoring case), then `$name` references, then Pelican's whole words.
   return read.map(({ name, command }) => ({
     name,
-    command: renameReserved(normalizePlaceholders(command, renames), renames),
+    command: renameReservedWords(
+      renameShellReferences(normalizePlaceholders(command, renames), renames),
+      renames,
+    ),
   }));
 }
 
-/**
- * Pelican's rename of reserved variables in start commands: every whole word that is a renamed
- * name gets the `SERVER_` prefix (`{{HOSTNAME}}` → `{{SERVER_HOSTNAME}}`, also `$HOSTNAME`).
- */
-function renameReserved(command: string, renames: ReadonlyMap<string, string>): string {
-  if (renames.size === 0) return command;
-  const words = new RegExp(`\\b(${[...renames.keys()].join('|')})\\b`, 'g');
-  return command.replace(words, (word) => renames.get(word) ?? word);
-}
-
 /** Built-in values Wings used to offer as environment variables, and what they became. */
-const LEGACY_ENV: Readonly<Record<string, string>> = {
-  SERVER_IP: 'server.build.default.ip',
-  SERVER_PORT: 'server.build.default.port',
-  SERVER_MEMORY: 'server.build.memory',
-};
+const LEGACY_ENV: ReadonlyMap<string, string> = new Map([
+  ['SERVER_IP', 'server.build.default.ip'],
+  ['SERVER_PORT', 'server.build.default.port'],
+  ['SERVER_MEMORY', 'server.build.memory'],
+]);
 
 /** Pelican's placeholder names (left) in the Pterodactyl form this panel keeps (right). */
-const PELICAN_PLACEHOLDERS: Readonly<Record<string, string>> = {
-  'server.allocations.default.ip': 'server.build.default.ip',
-  'server.allocations.default.port': 'server.build.default.port',
-  'server.build.memory_limit': 'server.build.memory',
-};
+const PELICAN_PLACEHOLDERS: ReadonlyMap<string, string> = new Map([
+  ['server.allocations.default.ip', 'server.build.default.ip'],
+  ['server.allocations.default.port', 'server.build.default.port'],
+  ['server.build.memory_limit', 'server.build.memory'],
+]);
 
 /** The prefixes naming an environment value, and the one each becomes. */
 const ENV_PREFIXES: readonly (readonly [string, string])[] = [
@@ -270,22 +268,21 @@ const ENV_PREFIXES: readonly (readonly [string, string])[] = [
 /**
  * Every `{{…}}` placeholder in the Pterodactyl form: Pelican's names mapped back, the legacy
  * `env.SERVER_PORT` family mapped to the build values (as both panels do), and a reference to a
- * renamed reserved variable following the rename.
+ * renamed or repeated variable (`{{hostname}}`, `{{server.build.env.hostname}}`, any case)
+ * following the name kept (src/templates/egg-names.ts).
  */
-export function normalizePlaceholders(
-  text: string,
-  renames: ReadonlyMap<string, string> = new Map(),
-): string {
+export function normalizePlaceholders(text: string, renames: NameChanges = NO_CHANGES): string {
   return text.replace(/\{\{([\w.-]*)\}\}/g, (whole, name: string) => {
-    const pelican = PELICAN_PLACEHOLDERS[name];
+    const pelican = PELICAN_PLACEHOLDERS.get(name);
     if (pelican !== undefined) return `{{${pelican}}}`;
     for (const [prefix, canonical] of ENV_PREFIXES) {
       if (!name.startsWith(prefix)) continue;
       const env = name.slice(prefix.length);
-      const legacy = LEGACY_ENV[env];
+      const legacy = LEGACY_ENV.get(env);
       if (legacy !== undefined) return `{{${legacy}}}`;
-      return `{{${canonical}${renames.get(env) ?? env}}}`;
+      return `{{${canonical}${changedName(env, renames)}}}`;
     }
+    if (/^[A-Za-z_]\w*$/.test(name)) return `{{${changedName(name, renames)}}}`;
     return whole;
   });
 }
@@ -361,11 +358,7 @@ function readDonePatterns(config: Json, warnings: string[]): string[] {
   return kept;
 }
 
-function readConfigFiles(
-  config: Json,
-  renames: ReadonlyMap<string, string>,
-  warnings: string[],
-): ConfigFileRule[] {
+function readConfigFiles(config: Json, renames: NameChanges, warnings: string[]): ConfigFileRule[] {
   const files = embedded(own(config, 'files'), 'config.files');
   if (files === null) return [];
   if (Array.isArray(files)) {
@@ -377,51 +370,70 @@ function readConfigFiles(
     throw invalid('config.files', `has more than ${EGG_LIMITS.configFiles} files`);
   }
   const rules: ConfigFileRule[] = [];
-  for (const [file, spec] of entries) {
-    const path = key('config.files', file);
-    checkFilePath(file, path);
+  for (const [written, spec] of entries) {
+    const path = key('config.files', written);
+    const file = readFilePath(written, path, warnings);
     const fields = record(spec, path, 'must be a mapping with parser and find');
-    const parser = readParser(own(fields, 'parser'), `${path}.parser`);
+    const parser = readParser(own(fields, 'parser'), `${path}.parser`, warnings);
     const find = own(fields, 'find');
     if (find === undefined || find === null) {
       // Pterodactyl and Pelican skip such a file too.
       warnings.push(`${path}: has no "find"; the file is left alone`);
       continue;
     }
-    const replace = readReplacements(find, `${path}.find`, renames, warnings);
+    const replace = readReplacements(find, `${path}.find`, parser, renames, warnings);
     rules.push({ file, parser, replace });
   }
   return rules;
 }
 
-/** Relative, inside the server's folder, printable; the storage checks containment again. */
-function checkFilePath(file: string, path: string): void {
-  if (file.trim() === '') throw invalid(path, 'the file path is empty');
-  if (file.length > EGG_LIMITS.path) {
+/**
+ * Relative, inside the server's folder, printable; the storage checks containment again. A
+ * leading `/` is read inside the server's folder, as Wings reads every path (`/ddnet/x.cfg` is
+ * `ddnet/x.cfg`), with a warning; a drive letter or a leading `\` is refused.
+ */
+function readFilePath(written: string, path: string, warnings: string[]): string {
+  if (written.trim() === '') throw invalid(path, 'the file path is empty');
+  if (written.length > EGG_LIMITS.path) {
     throw invalid(path, `the file path is longer than ${EGG_LIMITS.path} characters`);
   }
-  if (file.includes('\0')) throw invalid(path, 'the file path contains a NUL character');
-  if (CONTROL.test(file)) {
+  if (written.includes('\0')) throw invalid(path, 'the file path contains a NUL character');
+  if (CONTROL.test(written)) {
     throw invalid(path, 'the file path contains a control character');
   }
-  if (/^[/\\]/.test(file) || /^[A-Za-z]:/.test(file)) {
-    throw invalid(path, 'the file path must be relative to the server folder');
-  }
+  const file = written.replace(/^\/+/, '');
   if (file.split(/[/\\]/).includes('..')) {
     throw invalid(path, 'the file path must not contain ".." segments');
   }
+  if (file.startsWith('\\') || /^[A-Za-z]:/.test(file)) {
+    throw invalid(path, 'the file path must be relative to the server folder');
+  }
+  if (file.trim() === '') throw invalid(path, 'the file path is empty');
   if (/[/\\]$/.test(file)) throw invalid(path, 'the file path names a folder');
+  if (file !== written) {
+    warnings.push(
+      `${path}: the path is read inside the server folder, as Wings does: ${JSON.stringify(file)}`,
+    );
+  }
+  return file;
 }
 
-function readParser(value: unknown, path: string): ConfigParser {
+/** Parsers Wings accepts under another name. */
+const PARSER_ALIASES: ReadonlyMap<string, ConfigParser> = new Map([['yml', 'yaml']]);
+
+function readParser(value: unknown, path: string, warnings: string[]): ConfigParser {
   if (typeof value !== 'string' || value === '') {
     throw invalid(path, `is missing; one of ${CONFIG_PARSERS.join(', ')}`);
   }
-  const parser = CONFIG_PARSERS.find((known) => known === value.toLowerCase());
-  if (parser === undefined) {
-    throw invalid(path, `${describe(value)} is not a parser; one of ${CONFIG_PARSERS.join(', ')}`);
+  const lower = value.toLowerCase();
+  const parser = CONFIG_PARSERS.find((known) => known === lower);
+  if (parser !== undefined) return parser;
+  const alias = PARSER_ALIASES.get(lower);
+  if (alias !== undefined) {
+    warnings.push(`${path}: ${describe(value)} is read as "${alias}", as Wings does`);
+    return alias;
   }
-  return parser;
+  throw invalid(path, `${describe(value)} is not a parser; one of ${CONFIG_PARSERS.join(', ')}`);
 }
 
 /**
@@ -431,7 +443,8 @@ function readParser(value: unknown, path: string): ConfigParser {
 function readReplacements(
   find: unknown,
   path: string,
-  renames: ReadonlyMap<string, string>,
+  parser: ConfigParser,
+  renames: NameChanges,
   warnings: string[],
 ): ConfigReplacement[] {
   if (Array.isArray(find) && find.length === 0) return [];
@@ -441,7 +454,14 @@ function readReplacements(
     normalizePlaceholders(scalar(raw, at, EGG_LIMITS.value), renames);
   for (const [match, replacement] of entries) {
     const at = key(path, match);
-    if (match.trim() === '') throw invalid(at, 'the key is empty');
+    if (parser === 'file') {
+      // Wings' `file` parser replaces every line that starts with the key: "" is every line.
+      if (match === '') {
+        warnings.push(`${at}: an empty key replaces every line of the file, as Wings does`);
+      }
+    } else if (match.trim() === '') {
+      throw invalid(at, 'the key is empty');
+    }
     if (isRecord(replacement)) {
       for (const [ifValue, replaceWith] of Object.entries(replacement)) {
         // Wings reads a `regex:` key as a Go pattern; one RE2 cannot run is left out, as a
@@ -491,7 +511,7 @@ function embedded(value: unknown, path: string): Json | unknown[] | null {
 
 // --- install, images, features ------------------------------------------------------------------
 
-function readInstall(egg: Json, format: EggFormat): InstallScript | null {
+function readInstall(egg: Json, format: EggFormat, renames: NameChanges): InstallScript | null {
   const scripts = optionalRecord(own(egg, 'scripts'), 'scripts');
   const installation =
     scripts === null ? null : optionalRecord(own(scripts, 'installation'), 'scripts.installation');
@@ -514,23 +534,40 @@ function readInstall(egg: Json, format: EggFormat): InstallScript | null {
     throw invalid(`${path}.entrypoint`, 'must be a single program (bash, ash, sh)');
   }
   return {
-    // Wings writes the script with Unix line endings; exported eggs carry Windows ones.
-    script: script.replace(/\r\n/g, '\n'),
+    // Wings writes the script with Unix line endings; exported eggs carry Windows ones. A renamed
+    // variable is in the environment under its new name: `$hostname` follows it.
+    script: renameShellReferences(script.replace(/\r\n/g, '\n'), renames),
     image: image || DEFAULT_INSTALL_IMAGE[format.startsWith('PTDL') ? 'PTDL' : 'PLCN'],
     entrypoint: entrypoint || DEFAULT_ENTRYPOINT,
   };
 }
 
 /**
- * PTDL_v1: `images` (a list) or `image` (one); later: `docker_images`, display name → image.
+ * PTDL_v1: `images` (a list) or `image` (one); later: `docker_images`, display name → image, or
+ * v1's `images` list when there is no `docker_images` (with a warning: one egg was exported so).
  * (In Pelican's formats `image` is the egg's icon, not a container image.)
  */
-function readImages(egg: Json, format: EggFormat): { name: string; image: string }[] {
+function readImages(
+  egg: Json,
+  format: EggFormat,
+  warnings: string[],
+): { name: string; image: string }[] {
   const images = own(egg, 'images');
   const image = own(egg, 'image');
+  const docker = own(egg, 'docker_images');
+  const none =
+    docker === undefined ||
+    docker === null ||
+    (Array.isArray(docker) && docker.length === 0) ||
+    (isRecord(docker) && Object.keys(docker).length === 0);
+  // Pterodactyl would import such an egg with no image at all; the list is what was meant.
+  const v1List = format !== 'PTDL_v1' && none && Array.isArray(images) && images.length > 0;
+  if (v1List) {
+    warnings.push(`images: ${format} names its images in docker_images; the images list is used`);
+  }
   let read: { name: string; image: string; path: string }[];
   let path = 'docker_images';
-  if (format === 'PTDL_v1' && images !== undefined && images !== null) {
+  if (v1List || (format === 'PTDL_v1' && images !== undefined && images !== null)) {
     path = 'images';
     read = list(images, path).map((ref, i) => {
       const text = requiredText(ref, `${path}[${i}]`, EGG_LIMITS.image);
@@ -541,7 +578,6 @@ function readImages(egg: Json, format: EggFormat): { name: string; image: string
     const text = requiredText(image, path, EGG_LIMITS.image);
     read = [{ name: text, image: text, path }];
   } else {
-    const docker = own(egg, 'docker_images');
     if (Array.isArray(docker)) {
       read = docker.map((ref, i) => {
         const text = requiredText(ref, `${path}[${i}]`, EGG_LIMITS.image);
@@ -604,54 +640,76 @@ function noteIgnored(egg: Json, config: Json, warnings: string[]): void {
 
 // --- variables ----------------------------------------------------------------------------------
 
-interface ReadVariable {
-  readonly variable: TemplateVariable;
-  readonly env: string;
-  /** The reserved name the egg gave it, when it was renamed. */
-  readonly renamedFrom: string | null;
-}
-
-function readVariables(egg: Json, warnings: string[]): ReadVariable[] {
+/**
+ * The variables, in display order, and the names the import changed. A reserved name (any case)
+ * is renamed to `SERVER_<NAME>`, as Pelican does; a name repeated (ignoring case, after renames)
+ * keeps its last definition, as both panels end up doing (Pterodactyl stores both and the last
+ * one fills the environment; Pelican updates the first with the second). Each is a warning.
+ */
+function readVariables(
+  egg: Json,
+  warnings: string[],
+): { variables: TemplateVariable[]; renames: NameChanges } {
   const raw = list(own(egg, 'variables'), 'variables');
   if (raw.length > EGG_LIMITS.variables) {
     throw invalid('variables', `has more than ${EGG_LIMITS.variables} variables`);
   }
-  const read = raw.map((entry, i) => readVariable(entry, `variables[${i}]`));
-
-  const seen = new Map<string, string>();
-  const out: (ReadVariable & { sort: number; index: number })[] = [];
-  for (const [i, { variable, sort }] of read.entries()) {
-    const path = `variables[${i}]`;
+  const read = raw.map((entry, i) => {
+    const { variable, sort } = readVariable(entry, `variables[${i}]`);
     const original = variable.envVariable;
     const upper = original.toUpperCase();
     const reserved = RESERVED_ENV_NAMES.includes(upper);
     const env = reserved ? `SERVER_${upper}` : original;
-    const earlier = seen.get(env.toUpperCase());
-    if (earlier !== undefined) {
-      const how = reserved ? ` (the reserved name ${original} renamed)` : '';
-      throw invalid(`${path}.env_variable`, `${env}${how} is already used by ${earlier}`);
-    }
-    seen.set(env.toUpperCase(), path);
     if (reserved) {
       warnings.push(
-        `${path} (${original}): the name is reserved for the panel; renamed to ${env}, and the start commands with it (as Pelican does)`,
+        `variables[${i}] (${original}): the name is reserved for the panel; renamed to ${env}, with every reference to it in the start commands, config files and install script (as Pelican does)`,
       );
     }
-    out.push({
-      variable: { ...variable, envVariable: env },
-      env,
-      renamedFrom: reserved ? upper : null,
-      sort,
-      index: i,
-    });
-  }
+    return { variable: { ...variable, envVariable: env }, original, reserved, sort, index: i };
+  });
 
+  // The last definition of each name (ignoring case) is kept.
+  const last = new Map<string, (typeof read)[number]>();
+  for (const entry of read) last.set(entry.variable.envVariable.toUpperCase(), entry);
+  const byUpper = new Map<string, string>();
+  const exact = new Map<string, string>();
+  const reservedWords = new Map<string, string>();
+  for (const entry of read) {
+    const kept = last.get(entry.variable.envVariable.toUpperCase()) ?? entry;
+    const env = kept.variable.envVariable;
+    if (kept !== entry) {
+      warnings.push(
+        `variables[${entry.index}] (${entry.original}): variables[${kept.index}] has the same name; the last one is kept, as in the panels`,
+      );
+    }
+    if (entry.original !== env) {
+      byUpper.set(entry.original.toUpperCase(), env);
+      exact.set(entry.original, env);
+    }
+    if (entry.reserved) reservedWords.set(entry.original.toUpperCase(), env);
+  }
+  const out = read.filter((entry) => last.get(entry.variable.envVariable.toUpperCase()) === entry);
+
+  const defaults = Object.fromEntries(
+    out.map(({ variable }) => [variable.envVariable, variable.defaultValue]),
+  );
+  const names = new Set(out.map(({ variable }) => variable.envVariable));
   for (const { variable, index } of out) {
     const label = `variables[${index}] (${variable.envVariable})`;
+    for (const { rule, readAs } of ruleNotes(variable.rules)) {
+      warnings.push(`${label}: rule ${JSON.stringify(rule)} is read as ${JSON.stringify(readAs)}`);
+    }
     for (const rule of unknownRules(variable.rules)) {
       warnings.push(`${label}: rule ${JSON.stringify(rule)} is not enforced`);
     }
-    const problem = checkValue(variable.rules, variable.defaultValue);
+    for (const other of comparedVariables(variable.rules)) {
+      if (!names.has(other)) {
+        warnings.push(
+          `${label}: a rule compares it with ${other}, which is not a variable of this egg; that rule is not enforced`,
+        );
+      }
+    }
+    const problem = checkValue(variable.rules, variable.defaultValue, defaults);
     if (problem !== null) {
       warnings.push(
         `${label}: the default value ${JSON.stringify(variable.defaultValue)} fails its own rules: ${problem}`,
@@ -659,7 +717,10 @@ function readVariables(egg: Json, warnings: string[]): ReadVariable[] {
     }
   }
   // Pelican exports carry each variable's display position as `sort`.
-  return out.sort((a, b) => a.sort - b.sort || a.index - b.index);
+  const variables = out
+    .sort((a, b) => a.sort - b.sort || a.index - b.index)
+    .map(({ variable }) => variable);
+  return { variables, renames: { byUpper, exact, reservedWords } };
 }
 
 function readVariable(entry: unknown, path: string): { variable: TemplateVariable; sort: number } {
@@ -698,7 +759,9 @@ function readRules(value: unknown, path: string): string[] {
     rules = parseRules(value);
   } else {
     rules = parseRules(
-      list(value, path).map((rule, i) => requiredText(rule, `${path}[${i}]`, EGG_LIMITS.rule)),
+      // An empty entry (`["required", "string", ""]`, as Pelican exports `required|string|`) is
+      // dropped, as the same trailing pipe in a string is.
+      list(value, path).map((rule, i) => optionalText(rule, `${path}[${i}]`, EGG_LIMITS.rule)),
     );
   }
   if (rules.length > EGG_LIMITS.rules)

@@ -7,6 +7,10 @@
  *
  * A value is what the operator typed. Like Laravel behind Pterodactyl's middleware, which trims
  * input and turns an empty string into null, a blank value and null are the same: "empty".
+ *
+ * A few rules real eggs write that Laravel itself would not read are interpreted (`interpretRule`):
+ * `int` is `integer`, and a modifier with a rule after a colon (`nullable:string`, a `|` typed as
+ * `:`) is the two rules. `ruleNotes` lists them for the importer's warnings.
  */
 
 import { compileRe2, MAX_PATTERN_LENGTH, translatePcre, type Compiled } from './patterns.js';
@@ -96,12 +100,66 @@ function readRule(raw: string): Rule {
   return { raw, name, param: colon === -1 ? null : raw.slice(colon + 1) };
 }
 
+/** Rule names Laravel does not have, read as the one meant (Laravel's loose `int`). */
+const ALIASES: ReadonlyMap<string, string> = new Map([['int', 'integer']]);
+
+/**
+ * The rules `raw` stands for: itself, or what a misspelling real eggs carry means. `int` is
+ * `integer`; a modifier followed by a colon and a rule without a parameter (`nullable:string`,
+ * `required:int`) is the two rules. Anything else is itself (and may be unknown).
+ */
+export function interpretRule(raw: string): readonly string[] {
+  const { name, param } = readRule(raw);
+  if (param === null) {
+    const alias = ALIASES.get(name);
+    return alias === undefined ? [raw] : [alias];
+  }
+  if (MODIFIERS.has(name) && /^\s*[A-Za-z_]+\s*$/.test(param)) {
+    const inner = interpretRule(param.trim());
+    if (inner.every((rule) => compile(rule) !== null)) {
+      return [raw.slice(0, raw.indexOf(':')).trim(), ...inner];
+    }
+  }
+  return [raw];
+}
+
+/** The rules of `rules` that are interpreted, each with what it is read as (`int` → `integer`). */
+export function ruleNotes(rules: readonly string[]): { rule: string; readAs: string }[] {
+  return rules.flatMap((rule) => {
+    const read = interpretRule(rule);
+    return read.length === 1 && read[0] === rule ? [] : [{ rule, readAs: read.join('|') }];
+  });
+}
+
+/**
+ * The other variables `rules` compare with (`gt:environment.MIN_PLAYERS` → `MIN_PLAYERS`): the
+ * form Pterodactyl's validation data gives them.
+ */
+export function comparedVariables(rules: readonly string[]): string[] {
+  return rules.flatMap((rule) => {
+    const { name, param } = readRule(rule);
+    if (!COMPARISONS.has(name) || param === null) return [];
+    const field = fieldOf(firstParameter(param));
+    return field === null ? [] : [field];
+  });
+}
+
+/** What a check sees beside the value. */
+interface Context {
+  /** A size is a number, not a length: `integer` or `numeric` is among the rules. */
+  readonly numeric: boolean;
+  /** The values of the other variables, by name (for comparisons); absent: not known. */
+  readonly fields: Readonly<Record<string, string>> | undefined;
+}
+
 /** A rule that can be checked: a test of a non-empty value, and what to say when it fails. */
 interface Check {
-  /** Checks a value that is not empty; `numeric` tells that a size is a number, not a length. */
-  readonly test: (value: string, numeric: boolean) => string | null;
+  /** Checks a value that is not empty. */
+  readonly test: (value: string, context: Context) => string | null;
   /** Whether an empty value, in rules without `required` or `nullable`, fails this rule. */
   readonly failsEmpty: boolean;
+  /** For a rule whose verdict on an empty value depends on the other variables: that verdict. */
+  readonly empty?: (context: Context) => string | null;
 }
 
 /** The rules that change how the others apply and test nothing themselves. */
@@ -129,6 +187,9 @@ function build(rule: Rule): Check | null {
   const { name, param } = rule;
   if (MODIFIERS.has(name)) return param === null ? modifier : null;
   switch (name) {
+    // Laravel: the key is in the data. Every variable is, so it always holds.
+    case 'present':
+      return param === null ? modifier : null;
     case 'string':
       return param === null ? string : null;
     case 'integer':
@@ -170,6 +231,16 @@ function build(rule: Rule): Check | null {
     case 'regex':
     case 'notregex':
       return param === null ? null : regexRule(name === 'regex', param);
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return param === null ? null : comparisonRule(name, firstParameter(param));
+    case 'startswith':
+    case 'endswith':
+    case 'doesntstartwith':
+    case 'doesntendwith':
+      return param === null ? null : affixRule(name, csv(param));
     default:
       return null;
   }
@@ -233,7 +304,7 @@ function sizeRule(name: string, bounds: number[] | null): Check | null {
           : !(low <= 0 && 0 <= (high ?? low));
   return {
     failsEmpty,
-    test: (value, numeric) => {
+    test: (value, { numeric }) => {
       if (numeric && !isNumeric(value)) return null; // the integer/numeric rule says why
       const size = numeric ? Number(value) : codePoints(value);
       switch (name) {
@@ -314,6 +385,129 @@ function listRule(allowed: boolean, values: readonly string[]): Check {
   };
 }
 
+/** `gt`, `gte`, `lt`, `lte`: how each compares, and how its message reads. */
+const COMPARISONS: ReadonlyMap<
+  string,
+  {
+    readonly holds: (a: number, b: number) => boolean;
+    readonly than: string;
+    readonly chars: string;
+    readonly orEqual: boolean;
+  }
+> = new Map([
+  [
+    'gt',
+    { holds: (a, b) => a > b, than: 'greater than', chars: 'more characters than', orEqual: false },
+  ],
+  [
+    'gte',
+    {
+      holds: (a, b) => a >= b,
+      than: 'at least',
+      chars: 'at least as many characters as',
+      orEqual: true,
+    },
+  ],
+  [
+    'lt',
+    { holds: (a, b) => a < b, than: 'less than', chars: 'fewer characters than', orEqual: false },
+  ],
+  [
+    'lte',
+    {
+      holds: (a, b) => a <= b,
+      than: 'at most',
+      chars: 'at most as many characters as',
+      orEqual: true,
+    },
+  ],
+]);
+
+/** Laravel reads a parameter list as CSV; a comparison uses the first. */
+function firstParameter(param: string): string {
+  return (csv(param)[0] ?? '').trim();
+}
+
+/** The variable a comparison names: `environment.NAME`, as in Pterodactyl's validation data. */
+function fieldOf(param: string): string | null {
+  return /^environment\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(param)?.[1] ?? null;
+}
+
+/**
+ * Laravel's `gt`/`gte`/`lt`/`lte` (ValidatesAttributes::validateGt…). With a number, a numeric
+ * value is compared with it and any other value fails. With `environment.NAME`, the value is
+ * compared with that variable's: as numbers when both are numeric, otherwise by size (a numeric
+ * value's size is the number when `integer`/`numeric` is among the rules or the value itself is
+ * numeric, else its length); an empty other value fails the comparison. A variable that is not
+ * there (not known to the caller) leaves the rule unchecked; any other parameter is not enforced.
+ */
+function comparisonRule(name: string, param: string): Check | null {
+  const comparison = COMPARISONS.get(name);
+  if (comparison === undefined) return null;
+  const { holds, than, chars, orEqual } = comparison;
+  if (isNumeric(param)) {
+    const bound = Number(param);
+    return {
+      failsEmpty: true,
+      test: (value) => {
+        if (!isNumeric(value)) return `must be a number ${than} ${param}`;
+        return holds(Number(value), bound) ? null : `must be ${than} ${param}`;
+      },
+    };
+  }
+  const field = fieldOf(param);
+  if (field === null) return null;
+  const other = (context: Context): string | undefined =>
+    context.fields !== undefined && Object.hasOwn(context.fields, field)
+      ? context.fields[field]
+      : undefined;
+  return {
+    failsEmpty: false,
+    // Laravel: null against a string is a type mismatch, null against null two sizes of 0.
+    empty: (context) => {
+      const compared = other(context);
+      if (compared === undefined) return null;
+      return compared.trim() === '' && orEqual ? null : 'must not be empty';
+    },
+    test: (value, context) => {
+      const compared = other(context);
+      if (compared === undefined) return null;
+      if (compared.trim() === '') return `cannot be compared with ${field}, which is empty`;
+      if (isNumeric(value) && isNumeric(compared)) {
+        return holds(Number(value), Number(compared)) ? null : `must be ${than} ${field}`;
+      }
+      const numeric = context.numeric || isNumeric(value);
+      const size = (text: string): number =>
+        numeric && isNumeric(text) ? Number(text) : codePoints(text);
+      if (holds(size(value), size(compared))) return null;
+      return numeric ? `must be ${than} ${field}` : `must have ${chars} ${field}`;
+    },
+  };
+}
+
+/**
+ * `starts_with`/`ends_with` and their `doesnt_` forms: Laravel's Str::startsWith and endsWith,
+ * case-sensitive, any of the listed texts (empty ones never match). Not enforced without a text.
+ */
+function affixRule(name: string, values: readonly string[]): Check | null {
+  const needles = values.filter((needle) => needle !== '');
+  if (needles.length === 0) return null;
+  const negated = name.startsWith('doesnt');
+  const atStart = name === 'startswith' || name === 'doesntstartwith';
+  const shown = needles.length === 1 ? (needles[0] ?? '') : `one of ${needles.join(', ')}`;
+  const where = atStart ? 'start' : 'end';
+  return {
+    failsEmpty: !negated,
+    test: (value) => {
+      const found = needles.some((needle) =>
+        atStart ? value.startsWith(needle) : value.endsWith(needle),
+      );
+      if (found !== negated) return null;
+      return negated ? `must not ${where} with ${shown}` : `must ${where} with ${shown}`;
+    },
+  };
+}
+
 function regexRule(mustMatch: boolean, param: string): Check | null {
   const compiled = compilePattern(param);
   if (!compiled.ok) return null;
@@ -382,27 +576,39 @@ function stripExtended(source: string): string {
 
 /** The rules in `rules` that `checkValue` does not enforce, as written. */
 export function unknownRules(rules: readonly string[]): string[] {
-  return rules.filter((rule) => compile(rule) === null);
+  return rules.filter((rule) => interpretRule(rule).some((read) => compile(read) === null));
 }
 
 /**
  * Whether `value` satisfies `rules`: null when it does, else what is wrong, to follow the
  * variable's name ("must be at most 20 characters"). Rules `unknownRules` reports are ignored.
  * `min`, `max`, `between` and `size` count characters, or compare the number when `integer` or
- * `numeric` is among the rules.
+ * `numeric` is among the rules. `fields` are the values of the template's other variables, by
+ * name, for the rules that compare with one (`gt:environment.MIN`); without them those rules
+ * are not checked.
  */
-export function checkValue(rules: readonly string[], value: string | null): string | null {
-  const names = new Set(rules.map((rule) => readRule(rule).name));
+export function checkValue(
+  rules: readonly string[],
+  value: string | null,
+  fields?: Readonly<Record<string, string>>,
+): string | null {
+  const read = rules.flatMap(interpretRule);
+  const names = new Set(read.map((rule) => readRule(rule).name));
+  const context: Context = { numeric: names.has('integer') || names.has('numeric'), fields };
   const empty = value === null || value.trim() === '';
   if (empty) {
     if (names.has('required')) return 'is required';
     if (names.has('nullable')) return null;
-    const fails = rules.some((rule) => compile(rule)?.failsEmpty === true);
-    return fails ? 'must not be empty' : null;
+    for (const rule of read) {
+      const check = compile(rule);
+      if (check === null) continue;
+      const problem = check.empty?.(context) ?? (check.failsEmpty ? 'must not be empty' : null);
+      if (problem !== null) return problem;
+    }
+    return null;
   }
-  const numeric = names.has('integer') || names.has('numeric');
-  for (const rule of rules) {
-    const problem = compile(rule)?.test(value, numeric) ?? null;
+  for (const rule of read) {
+    const problem = compile(rule)?.test(value, context) ?? null;
     if (problem !== null) return problem;
   }
   return null;

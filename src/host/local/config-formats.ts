@@ -10,7 +10,8 @@
  *   key for the lines before the first section. A missing key is added to its section, a missing
  *   section at the end.
  * - `file`: every line that starts with the match is replaced, whole, by the value; nothing is
- *   added when no line matches.
+ *   added when no line matches. An empty match starts every line (Wings' `bytes.HasPrefix`), so
+ *   it replaces each of them: how an egg rewrites a one-line file.
  * - `json`, `yaml`: a dotted path; `*` stands for every entry of an object or list, `name[0]` or
  *   a number is a list index. Missing objects on the way are made; `[0]` of a missing list makes
  *   the list.
@@ -82,7 +83,9 @@ export function editConfig(
   replacements: readonly Replacement[],
 ): string {
   for (const replacement of replacements) {
-    if (replacement.match === '') throw new ConfigFileError('A replacement has an empty "match"');
+    if (replacement.match === '' && parser !== 'file') {
+      throw new ConfigFileError('A replacement has an empty "match"');
+    }
   }
   switch (parser) {
     case 'properties':

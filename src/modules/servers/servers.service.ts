@@ -808,18 +808,24 @@ function templateValues(
   }
   const result: Record<string, string> = {};
   for (const variable of template.variables) {
-    const value = Object.hasOwn(values, variable.envVariable)
+    result[variable.envVariable] = Object.hasOwn(values, variable.envVariable)
       ? (values[variable.envVariable] ?? '')
       : variable.defaultValue;
+  }
+  // Checked once all are known: a rule may compare with another variable (`gt:environment.MIN`).
+  for (const variable of template.variables) {
     if (checked === undefined || checked.includes(variable.envVariable))
-      checkVariable(variable, value);
-    result[variable.envVariable] = value;
+      checkVariable(variable, result[variable.envVariable] ?? '', result);
   }
   return result;
 }
 
-function checkVariable(variable: TemplateVariable, value: string): void {
-  const problem = checkValue(variable.rules, value === '' ? null : value);
+function checkVariable(
+  variable: TemplateVariable,
+  value: string,
+  fields: Readonly<Record<string, string>>,
+): void {
+  const problem = checkValue(variable.rules, value === '' ? null : value, fields);
   if (problem !== null) {
     throw new AppError('VALIDATION_FAILED', `variables.${variable.envVariable}: ${problem}`, {
       details: [{ path: `body/variables/${variable.envVariable}`, message: problem }],
