@@ -6,12 +6,13 @@
  * refuse are checked one by one for what it now reads in them.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '../src/errors.js';
 import { parseEgg, type ImportedEgg } from '../src/templates/egg.js';
-import { renderText, templateEnvironment } from '../src/templates/render.js';
+import { renderText, startScript, templateEnvironment } from '../src/templates/render.js';
 import { startPanel, type TestPanel } from './helpers/app.js';
 import { json, register, type Session } from './helpers/factories.js';
 
@@ -157,6 +158,28 @@ describe('the public egg library', () => {
       memoryBytes: 2 ** 30,
     });
     assert.equal(renderText(serverName.value, env), 'ServerName=Pterodactyl Server');
+  });
+});
+
+describe('the start-ups of the public egg library', () => {
+  // Start commands are run by bash, as Wings' yolks run them (test/shells.test.ts runs some);
+  // here every one of the library is read by bash, rendered as the panel renders it.
+  const commands = FILES.flatMap((file) => {
+    const egg = importOrProblem(file);
+    if (typeof egg === 'string') return [];
+    return egg.definition.startupCommands.map((startup) => ({
+      file,
+      script: startScript(startup.command),
+    }));
+  });
+
+  it(`has all ${commands.length} start commands read by bash without a syntax error`, () => {
+    const refused = commands.flatMap(({ file, script }) => {
+      const check = spawnSync('bash', ['-n', '-c', script], { encoding: 'utf8' });
+      return check.status === 0 ? [] : [`${file}: ${check.stderr.trim()}`];
+    });
+    assert.ok(commands.length >= FILES.length, 'every egg has a start command');
+    assert.deepEqual(refused, []);
   });
 });
 
