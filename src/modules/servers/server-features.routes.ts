@@ -16,7 +16,7 @@ export function serverFeaturesRoutes(app: App, features: ServerFeaturesService):
         description:
           'Needs `files.write` and `power`, and a template with the `eula` feature (409 otherwise). A stopped or crashed server is started and the answer is its status; a refused start (409 NOT_INSTALLED, PORT_IN_USE…) is the answer then, with eula.txt written. A server that runs is not restarted. The console socket\'s `notice` frame with `feature: "eula"` says when the game asks for it.',
         params: ServerParams,
-        response: responses(StatusEnvelope, 401, 403, 404, 409, 413, 503),
+        response: responses(StatusEnvelope, 400, 401, 403, 404, 409, 413, 503, 507),
       },
     },
     async (request) => {

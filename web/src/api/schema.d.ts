@@ -4927,6 +4927,15 @@ export interface paths {
           };
         };
         /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4973,6 +4982,15 @@ export interface paths {
         };
         /** @description Every error has this shape */
         503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        507: {
           headers: {
             [name: string]: unknown;
           };
