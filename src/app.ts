@@ -59,6 +59,8 @@ import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
+import { serverFeaturesRoutes } from './modules/servers/server-features.routes.js';
+import { ServerFeaturesService } from './modules/servers/server-features.service.js';
 import { serverUsersRoutes } from './modules/server-users/server-users.routes.js';
 import { ServerUsersService } from './modules/server-users/server-users.service.js';
 import { TemplatesRepository } from './modules/templates/templates.repository.js';
@@ -517,6 +519,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     createProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
   );
   serversRoutes(app, serversService);
+  serverFeaturesRoutes(
+    app,
+    new ServerFeaturesService({ servers: serversService, repository: servers, templates, now }),
+  );
   serverUsersRoutes(app, new ServerUsersService({ servers: serversService, users, events }));
   schedulesRoutes(app, schedulesService);
   backupsRoutes(app, backups);

@@ -343,6 +343,10 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/servers/:server/owner',                 [401, 401, 403, 403, 403, 403, 403, 200], { payload: { owner: null } }),
   row('POST',   '/api/servers/:server/install',               [401, 401, 403, 403, 409, 409, 403, 409], {}, { setup: stopped }),
   row('PUT',    '/api/servers/:server/install',               [401, 401, 403, 403, 403, 403, 403, 200], { payload: { state: 'installed' } }, { setup: stopped }),
+  // Nor any egg feature: no EULA to accept, no template image to choose.
+  row('POST',   '/api/servers/:server/eula',                  [401, 401, 403, 403, 409, 409, 403, 409], {}, { setup: stopped }),
+  row('GET',    '/api/servers/:server/image',                 [401, 401, 403, 403, 200, 200, 403, 200]),
+  row('PUT',    '/api/servers/:server/image',                 [401, 401, 403, 403, 409, 409, 403, 409], { payload: { image: 'example/game:1' } }),
   row('POST',   '/api/servers/:server/command',               [401, 401, 403, 403, 200, 200, 403, 200], { payload: { command: 'say access matrix' } }, { setup: running }),
   row('GET',    '/api/servers/:server/stats',                 [401, 401, 403, 403, 200, 200, 403, 200]),
   row('GET',    '/api/servers/:server/users',                 [401, 401, 403, 403, 200, 200, 403, 200]),
@@ -431,6 +435,9 @@ const NEEDS: Readonly<Record<string, Need>> = {
   'PUT /api/servers/:server/owner': 'admin',
   'POST /api/servers/:server/install': 'settings',
   'PUT /api/servers/:server/install': 'admin',
+  'POST /api/servers/:server/eula': ['files.write', 'power'],
+  'GET /api/servers/:server/image': 'settings',
+  'PUT /api/servers/:server/image': 'settings',
   'POST /api/servers/:server/command': 'console.write',
   'GET /api/servers/:server/stats': 'view',
   'GET /api/servers/:server/users': 'users',
@@ -483,6 +490,7 @@ const PAIRS: readonly (readonly ServerPermission[])[] = [
   ['backups.restore', 'files.write'],
   ['backups.create', 'backups.delete'],
   ['backups.create', 'console.write'],
+  ['files.write', 'power'],
 ];
 
 const BACKUP_PERMISSIONS: readonly ServerPermission[] = [

@@ -9,6 +9,7 @@
  * service, the only module that holds a ServerHost). Another machine, later, is another
  * implementation of this port.
  */
+import type { FeatureNotice } from '../domain/features.js';
 import type { InstallState, ServerRecord, ServerStatus } from '../domain/server.js';
 import type { TemplateDefinition } from '../domain/template.js';
 import type { FeedEvent } from './local/console-feed.js';
@@ -50,6 +51,12 @@ export interface ServerConsole {
    * (docs/security.md, "Patterns").
    */
   watch(patterns: readonly string[], onMatch: () => void): () => void;
+  /**
+   * The notices of the template's features raised since the server's last start or install (its
+   * EULA line, a Java version error…; src/domain/features.ts), in order: subscribers hear each
+   * one as a `notice` event when it is raised.
+   */
+  notices(): readonly FeatureNotice[];
 }
 
 /**

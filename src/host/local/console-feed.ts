@@ -1,7 +1,7 @@
 /**
- * What one server's console shows, in order: its output split into lines, the panel's own lines
- * and its status changes; the last 1000 lines are its history, and every listener hears each
- * event once.
+ * What one server's console shows, in order: its output split into lines, the panel's own lines,
+ * its status changes and the notices of its egg's features; the last 1000 lines are its history,
+ * and every listener hears each event once.
  *
  * Output is never handled where it arrives. A chunk is only counted (its newlines) and queued;
  * a {@link ConsolePacer} shared by every server then splits, stores and hands out lines in
@@ -20,6 +20,7 @@
  * always keeps the newest 1000 lines and more, so once the output calms down the history is
  * exactly the last 1000 lines again.
  */
+import type { FeatureNotice } from '../../domain/features.js';
 import { escapeControl } from '../../text.js';
 import { performance } from 'node:perf_hooks';
 import type { OutputStream } from '../runtime/runtime.js';
@@ -51,7 +52,9 @@ export type FeedEvent<Status extends string> =
   | { readonly type: 'log'; readonly lines: readonly string[]; readonly ts: string }
   | { readonly type: 'status'; readonly status: Status }
   /** Lines the server printed that nobody will see, where they would have been. */
-  | { readonly type: 'skipped'; readonly lines: number };
+  | { readonly type: 'skipped'; readonly lines: number }
+  /** A line of an egg feature's showed up in the output (src/domain/features.ts). */
+  | ({ readonly type: 'notice' } & FeatureNotice);
 
 /** Where a process's output goes: one per process, for both its streams. */
 export interface OutputSink {
@@ -83,6 +86,7 @@ type Item<Status extends string> =
   /** A line of the panel's own. */
   | { readonly kind: 'line'; readonly line: string; readonly ts: string }
   | { readonly kind: 'status'; readonly status: Status }
+  | { readonly kind: 'notice'; readonly notice: FeatureNotice }
   | { readonly kind: 'end'; readonly stream: Stream; readonly ts: string };
 
 /** Work that the pacer runs in slices. */
@@ -241,6 +245,13 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     else this.#enqueue(item);
   }
 
+  /** A feature's notice, sent at once after everything before it. */
+  notice(notice: FeatureNotice): void {
+    const item = { kind: 'notice', notice } as const;
+    if (this.#idle()) this.#take(item);
+    else this.#enqueue(item);
+  }
+
   /** Drops what is queued and every listener; nothing is shown any more. */
   close(): void {
     this.#closed = true;
@@ -312,6 +323,10 @@ export class ConsoleFeed<Status extends string> implements Drainable {
       case 'status':
         this.#sendBatch();
         this.#send({ type: 'status', status: item.status });
+        return;
+      case 'notice':
+        this.#sendBatch();
+        this.#send({ type: 'notice', ...item.notice });
         return;
       case 'end':
         this.#ts = item.ts;

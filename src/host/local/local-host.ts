@@ -100,6 +100,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
       history: () => supervisor.history(name),
       subscribe: (listener) => supervisor.subscribe(name, listener),
       watch: (patterns, onMatch) => supervisor.watch(name, patterns, onMatch),
+      notices: () => supervisor.notices(name),
     }),
     command: (name, line, by) => {
       supervisor.command(name, line, by);

@@ -12,6 +12,7 @@ import type {
   ServerRecord,
   ServerStatus,
 } from '../../domain/server.js';
+import type { FeatureNotice } from '../../domain/features.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -34,6 +35,7 @@ import {
   type Usage,
 } from '../runtime/runtime.js';
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
+import { FeatureWatch } from './feature-watch.js';
 import { installLaunch, serverLaunch, stopMethodOf } from './launch.js';
 import type { LineMatcher } from './line-watch.js';
 import type { ConsoleLine } from './console-log.js';
@@ -89,6 +91,8 @@ interface Entry {
   exitHandled: Promise<void>;
   /** The console: its history, its listeners and the output waiting to be shown. */
   readonly log: ConsoleFeed<ServerStatus>;
+  /** Watches the console for the lines of the template's features (a hook on every line). */
+  readonly features: FeatureWatch;
   readonly lock: Lock;
 }
 
@@ -165,6 +169,11 @@ export class Supervisor {
 
   history(name: string): ConsoleLine[] {
     return this.#entries.get(name)?.log.history() ?? [];
+  }
+
+  /** See ServerConsole.notices (src/host/host.ts). */
+  notices(name: string): readonly FeatureNotice[] {
+    return this.#entries.get(name)?.features.raised() ?? [];
   }
 
   /** Calls `listener` with every console line and status change of `name` until unsubscribed. */
@@ -249,6 +258,7 @@ export class Supervisor {
       const runtime = this.deps.runtimes[record.runtime];
       const launch = installLaunch(record, template);
       this.#refuseUnenforced(runtime, record, entry);
+      entry.features.begin(record, template);
       this.#setStatus(entry, 'installing');
       await this.deps.servers.setInstall(name, { state: 'installing' });
       let process: RunningProcess;
@@ -432,6 +442,9 @@ export class Supervisor {
       });
       if (process) {
         const entry = this.#entry(record.name);
+        const template =
+          record.template === null ? null : await this.deps.templates.find(record.template);
+        entry.features.begin(record, template ?? null);
         const ended = await settledAlready(process.exited);
         await entry.lock.run(() =>
           this.#attach(record.name, entry, process, ended ? 'ended while away' : 'took over'),
@@ -522,8 +535,10 @@ export class Supervisor {
             this.#consoleFailed(error, server);
           },
         }),
+        features: new FeatureWatch(),
         lock: new Lock(),
       };
+      entry.features.follow(entry.log);
       this.#entries.set(name, entry);
     }
     return entry;
@@ -569,6 +584,7 @@ export class Supervisor {
 
     await this.deps.checkPorts(record);
 
+    entry.features.begin(record, template);
     this.#setStatus(entry, 'starting');
     let process: RunningProcess;
     try {

@@ -35,6 +35,8 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'PUT /api/servers/:server/owner': 'server.owner',
   'POST /api/servers/:server/install': 'server.install',
   'PUT /api/servers/:server/install': 'server.install-state',
+  'POST /api/servers/:server/eula': 'server.eula',
+  'PUT /api/servers/:server/image': 'server.image',
   'POST /api/servers/:server/start': 'server.start',
   'POST /api/servers/:server/stop': 'server.stop',
   'POST /api/servers/:server/restart': 'server.restart',

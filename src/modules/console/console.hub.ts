@@ -198,6 +198,8 @@ export class ConsoleHub {
     });
     const lines = console.history().map((entry) => entry.line);
     this.#reply(client, { type: 'history', lines });
+    // What the game's last lines raised (its EULA line…), for a console opened afterwards.
+    for (const notice of console.notices()) this.#reply(client, { type: 'notice', ...notice });
     this.#watchExpiry(client);
     // Access may have been taken away between the check before the upgrade and now.
     void this.#recheckClient(client);

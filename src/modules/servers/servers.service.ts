@@ -699,6 +699,11 @@ export class ServersService {
     return this.deps.servers.find(name);
   }
 
+  /** The server's status now; the caller has checked who asks (`stopped` for an unknown name). */
+  status(name: string): ServerStatus {
+    return this.deps.host.state(name).status;
+  }
+
   /**
    * What the backups module needs of the host: the servers' folders, their status, holding a
    * stopped server stopped, save commands and the console. Its callers check the rights first.

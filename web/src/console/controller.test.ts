@@ -36,8 +36,13 @@ class FakeSocket {
 function setUp() {
   const sockets: FakeSocket[] = [];
   const timers: { run: () => void; ms: number; cleared: boolean }[] = [];
-  const calls: (['reset'] | ['write', string] | ['status', ServerStatus] | ['error', string])[] =
-    [];
+  const calls: (
+    | ['reset']
+    | ['write', string]
+    | ['status', ServerStatus]
+    | ['error', string]
+    | ['notice', string]
+  )[] = [];
   const connections: Connection[] = [];
   let token = 'first';
   const controller = createConsoleController({
@@ -52,6 +57,7 @@ function setUp() {
       write: (data) => calls.push(['write', data]),
       status: (status) => calls.push(['status', status]),
       error: (message) => calls.push(['error', message]),
+      notice: (notice) => calls.push(['notice', notice.feature]),
       connection: (connection) => connections.push(connection),
     },
     setTimeout: (run, ms) => {
@@ -113,6 +119,26 @@ describe('console controller', () => {
       ['status', 'starting'],
       ['write', '\x1b[2m[status] starting\x1b[22m\r\n'],
       ['error', 'The server is not running'],
+    ]);
+  });
+
+  it("hands on a feature's notice, and again after the history of a new connection", () => {
+    const { calls, last, fire } = setUp();
+    last().open();
+    last().receive({ type: 'history', lines: [] });
+    last().receive({ type: 'notice', feature: 'eula', message: 'accept the EULA' });
+    last().drop(1006);
+    fire();
+    last().open();
+    last().receive({ type: 'history', lines: [] });
+    last().receive({ type: 'notice', feature: 'eula', message: 'accept the EULA' });
+    expect(calls).toEqual([
+      ['reset'],
+      ['write', ''],
+      ['notice', 'eula'],
+      ['reset'],
+      ['write', ''],
+      ['notice', 'eula'],
     ]);
   });
 

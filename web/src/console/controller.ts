@@ -15,6 +15,7 @@ import {
   skippedText,
   statusText,
   type CloseReason,
+  type Notice,
 } from './protocol';
 
 export type Connection =
@@ -35,6 +36,11 @@ export interface ConsoleSink {
   connection(connection: Connection): void;
   /** A refused or failed command, as the panel words it. */
   error(message: string): void;
+  /**
+   * A feature's notice (the game asks for the Minecraft EULA…). Those of the server's current
+   * run come again after each `reset`.
+   */
+  notice(notice: Notice): void;
 }
 
 /** The part of the browser's WebSocket the controller uses. */
@@ -102,6 +108,9 @@ export function createConsoleController(deps: ConsoleDeps): ConsoleController {
         case 'status':
           sink.status(frame.status);
           sink.write(statusText(frame.status));
+          return;
+        case 'notice':
+          sink.notice(frame);
           return;
         case 'error':
           sink.error(frame.message);

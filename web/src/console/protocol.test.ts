@@ -24,6 +24,9 @@ describe('parseFrame', () => {
       status: 'running',
     });
     expect(parseFrame('{"type":"skipped","lines":12}')).toEqual({ type: 'skipped', lines: 12 });
+    expect(
+      parseFrame('{"type":"notice","feature":"eula","message":"accept the EULA","extra":1}'),
+    ).toEqual({ type: 'notice', feature: 'eula', message: 'accept the EULA' });
     expect(parseFrame('{"type":"error","code":"CONFLICT","message":"Not running"}')).toEqual({
       type: 'error',
       code: 'CONFLICT',
@@ -41,6 +44,8 @@ describe('parseFrame', () => {
       '{"type":"status","status":"exploded"}',
       '{"type":"skipped","lines":"3"}',
       '{"type":"error"}',
+      '{"type":"notice","feature":"eula"}',
+      '{"type":"notice","feature":1,"message":"x"}',
       '{"type":"other"}',
     ]) {
       expect(parseFrame(text)).toBeNull();

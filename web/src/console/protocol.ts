@@ -9,7 +9,19 @@ export type Frame =
   | { readonly type: 'log'; readonly lines: readonly string[] }
   | { readonly type: 'status'; readonly status: ServerStatus }
   | { readonly type: 'skipped'; readonly lines: number }
+  | Notice
   | { readonly type: 'error'; readonly code: string; readonly message: string };
+
+/**
+ * A line of an egg feature's showed up in the server's output (docs/templates.md): `eula` (the
+ * game asks for the Minecraft EULA), `java_version`, `pid_limit`, `steam_disk_space`; `message`
+ * says what it means, as the console's `[panel] …` line does.
+ */
+export interface Notice {
+  readonly type: 'notice';
+  readonly feature: string;
+  readonly message: string;
+}
 
 const STATUSES: readonly string[] = ['stopped', 'starting', 'running', 'stopping', 'crashed'];
 
@@ -38,6 +50,10 @@ export function parseFrame(text: unknown): Frame | null {
     case 'skipped':
       return typeof frame.lines === 'number' && Number.isFinite(frame.lines)
         ? { type: 'skipped', lines: frame.lines }
+        : null;
+    case 'notice':
+      return typeof frame.feature === 'string' && typeof frame.message === 'string'
+        ? { type: 'notice', feature: frame.feature, message: frame.message }
         : null;
     case 'error':
       return typeof frame.message === 'string'

@@ -6,7 +6,7 @@ import {
   type Connection,
   type ConsoleController,
 } from '../console/controller';
-import { consoleUrl } from '../console/protocol';
+import { consoleUrl, type Notice } from '../console/protocol';
 
 /** Where the console's output goes: the terminal, once it exists. */
 export interface TerminalLike {
@@ -18,6 +18,13 @@ export interface ConsoleState {
   readonly connection: Connection;
   /** The last refused or failed command's message, until the next command. */
   readonly error: string | null;
+  /**
+   * The notices of the server's egg features raised in its current run (the game asks for the
+   * Minecraft EULA…), one per feature, in order.
+   */
+  readonly notices: readonly Notice[];
+  /** Forgets a feature's notice (it was acted on); a new one brings it back. */
+  dismissNotice(feature: string): void;
   send(command: string): boolean;
   reconnect(): void;
   clearError(): void;
@@ -36,6 +43,7 @@ export function useConsole(
   const { sessions } = useServices();
   const [connection, setConnection] = useState<Connection>({ state: 'connecting' });
   const [error, setError] = useState<string | null>(null);
+  const [notices, setNotices] = useState<readonly Notice[]>([]);
   const controller = useRef<ConsoleController | null>(null);
   const statusRef = useRef(onStatus);
   useEffect(() => {
@@ -50,6 +58,8 @@ export function useConsole(
       sink: {
         reset: () => {
           terminal.reset();
+          // The history's connection sends the current run's notices again.
+          setNotices([]);
         },
         write: (data) => {
           terminal.write(data);
@@ -65,6 +75,13 @@ export function useConsole(
           }
         },
         error: setError,
+        notice: (notice) => {
+          setNotices((current) =>
+            current.some((known) => known.feature === notice.feature)
+              ? current
+              : [...current, notice],
+          );
+        },
       },
       setTimeout: (run, ms) => window.setTimeout(run, ms),
       clearTimeout: (handle) => {
@@ -84,6 +101,10 @@ export function useConsole(
   return {
     connection,
     error,
+    notices,
+    dismissNotice: (feature) => {
+      setNotices((current) => current.filter((notice) => notice.feature !== feature));
+    },
     send: (command) => {
       setError(null);
       return controller.current?.send(command) ?? false;

@@ -15,6 +15,7 @@ import { backoffDelay } from '../../console/protocol';
 import { useConsole, type TerminalLike } from '../../hooks/useConsole';
 import { FindBox } from './FindBox';
 import { CommandBox } from './CommandBox';
+import { EulaPrompt } from './EulaPrompt';
 import page from '../Page.module.css';
 import styles from './Console.module.css';
 
@@ -108,16 +109,21 @@ export default function Console({
   server,
   onStatus,
   canWrite,
+  canAcceptEula,
 }: {
   server: string;
   onStatus: (status: ServerStatus | null) => void;
   /** Holds `console.write`: without it the console is read-only, with no command box. */
   canWrite: boolean;
+  /** Holds `files.write` and `power`: may accept the Minecraft EULA when the game asks. */
+  canAcceptEula: boolean;
 }) {
   const [attach, terminal] = useTerminal();
   const live = useConsole(server, terminal, onStatus);
   const { connection } = live;
   const [notConnected, setNotConnected] = useState(false);
+  const [eulaAccepted, setEulaAccepted] = useState(false);
+  const asksEula = live.notices.some((notice) => notice.feature === 'eula');
 
   const send = (command: string) => {
     const sent = live.send(command);
@@ -155,6 +161,21 @@ export default function Console({
         />
       </div>
       {connection.state === 'closed' && <Alert tone="error">{connection.message}</Alert>}
+      {asksEula && (
+        <EulaPrompt
+          server={server}
+          canAccept={canAcceptEula}
+          onAccepted={() => {
+            live.dismissNotice('eula');
+            setEulaAccepted(true);
+          }}
+        />
+      )}
+      {eulaAccepted && !asksEula && (
+        <Alert tone="success">
+          Minecraft EULA accepted: eula.txt says eula=true, and the server is starting.
+        </Alert>
+      )}
       <div ref={attach} className={styles.terminal} role="region" aria-label="Console" />
       {live.error !== null && <Alert tone="error">{live.error}</Alert>}
       {notConnected && live.error === null && (

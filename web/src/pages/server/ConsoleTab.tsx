@@ -25,6 +25,7 @@ export default function ConsoleTab() {
           server={name}
           onStatus={onStatus}
           canWrite={permissions?.has('console.write') === true}
+          canAcceptEula={permissions?.has('files.write') === true && permissions.has('power')}
         />
       </Suspense>
     </Allowed>

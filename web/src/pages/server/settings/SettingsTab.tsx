@@ -10,6 +10,7 @@ import { useSession } from '../../../hooks/useSession';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { DeleteServer } from './DeleteServer';
+import { ImageChoice } from './ImageChoice';
 import { Activity } from './Activity';
 import { AllocationsForm } from './AllocationsForm';
 import { LimitFields } from './LimitFields';
@@ -64,9 +65,18 @@ export default function SettingsTab() {
             Loading the settings…
           </p>
         ) : (
-          <ConfigForm server={name} config={config.data} role={role} />
+          // Made again when the image changes (chosen below): its fields start from the saved one.
+          <ConfigForm
+            key={config.data.image ?? ''}
+            server={name}
+            config={config.data}
+            role={role}
+          />
         )}
       </section>
+      {config.data?.template != null && config.data.runtime === 'docker' && (
+        <ImageChoice server={name} />
+      )}
       {config.data?.template != null && <VariablesForm server={name} />}
       {role === 'admin' && config.data !== undefined && (
         <AllocationsForm server={name} allocations={config.data.allocations} />
