@@ -550,6 +550,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       users,
       keyUser: (keyId) => apiKeys.userOfKey(keyId),
       links,
+      templates,
       backups,
       maxUploadBytes: config.maxUploadBytes,
       maxEditBytes: config.maxEditBytes,

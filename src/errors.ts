@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'BINARY_FILE'
   | 'SYMLINK_LOOP'
   | 'PATH_OUTSIDE'
+  | 'FILE_DENIED'
   | 'ALREADY_EXISTS'
   | 'CHANGED_CONCURRENTLY'
   | 'RANGE_NOT_SATISFIABLE'
@@ -73,6 +74,8 @@ const STATUS: Record<ErrorCode, number> = {
   BINARY_FILE: 400,
   SYMLINK_LOOP: 400,
   PATH_OUTSIDE: 403,
+  /** The server's template protects the file (its `file_denylist`); only an admin may touch it. */
+  FILE_DENIED: 403,
   ALREADY_EXISTS: 409,
   CHANGED_CONCURRENTLY: 409,
   RANGE_NOT_SATISFIABLE: 416,

@@ -852,7 +852,7 @@ describe('warnings', () => {
   it('every unknown rule, a default that fails its own rules, and what the panel ignores', () => {
     const egg = withConfig(
       withField(
-        withField(eggOf('PTDL_v2'), ['file_denylist'], ['*.jar']),
+        withField(eggOf('PTDL_v2'), ['file_denylist'], ['*.jar', '', '[z-a]']),
         ['variables'],
         [
           { name: 'A', env_variable: 'A', default_value: 'x', rules: 'required|string' },
@@ -879,7 +879,7 @@ describe('warnings', () => {
       'variables[1] (SERVER_JARFILE): the default value "" fails its own rules: is required',
       'variables[2] (QUERY_PORT): rule "exists:ports" is not enforced',
       'variables[2] (QUERY_PORT): the default value "abc" fails its own rules: must be an integer',
-      'file_denylist: not enforced; every file stays visible and editable',
+      'file_denylist[2] ("[z-a]"): dropped: cannot be compiled (invalid character class range: `z-a`)',
       'config.extends: inheriting from another egg is not supported; only this egg’s own config is used',
     ]);
   });

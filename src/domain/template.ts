@@ -98,6 +98,11 @@ export interface TemplateDefinition {
   readonly dockerImages: readonly { readonly name: string; readonly image: string }[];
   /** Feature flags of the egg (`eula`, `java_version`…), kept for later use. */
   readonly features: readonly string[];
+  /**
+   * The egg's `file_denylist`: gitignore lines naming the files nobody but an admin may read or
+   * change through the panel (src/templates/denylist.ts). A template stored before has none.
+   */
+  readonly fileDenylist: readonly string[];
 }
 
 export interface Template extends TemplateDefinition {

@@ -21,6 +21,7 @@ import {
   type TemplateVariable,
 } from '../domain/template.js';
 import { AppError } from '../errors.js';
+import { readDenylist } from './denylist.js';
 import {
   changedName,
   NO_CHANGES,
@@ -135,9 +136,10 @@ export function parseEgg(text: string): ImportedEgg {
     variables,
     dockerImages: readImages(egg, format, warnings),
     features: readFeatures(egg),
+    fileDenylist: readDenylist(own(egg, 'file_denylist'), warnings),
   };
   readConfigLogs(config);
-  noteIgnored(egg, config, warnings);
+  noteIgnored(config, warnings);
   return { format, uuid: readUuid(own(egg, 'uuid')), definition, warnings };
 }
 
@@ -621,15 +623,7 @@ function readFeatures(egg: Json): string[] {
 }
 
 /** What eggs carry and this panel does not act on, when it is not empty. */
-function noteIgnored(egg: Json, config: Json, warnings: string[]): void {
-  const denylist = own(egg, 'file_denylist');
-  const denied =
-    typeof denylist === 'string'
-      ? denylist.trim() !== ''
-      : Array.isArray(denylist)
-        ? denylist.some((entry) => entry !== '' && entry !== null)
-        : isRecord(denylist) && Object.keys(denylist).length > 0;
-  if (denied) warnings.push('file_denylist: not enforced; every file stays visible and editable');
+function noteIgnored(config: Json, warnings: string[]): void {
   const parent = own(config, 'extends');
   if (parent !== undefined && parent !== null && parent !== '') {
     warnings.push(

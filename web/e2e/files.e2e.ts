@@ -3,7 +3,8 @@
  * Ctrl+S, the change still there after a reload, a download compared byte for byte; making,
  * renaming, moving and deleting (with its confirmation), the API's refusal shown, the question
  * before unsaved changes are left, a drop of files onto the list, a cancelled upload that leaves
- * nothing, and the tab on a phone.
+ * nothing, and the tab on a phone; a file the server's template protects, refused in words to a
+ * sub-user.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -40,6 +41,41 @@ describe('files', () => {
         'POST',
         '/api/servers/create',
         { name: 'world', startCommand: '/bin/cat' },
+        admin,
+      );
+      // A server whose template protects its start script, and a sub-user who may change files.
+      await register(panel, 'member');
+      const template = await panel.api<{ data: { id: string } }>(
+        'POST',
+        '/api/templates/import',
+        {
+          meta: { version: 'PTDL_v2' },
+          name: 'Palworld-like',
+          author: 'tests@example.com',
+          docker_images: { Debian: 'example/debian:12' },
+          file_denylist: ['PalServer.sh'],
+          startup: '/bin/cat',
+          config: { files: '{}', startup: '{}', logs: '{}', stop: '^C' },
+          variables: [],
+        },
+        admin,
+      );
+      await panel.api(
+        'POST',
+        '/api/servers/create',
+        { name: 'pal', template: template.data.id },
+        admin,
+      );
+      await panel.api(
+        'PUT',
+        '/api/servers/pal/files/content?path=PalServer.sh',
+        { content: '#!/bin/sh\n' },
+        admin,
+      );
+      await panel.api(
+        'PUT',
+        '/api/servers/pal/users/member',
+        { permissions: ['files.read', 'files.write'] },
         admin,
       );
     },
@@ -263,6 +299,41 @@ describe('files', () => {
       admin,
     );
     assert.ok(!listed.data.some((entry) => entry.name.includes('big')));
+    assertClean();
+  });
+
+  it('tells a sub-user in words that the template protects a file', async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'member');
+    await page.goto('/servers/pal/files');
+    await page.getByRole('heading', { name: 'Files', exact: true }).waitFor();
+    const refusal = `PalServer.sh is protected by the template's rule "PalServer.sh"`;
+
+    // Listed as any file; opening it in the editor says why it cannot be.
+    await row(page, 'PalServer.sh').getByRole('link').click();
+    await page.waitForURL('**/servers/pal/files/PalServer.sh?edit');
+    await page.getByRole('alert').getByText(refusal).waitFor();
+    assert.equal(await editorText(page).count(), 0);
+    await assertAccessible(page, 'a protected file in the editor');
+
+    await page.getByRole('link', { name: 'Back to the folder', exact: true }).click();
+    await row(page, 'PalServer.sh').getByRole('button', { name: 'Download', exact: true }).click();
+    await row(page, 'PalServer.sh').getByRole('alert').getByText(refusal).waitFor();
+    await row(page, 'PalServer.sh').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page
+      .getByRole('group', { name: 'Delete PalServer.sh?' })
+      .getByRole('button', { name: 'Delete', exact: true })
+      .click();
+    await row(page, 'PalServer.sh').getByRole('alert').getByText(refusal).waitFor();
+    await assertAccessible(page, 'a refused delete of a protected file');
+
+    const kept = await journeyOf.panel.api<{ data: { content: string } }>(
+      'GET',
+      '/api/servers/pal/files/content?path=PalServer.sh',
+      undefined,
+      admin,
+    );
+    assert.equal(kept.data.content, '#!/bin/sh\n');
     assertClean();
   });
 

@@ -53,6 +53,25 @@ import {
   type ArchiveLimits,
   type ArchiveWriter,
 } from './archive-formats.js';
+import {
+  at,
+  changed,
+  errnoOf,
+  openFolder,
+  sameIdentity,
+  shown,
+  walkBelow,
+  type Identity,
+  type Visitor,
+} from './tree.js';
+import {
+  checkBelow,
+  checkPaths,
+  cursorAt,
+  fileDenied,
+  type GuardCursor,
+  type PathGuard,
+} from './guard.js';
 import { DiskUsage } from './usage.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -133,11 +152,6 @@ interface Place {
   /** lstat of the entry, when it exists. */
   readonly stat: Stats | null;
 }
-
-const at = (fd: number, name?: string): string =>
-  name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`;
-
-const shown = (segments: readonly string[]): string => `"/${joinSegments(segments)}"`;
 
 export class ServerStorage {
   /** Whether server folders belong to the servers' own users (the panel runs as root). */
@@ -458,16 +472,23 @@ export class ServerStorage {
     });
   }
 
-  /** Creates an empty file or a folder named `name` in the folder `parent`. */
+  /**
+   * Creates an empty file or a folder named `name` in the folder `parent`. Every method that
+   * takes a `guard` refuses what it denies (403 FILE_DENIED, see guard.ts) before changing
+   * anything; null: nothing is denied.
+   */
   async createEntry(
     server: string,
     parent: readonly string[],
     name: string,
     type: 'file' | 'folder',
+    guard: PathGuard | null = null,
   ): Promise<Entry> {
     const owner = this.#ownerOf(server);
+    checkPaths(guard, [[...parent, name]], type === 'folder');
     return this.#withFolder(server, parent, async (dir, folder) => {
       const segments = [...folder, name];
+      checkPaths(guard, [segments], type === 'folder');
       try {
         if (type === 'folder') {
           await mkdir(at(dir.fd, name), { mode: 0o755 });
@@ -502,9 +523,15 @@ export class ServerStorage {
    * Opens a regular file for reading (following symlinks that stay inside). The caller owns the
    * handle and must close it.
    */
-  async openFile(server: string, segments: readonly string[]): Promise<OpenedFile> {
+  async openFile(
+    server: string,
+    segments: readonly string[],
+    guard: PathGuard | null = null,
+  ): Promise<OpenedFile> {
+    checkPaths(guard, [segments], false);
     return this.#withPlace(server, segments, true, async (place) => {
       if (place.name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
+      checkPaths(guard, [place.segments], false);
       const handle = await openRegular(place.dir, place.name, place.segments);
       const stat = await handle.stat();
       return { handle, name: place.name, size: stat.size, modified: stat.mtime };
@@ -512,8 +539,13 @@ export class ServerStorage {
   }
 
   /** A text file's content: UTF-8 only (else 400), at most `maxBytes` (else 413). */
-  async readText(server: string, segments: readonly string[], maxBytes: number): Promise<string> {
-    const file = await this.openFile(server, segments);
+  async readText(
+    server: string,
+    segments: readonly string[],
+    maxBytes: number,
+    guard: PathGuard | null = null,
+  ): Promise<string> {
+    const file = await this.openFile(server, segments, guard);
     try {
       if (file.size > maxBytes) {
         throw new AppError(
@@ -547,13 +579,16 @@ export class ServerStorage {
     segments: readonly string[],
     content: string,
     quota: number | null = null,
+    guard: PathGuard | null = null,
   ): Promise<Entry> {
+    checkPaths(guard, [segments], false);
     return this.#withPlace(server, segments, true, async (place) => {
       const name = place.name;
       if (name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
       if (place.stat?.isDirectory())
         throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
       if (place.stat && !place.stat.isFile()) throw special(place.segments);
+      checkPaths(guard, [place.segments], false);
       const mode = place.stat ? place.stat.mode & 0o7777 : 0o644;
       const growth = Buffer.byteLength(content, 'utf8') - (place.stat?.size ?? 0);
       const reservation = await this.#usage.reserve(server, quota);
@@ -592,9 +627,12 @@ export class ServerStorage {
     source: Readable,
     maxBytes: number | null,
     quota: number | null = null,
+    guard: PathGuard | null = null,
   ): Promise<Entry> {
+    checkPaths(guard, [[...folder, name]], false);
     return this.#withFolder(server, folder, async (dir, folderSegments) => {
       const segments = [...folderSegments, name];
+      checkPaths(guard, [segments], false);
       const existing = await lstat(at(dir.fd, name)).catch(() => null);
       if (existing?.isDirectory())
         throw new AppError('NOT_A_FILE', `${shown(segments)} is a folder`);
@@ -647,10 +685,19 @@ export class ServerStorage {
   }
 
   /** Renames an entry inside its folder (a symlink is renamed, not its target). */
-  async renameEntry(server: string, segments: readonly string[], newName: string): Promise<Entry> {
+  async renameEntry(
+    server: string,
+    segments: readonly string[],
+    newName: string,
+    guard: PathGuard | null = null,
+  ): Promise<Entry> {
     return this.#withPlace(server, segments, false, async (place) => {
       const name = existingName(place);
       const target = [...place.segments.slice(0, -1), newName];
+      await guardEntry(guard, place, segments, {
+        asked: [...segments.slice(0, -1), newName],
+        resolved: target,
+      });
       await moveWithoutReplacing(place.dir, name, place.dir, newName, place.segments, target);
       return entryOf(target, await statOf(place.dir, newName, target));
     });
@@ -666,6 +713,7 @@ export class ServerStorage {
     server: string,
     source: readonly string[],
     destination: readonly string[],
+    guard: PathGuard | null = null,
   ): Promise<Entry> {
     return this.#withPlace(server, source, false, async (from) => {
       const name = existingName(from);
@@ -673,6 +721,10 @@ export class ServerStorage {
         if (followed.name === null || followed.stat?.isDirectory()) {
           return this.#withFolder(server, destination, async (dir, folder) => {
             const target = [...folder, name];
+            await guardEntry(guard, from, source, {
+              asked: [...destination, name],
+              resolved: target,
+            });
             await moveWithoutReplacing(from.dir, name, dir, name, from.segments, target);
             return entryOf(target, await statOf(dir, name, target));
           });
@@ -680,6 +732,7 @@ export class ServerStorage {
         // A new path: the destination itself, never a place a symlink there points to.
         return this.#withPlace(server, destination, false, async (to) => {
           if (to.name === null || to.stat) throw alreadyExists(to.segments);
+          await guardEntry(guard, from, source, { asked: destination, resolved: to.segments });
           await moveWithoutReplacing(from.dir, name, to.dir, to.name, from.segments, to.segments);
           return entryOf(to.segments, await statOf(to.dir, to.name, to.segments));
         });
@@ -691,9 +744,14 @@ export class ServerStorage {
    * Deletes a file, a symlink (not its target) or a folder with everything in it; what it frees
    * comes off the server's disk use, also when it stops part-way.
    */
-  async deleteEntry(server: string, segments: readonly string[]): Promise<void> {
+  async deleteEntry(
+    server: string,
+    segments: readonly string[],
+    guard: PathGuard | null = null,
+  ): Promise<void> {
     await this.#withPlace(server, segments, false, async (place) => {
       const name = existingName(place);
+      await guardEntry(guard, place, segments);
       const freed = { bytes: 0 };
       try {
         await removeEntry(place.dir, name, place.segments, freed);
@@ -711,18 +769,22 @@ export class ServerStorage {
    * inside another one of the list goes with it. A failure part-way is thrown with what was
    * deleted before it in its message; what was deleted stays deleted.
    */
-  async deleteMany(server: string, paths: readonly (readonly string[])[]): Promise<string[]> {
+  async deleteMany(
+    server: string,
+    paths: readonly (readonly string[])[],
+    guard: PathGuard | null = null,
+  ): Promise<string[]> {
     const list = withoutNested(paths);
     for (const segments of list) {
-      await this.#withPlace(server, segments, false, (place) => {
+      await this.#withPlace(server, segments, false, async (place) => {
         existingName(place);
-        return Promise.resolve();
+        await guardEntry(guard, place, segments);
       });
     }
     const done: string[] = [];
     for (const segments of list) {
       try {
-        await this.deleteEntry(server, segments);
+        await this.deleteEntry(server, segments, guard);
       } catch (error) {
         throw partly(error, 'deleted', done);
       }
@@ -741,6 +803,7 @@ export class ServerStorage {
     server: string,
     sources: readonly (readonly string[])[],
     destination: readonly string[],
+    guard: PathGuard | null = null,
   ): Promise<Entry[]> {
     const folder = await this.#withFolder(server, destination, async (dir, real) => {
       const names = new Set<string>();
@@ -759,6 +822,10 @@ export class ServerStorage {
           }
           names.add(name);
           if (await lstat(at(dir.fd, name)).catch(() => null)) throw alreadyExists([...real, name]);
+          await guardEntry(guard, place, source, {
+            asked: [...destination, name],
+            resolved: [...real, name],
+          });
         });
       }
       return real;
@@ -766,7 +833,7 @@ export class ServerStorage {
     const moved: Entry[] = [];
     for (const source of sources) {
       try {
-        moved.push(await this.move(server, source, folder));
+        moved.push(await this.move(server, source, folder, guard));
       } catch (error) {
         throw partly(
           error,
@@ -791,21 +858,23 @@ export class ServerStorage {
     destination: readonly string[],
     format: 'zip' | 'tar.gz',
     quota: number | null = null,
+    guard: PathGuard | null = null,
   ): Promise<Entry> {
     const names = new Set<string>();
     for (const source of sources) {
-      await this.#withPlace(server, source, false, (place) => {
+      await this.#withPlace(server, source, false, async (place) => {
         if (place.name !== null) existingName(place);
         const name = place.name ?? '';
         if (names.has(name)) {
           throw new AppError('VALIDATION_FAILED', `Two of the paths are named "${name}"`);
         }
         names.add(name);
-        return Promise.resolve();
+        await guardEntry(guard, place, source);
       });
     }
     return this.#withPlace(server, destination, false, async (to) => {
       if (to.name === null || to.stat) throw alreadyExists(to.segments);
+      checkPaths(guard, [destination, to.segments], false);
       const name = to.name;
       const reservation = await this.#usage.reserve(server, quota);
       let written = 0;
@@ -831,8 +900,9 @@ export class ServerStorage {
             };
             try {
               for (const source of sources) {
+                // Checked again while packing: what appeared since is refused too.
                 await this.#withPlace(server, source, false, (place) =>
-                  this.#pack(place, writer, add),
+                  this.#pack(place, writer, add, {}, guard),
                 );
               }
               writer.end();
@@ -854,18 +924,32 @@ export class ServerStorage {
     });
   }
 
-  /** Adds one resolved source to an archive being written (see `compress`). */
+  /**
+   * Adds one resolved source to an archive being written (see `compress`); an entry `guard`
+   * denies stops it (FILE_DENIED).
+   */
   async #pack(
     place: Place,
     writer: ArchiveWriter,
     add: (work: Promise<void>) => Promise<void>,
     options: PackOptions = {},
+    guard: PathGuard | null = null,
   ): Promise<void> {
-    const visit = async (dir: FileHandle, name: string, inArchive: string[]): Promise<void> => {
+    // Where the archive's names start inside the server directory.
+    const base = place.name === null ? place.segments : place.segments.slice(0, -1);
+    const visit = async (
+      dir: FileHandle,
+      name: string,
+      inArchive: string[],
+      above: GuardCursor | null,
+    ): Promise<void> => {
       if (isReserved(name)) return; // the panel's temporary files, this archive's own among them
       const stat = await lstat(at(dir.fd, name)).catch(() => null);
       if (!stat) return; // gone meanwhile
       if (options.skip?.(inArchive, stat.isDirectory())) return;
+      const cursor = above?.enter(name) ?? null;
+      const rule = cursor?.rule(stat.isDirectory()) ?? null;
+      if (rule !== null) throw fileDenied([...base, ...inArchive], rule);
       const archived = joinSegments(inArchive);
       if (stat.isSymbolicLink()) {
         const target = await readlink(at(dir.fd, name)).catch(() => null);
@@ -894,19 +978,20 @@ export class ServerStorage {
         if (!folder) return;
         try {
           for (const child of await readdir(at(folder.fd))) {
-            await visit(folder, child, [...inArchive, child]);
+            await visit(folder, child, [...inArchive, child], cursor?.live ? cursor : null);
           }
         } finally {
           await folder.close();
         }
       }
     };
+    const top = guard && cursorAt(guard, base);
     if (place.name !== null) {
-      await visit(place.dir, place.name, [place.name]);
+      await visit(place.dir, place.name, [place.name], top);
       return;
     }
     for (const child of await readdir(at(place.dir.fd))) {
-      await visit(place.dir, child, [child]);
+      await visit(place.dir, child, [child], top);
     }
   }
 
@@ -1069,18 +1154,34 @@ export class ServerStorage {
     destination: readonly string[],
     limits: ArchiveLimits,
     quota: number | null = null,
+    guard: PathGuard | null = null,
   ): Promise<Entry[]> {
+    checkPaths(guard, [archive], false);
     return this.#withPlace(server, archive, true, async (place) => {
       if (place.name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
+      checkPaths(guard, [place.segments], false);
       const source = await openRegular(place.dir, place.name, place.segments);
       try {
         const size = (await source.stat()).size;
         const head = Buffer.alloc(512);
         await source.read(head, 0, 512, 0);
         const format = detectFormat(head);
-        return await this.#withFolder(server, destination, (dir, folder) =>
-          this.#extract(server, source, format, size, dir, folder, limits, quota),
-        );
+        return await this.#withFolder(server, destination, (dir, folder) => {
+          // Every entry where it would land, before it is written.
+          const check = (segments: readonly string[], isFolder: boolean): void => {
+            const landing = [
+              [...destination, ...segments],
+              [...folder, ...segments],
+            ];
+            try {
+              checkPaths(guard, landing, isFolder);
+            } catch (error) {
+              if (!(error instanceof AppError)) throw error;
+              throw new AppError(error.code, `${error.message}; nothing was extracted`);
+            }
+          };
+          return this.#extract(server, source, format, size, dir, folder, limits, quota, check);
+        });
       } finally {
         await source.close().catch(() => undefined);
       }
@@ -1096,6 +1197,7 @@ export class ServerStorage {
     folder: readonly string[],
     limits: ArchiveLimits,
     quota: number | null,
+    check: EntryCheck,
   ): Promise<Entry[]> {
     const tempName = `${this.#tempPrefix}${randomBytes(8).toString('hex')}`;
     try {
@@ -1120,6 +1222,7 @@ export class ServerStorage {
           (bytes) => {
             reservation.growTo(bytes, true);
           },
+          check,
         );
         // Nothing of it is moved in if one of its names is taken.
         const names = await readdir(at(temp.fd));
@@ -1176,6 +1279,8 @@ export class ServerStorage {
    * step), and every reader of the folder refuses to follow one out (`resolve`), so a link
    * pointing out reaches nothing the server's own processes could not reach anyway.
    * Folders get their archived mode with the owner's rwx added; files theirs with rw added.
+   * `check` is called with each entry's segments (below `folder`) before it is written, and may
+   * refuse it by throwing.
    */
   async #unpack(
     source: FileHandle,
@@ -1187,6 +1292,7 @@ export class ServerStorage {
     links: 'inside' | 'kept',
     owner: FileOwner | null,
     claimed: (written: number) => void,
+    check: EntryCheck = () => undefined,
   ): Promise<number> {
     let written = 0;
     let entries = 0;
@@ -1204,6 +1310,7 @@ export class ServerStorage {
         if (segments.length === 0) return;
         entries += 1;
         if (entries > limits.maxEntries) throw tooMany();
+        check(segments, entry.type === 'folder');
         const label = JSON.stringify(entry.name);
         const refuse = (why: string): AppError =>
           invalidArchive(`Entry ${label} ${why}; nothing was extracted`);
@@ -1508,6 +1615,35 @@ async function makeFolders(
   }
 }
 
+/** Refuses an archive entry (its segments inside the archive) by throwing. */
+type EntryCheck = (segments: readonly string[], folder: boolean) => void;
+
+/**
+ * Refuses (FILE_DENIED) an existing entry `guard` denies: at `place` and as `asked`, or where it
+ * goes (`to`, for a rename or a move); for a folder, anything inside it, at both places.
+ */
+async function guardEntry(
+  guard: PathGuard | null,
+  place: Place,
+  asked: readonly string[],
+  to?: { readonly asked: readonly string[]; readonly resolved: readonly string[] },
+): Promise<void> {
+  if (guard === null) return;
+  // The server directory itself (packed whole): what is in it.
+  if (place.name === null) return checkBelow(guard, place.dir, null, [place.segments]);
+  const folder = place.stat?.isDirectory() ?? false;
+  checkPaths(guard, [asked, place.segments], folder);
+  if (to) checkPaths(guard, [to.asked, to.resolved], folder);
+  if (folder) {
+    await checkBelow(
+      guard,
+      place.dir,
+      place.name,
+      to ? [place.segments, to.resolved] : [place.segments],
+    );
+  }
+}
+
 function existingName(place: Place): string {
   if (place.name === null) {
     throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be changed');
@@ -1792,8 +1928,6 @@ async function statOf(dir: FileHandle, name: string, segments: readonly string[]
   }
 }
 
-const changed = (segments: readonly string[]): AppError =>
-  new AppError('CHANGED_CONCURRENTLY', `${shown(segments)} changed while being used`);
 const binary = (): AppError =>
   new AppError('BINARY_FILE', 'The file is not UTF-8 text; download it instead');
 const special = (segments: readonly string[]): AppError =>
@@ -1803,12 +1937,6 @@ const special = (segments: readonly string[]): AppError =>
   );
 const alreadyExists = (segments: readonly string[]): AppError =>
   new AppError('ALREADY_EXISTS', `${shown(segments)} already exists`);
-
-function errnoOf(error: unknown): string | undefined {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string'
-    ? error.code
-    : undefined;
-}
 
 /** Turns a file-system error into what the client should hear, naming only the user's path. */
 function fsError(error: unknown, segments: readonly string[]): Error {
@@ -1897,115 +2025,4 @@ async function walkTree(
   await walkBelow(root, visitor, []).catch((error: unknown) => {
     if (!(error instanceof AppError)) throw error;
   });
-}
-
-/** What a folder is, whatever its name: its device and inode. */
-interface Identity {
-  readonly dev: bigint;
-  readonly ino: bigint;
-}
-
-const sameIdentity = (a: Identity, b: Identity): boolean => a.dev === b.dev && a.ino === b.ino;
-
-interface Visitor {
-  /** Skip folders that cannot be opened or read, instead of failing. */
-  readonly tolerant?: boolean;
-  /** Each entry of a folder, with that folder open; answers whether to walk into it. */
-  enter(dir: FileHandle, name: string): Promise<boolean>;
-  /** A folder walked into, once its content is done, with its parent open again. */
-  leave?(dir: FileHandle, name: string): Promise<void>;
-}
-
-/** Opens the folder `name` in `dir`, never through a symlink; null when gone or not a folder. */
-async function openFolder(dir: FileHandle, name: string): Promise<FileHandle | null> {
-  try {
-    return await open(at(dir.fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  } catch (error) {
-    const code = errnoOf(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null;
-    throw error;
-  }
-}
-
-/**
- * Walks the tree below the folder `top` depth first, at any depth, with three descriptors open
- * at most (the current folder's, the next one's while it is entered, and readdir's own): each
- * folder's names are read at once and its descriptor is closed on the way down; on the way up
- * the parent is opened again through `..` and must be the very folder that was left (device and
- * inode), else a folder was moved under the walk and it stops: 409 CHANGED_CONCURRENTLY naming
- * `segments`. Every name is relative to a descriptor, so no path ever nears PATH_MAX. Takes `top`
- * over and closes it.
- */
-async function walkBelow(
-  top: FileHandle,
-  visitor: Visitor,
-  segments: readonly string[],
-): Promise<void> {
-  interface Level {
-    readonly names: string[];
-    index: number;
-    readonly identity: Identity;
-  }
-  const levelOf = async (dir: FileHandle): Promise<Level> => {
-    const names = await readdir(at(dir.fd));
-    const { dev, ino } = await dir.stat({ bigint: true });
-    return { names, index: 0, identity: { dev, ino } };
-  };
-  /** The folders above the current one, each with the name of the one entered from it. */
-  const above: { readonly level: Level; readonly child: string }[] = [];
-  let dir = top;
-  try {
-    let level = await levelOf(dir);
-    for (;;) {
-      const name = level.names[level.index];
-      if (name !== undefined) {
-        level.index += 1;
-        if (!(await visitor.enter(dir, name))) continue;
-        const child = await openFolder(dir, name).catch((error: unknown) => {
-          if (visitor.tolerant) return null;
-          throw error;
-        });
-        if (!child) continue;
-        let inner: Level;
-        try {
-          inner = await levelOf(child);
-        } catch (error) {
-          await child.close();
-          if (visitor.tolerant) continue;
-          throw error;
-        }
-        above.push({ level, child: name });
-        const parent = dir;
-        dir = child;
-        level = inner;
-        await parent.close();
-        continue;
-      }
-      const up = above.pop();
-      if (!up) return;
-      const parent = await reopenParent(dir, up.level.identity, segments);
-      const done = dir;
-      dir = parent;
-      level = up.level;
-      await done.close();
-      await visitor.leave?.(dir, up.child);
-    }
-  } finally {
-    await dir.close();
-  }
-}
-
-/** The parent of the open folder `dir`, through `..`, if it is still the folder `expected`. */
-async function reopenParent(
-  dir: FileHandle,
-  expected: Identity,
-  segments: readonly string[],
-): Promise<FileHandle> {
-  const parent = await open(`${at(dir.fd)}/..`, O_RDONLY | O_DIRECTORY).catch(() => null);
-  if (parent) {
-    const identity = await parent.stat({ bigint: true }).catch(() => null);
-    if (identity && sameIdentity(identity, expected)) return parent;
-    await parent.close();
-  }
-  throw changed(segments);
 }

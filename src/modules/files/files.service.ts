@@ -7,6 +7,11 @@
  * answers it) is handed to every write that can grow its folder: uploads and saves. Storage
  * counts the bytes against it; creates (an empty file or folder), renames and moves add none,
  * and deletes only free, so they are never refused for it.
+ *
+ * The server's template may protect files (its `file_denylist`, docs/templates.md "File deny
+ * list"): for everyone who may not configure the server's host (everyone but admins), every
+ * operation here but listing hands the storage the compiled list, which refuses what it denies
+ * with 403 FILE_DENIED. Download links are checked again, with the rights of then, when used.
  */
 import type { Readable } from 'node:stream';
 import { entryName, uploadName, userPath } from '../../domain/paths.js';
@@ -15,6 +20,11 @@ import type { User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
 import type { ArchiveLimits } from '../../host/local/archive-formats.js';
 import type { Entry, OpenedFile } from '../../host/local/storage.js';
+import type { ServerConfig } from '../../domain/server.js';
+import type { Template } from '../../domain/template.js';
+import type { PathGuard } from '../../host/local/guard.js';
+import type { ServerFiles } from '../../host/host.js';
+import { compileDenylist, type DenyList } from '../../templates/denylist.js';
 import type { ServersService } from '../servers/servers.service.js';
 import type { DownloadLink, DownloadLinks } from './download-links.js';
 
@@ -22,6 +32,14 @@ import type { DownloadLink, DownloadLinks } from './download-links.js';
 export interface AccountLookup {
   findById(id: number): Promise<User | undefined>;
 }
+
+/** Where the deny list of a server's template is found. */
+export interface DenylistLookup {
+  find(id: string): Promise<Pick<Template, 'fileDenylist'> | undefined>;
+}
+
+/** Compiled deny lists kept at most, by their text (a template's list never changes). */
+const COMPILED_LISTS = 64;
 
 /** One part of a multipart upload, as the HTTP layer hands it over. */
 export interface UploadPart {
@@ -38,6 +56,7 @@ export class FilesService {
       /** The user an API key stands for now, narrowed by it; null once revoked or expired. */
       readonly keyUser: (keyId: number) => Promise<User | null>;
       readonly links: DownloadLinks;
+      readonly templates: DenylistLookup;
       /** Opens a backup's archive for a link made by the backups module. */
       readonly backups?: { open(user: User, server: string, id: string): Promise<OpenedFile> };
       readonly maxUploadBytes: number | null;
@@ -45,6 +64,45 @@ export class FilesService {
       readonly archive: ArchiveLimits;
     },
   ) {}
+
+  /** Deny lists compiled lately, by their lines joined (oldest first). */
+  readonly #compiled = new Map<string, DenyList>();
+
+  /**
+   * The files of `server` for `user`, if they hold `need` (else 403/404), with what they may
+   * not touch there: the template's deny list, or null for someone who may configure the
+   * server's host (an admin, with an API key not narrowed to permissions), or when there is none.
+   */
+  async #access(
+    user: User,
+    server: string,
+    need: 'server.files.read' | 'server.files.write',
+  ): Promise<{ config: ServerConfig; files: ServerFiles; guard: PathGuard | null }> {
+    const { server: config, files } = await this.deps.servers.files(user, server, need);
+    return { config, files, guard: await this.#guard(user, config) };
+  }
+
+  async #guard(user: User, config: ServerConfig): Promise<PathGuard | null> {
+    if (config.template === null) return null;
+    if (can(user, 'server.configure-host', { permissions: null, server: config.name })) {
+      return null;
+    }
+    const lines = (await this.deps.templates.find(config.template))?.fileDenylist ?? [];
+    if (lines.length === 0) return null;
+    const key = lines.join('\n');
+    let list = this.#compiled.get(key);
+    if (list === undefined) {
+      list = compileDenylist(lines).list;
+      if (this.#compiled.size >= COMPILED_LISTS) {
+        const oldest = this.#compiled.keys().next();
+        if (oldest.done !== true) this.#compiled.delete(oldest.value);
+      }
+    } else {
+      this.#compiled.delete(key);
+    }
+    this.#compiled.set(key, list);
+    return list;
+  }
 
   async list(user: User, server: string, path: string): Promise<Entry[]> {
     const { files } = await this.deps.servers.files(user, server, 'server.files.read');
@@ -56,8 +114,14 @@ export class FilesService {
     server: string,
     request: { type: 'file' | 'folder'; name: string; path: string },
   ): Promise<Entry> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
-    return files.createEntry(server, userPath(request.path), entryName(request.name), request.type);
+    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    return files.createEntry(
+      server,
+      userPath(request.path),
+      entryName(request.name),
+      request.type,
+      guard,
+    );
   }
 
   /**
@@ -70,11 +134,7 @@ export class FilesService {
     path: string,
     parts: AsyncIterable<UploadPart>,
   ): Promise<Entry[]> {
-    const { server: config, files } = await this.deps.servers.files(
-      user,
-      server,
-      'server.files.write',
-    );
+    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
     const folder = userPath(path);
     const stored: Entry[] = [];
     for await (const part of parts) {
@@ -92,6 +152,7 @@ export class FilesService {
           part.file,
           this.deps.maxUploadBytes,
           config.limits.diskBytes,
+          guard,
         ),
       );
     }
@@ -101,8 +162,8 @@ export class FilesService {
 
   /** Opens a file for download; the caller closes the handle. */
   async open(user: User, server: string, path: string): Promise<OpenedFile> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.read');
-    return files.openFile(server, userPath(path));
+    const { files, guard } = await this.#access(user, server, 'server.files.read');
+    return files.openFile(server, userPath(path), guard);
   }
 
   /**
@@ -167,35 +228,31 @@ export class FilesService {
     server: string,
     path: string,
   ): Promise<{ path: string; content: string }> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.read');
+    const { files, guard } = await this.#access(user, server, 'server.files.read');
     const segments = userPath(path);
-    const content = await files.readText(server, segments, this.deps.maxEditBytes);
+    const content = await files.readText(server, segments, this.deps.maxEditBytes, guard);
     return { path: segments.join('/'), content };
   }
 
   async writeContent(user: User, server: string, path: string, content: string): Promise<Entry> {
-    const { server: config, files } = await this.deps.servers.files(
-      user,
-      server,
-      'server.files.write',
-    );
+    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
     if (Buffer.byteLength(content) > this.deps.maxEditBytes) {
       throw new AppError(
         'PAYLOAD_TOO_LARGE',
         `Content may be at most ${this.deps.maxEditBytes} bytes`,
       );
     }
-    return files.writeText(server, userPath(path), content, config.limits.diskBytes);
+    return files.writeText(server, userPath(path), content, config.limits.diskBytes, guard);
   }
 
   async rename(user: User, server: string, oldPath: string, newName: string): Promise<Entry> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
-    return files.renameEntry(server, userPath(oldPath), entryName(newName));
+    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    return files.renameEntry(server, userPath(oldPath), entryName(newName), guard);
   }
 
   async move(user: User, server: string, source: string, destination: string): Promise<Entry> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
-    return files.move(server, userPath(source), userPath(destination));
+    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    return files.move(server, userPath(source), userPath(destination), guard);
   }
 
   /** Moves several entries into one folder: all checked first (see ServerStorage.moveMany). */
@@ -205,18 +262,18 @@ export class FilesService {
     paths: readonly string[],
     destination: string,
   ): Promise<Entry[]> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
-    return files.moveMany(server, paths.map(userPath), userPath(destination));
+    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    return files.moveMany(server, paths.map(userPath), userPath(destination), guard);
   }
 
   /** Deletes several entries: all checked first (see ServerStorage.deleteMany). */
   async deleteMany(user: User, server: string, paths: readonly string[]): Promise<string[]> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
+    const { files, guard } = await this.#access(user, server, 'server.files.write');
     const list = paths.map(userPath);
     if (list.some((segments) => segments.length === 0)) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
     }
-    return files.deleteMany(server, list);
+    return files.deleteMany(server, list, guard);
   }
 
   /** Packs files and folders into a new archive, held to the server's disk quota. */
@@ -225,17 +282,14 @@ export class FilesService {
     server: string,
     request: { paths: readonly string[]; destination: string; format: 'zip' | 'tar.gz' },
   ): Promise<Entry> {
-    const { server: config, files } = await this.deps.servers.files(
-      user,
-      server,
-      'server.files.write',
-    );
+    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
     return files.compress(
       server,
       request.paths.map(userPath),
       userPath(request.destination),
       request.format,
       config.limits.diskBytes,
+      guard,
     );
   }
 
@@ -246,27 +300,24 @@ export class FilesService {
     path: string,
     destination: string,
   ): Promise<Entry[]> {
-    const { server: config, files } = await this.deps.servers.files(
-      user,
-      server,
-      'server.files.write',
-    );
+    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
     return files.decompress(
       server,
       userPath(path),
       userPath(destination),
       this.deps.archive,
       config.limits.diskBytes,
+      guard,
     );
   }
 
   async delete(user: User, server: string, path: string): Promise<string> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.write');
+    const { files, guard } = await this.#access(user, server, 'server.files.write');
     const segments = userPath(path);
     if (segments.length === 0) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
     }
-    await files.deleteEntry(server, segments);
+    await files.deleteEntry(server, segments, guard);
     return segments.join('/');
   }
 }

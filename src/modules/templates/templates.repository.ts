@@ -13,14 +13,22 @@ import { byText } from '../../sort.js';
 const formatOf = (value: string): EggFormat =>
   EGG_FORMATS.find((format) => format === value) ?? 'PTDL_v2';
 
-const toTemplate = (row: Selectable<TemplatesTable>): Template => ({
-  ...(JSON.parse(row.definition) as TemplateDefinition),
-  id: row.id,
-  uuid: row.uuid,
-  format: formatOf(row.format),
-  warnings: JSON.parse(row.warnings) as string[],
-  createdAt: row.created_at,
-});
+/** What a stored definition holds: one stored before the deny list was kept has none. */
+type StoredDefinition = Omit<TemplateDefinition, 'fileDenylist'> &
+  Partial<Pick<TemplateDefinition, 'fileDenylist'>>;
+
+const toTemplate = (row: Selectable<TemplatesTable>): Template => {
+  const definition = JSON.parse(row.definition) as StoredDefinition;
+  return {
+    ...definition,
+    fileDenylist: definition.fileDenylist ?? [],
+    id: row.id,
+    uuid: row.uuid,
+    format: formatOf(row.format),
+    warnings: JSON.parse(row.warnings) as string[],
+    createdAt: row.created_at,
+  };
+};
 
 export class TemplatesRepository {
   constructor(private readonly db: Kysely<Database>) {}

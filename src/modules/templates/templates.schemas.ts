@@ -79,6 +79,10 @@ export const TemplateSchema = Type.Object({
   variables: Type.Array(VariableSchema),
   dockerImages: Type.Array(Type.Object({ name: Type.String(), image: Type.String() })),
   features: Type.Array(Type.String()),
+  fileDenylist: Type.Array(Type.String(), {
+    description:
+      "The egg's `file_denylist`: gitignore lines naming the files only an admin may read or change (403 `FILE_DENIED` for anyone else)",
+  }),
   warnings: Type.Array(Type.String(), {
     description: 'What the import noticed and does not enforce (unknown rules…)',
   }),

@@ -8665,6 +8665,8 @@ export interface paths {
                 /** @description A console line containing one marks the server running; `regex:` for a regex */
                 donePatterns: string[];
                 features: string[];
+                /** @description The egg's `file_denylist`: gitignore lines naming the files only an admin may read or change (403 `FILE_DENIED` for anyone else) */
+                fileDenylist: string[];
                 /** @description The egg format it was imported from */
                 format: 'PTDL_v1' | 'PTDL_v2' | 'PLCN_v1' | 'PLCN_v2' | 'PLCN_v3';
                 /** @description A slug made from the name at import */
@@ -8864,6 +8866,8 @@ export interface paths {
                 /** @description A console line containing one marks the server running; `regex:` for a regex */
                 donePatterns: string[];
                 features: string[];
+                /** @description The egg's `file_denylist`: gitignore lines naming the files only an admin may read or change (403 `FILE_DENIED` for anyone else) */
+                fileDenylist: string[];
                 /** @description The egg format it was imported from */
                 format: 'PTDL_v1' | 'PTDL_v2' | 'PLCN_v1' | 'PLCN_v2' | 'PLCN_v3';
                 /** @description A slug made from the name at import */
