@@ -11,6 +11,7 @@ import { parseDocument } from 'yaml';
 import {
   CONFIG_PARSERS,
   EGG_FORMATS,
+  NO_CONSOLE_INPUT,
   type ConfigFileRule,
   type ConfigParser,
   type ConfigReplacement,
@@ -118,6 +119,7 @@ export function parseEgg(text: string): ImportedEgg {
     variables.flatMap((v) => (v.renamedFrom === null ? [] : [[v.renamedFrom, v.env] as const])),
   );
   const config = optionalRecord(own(egg, 'config'), 'config') ?? {};
+  const features = readFeatures(egg);
 
   const definition: TemplateDefinition = {
     name,
@@ -130,7 +132,8 @@ export function parseEgg(text: string): ImportedEgg {
     install: readInstall(egg, format),
     variables: variables.map((v) => v.variable),
     dockerImages: readImages(egg, format),
-    features: readFeatures(egg),
+    features,
+    readsConsoleInput: !features.includes(NO_CONSOLE_INPUT),
   };
   readConfigLogs(config);
   noteIgnored(egg, config, warnings);

@@ -4,6 +4,7 @@ import { withConstraints } from '../../db/database.js';
 import type { Database, TemplatesTable } from '../../db/schema.js';
 import {
   EGG_FORMATS,
+  NO_CONSOLE_INPUT,
   type EggFormat,
   type Template,
   type TemplateDefinition,
@@ -13,8 +14,19 @@ import { byText } from '../../sort.js';
 const formatOf = (value: string): EggFormat =>
   EGG_FORMATS.find((format) => format === value) ?? 'PTDL_v2';
 
+/** A stored definition; one stored before `readsConsoleInput` existed reads it from its features. */
+function definitionOf(text: string): TemplateDefinition {
+  const stored = JSON.parse(text) as Omit<TemplateDefinition, 'readsConsoleInput'> & {
+    readonly readsConsoleInput?: boolean;
+  };
+  return {
+    ...stored,
+    readsConsoleInput: stored.readsConsoleInput ?? !stored.features.includes(NO_CONSOLE_INPUT),
+  };
+}
+
 const toTemplate = (row: Selectable<TemplatesTable>): Template => ({
-  ...(JSON.parse(row.definition) as TemplateDefinition),
+  ...definitionOf(row.definition),
   id: row.id,
   uuid: row.uuid,
   format: formatOf(row.format),
