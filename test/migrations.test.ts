@@ -144,9 +144,9 @@ describe('migration 0022', () => {
         const at = '2030-01-01T00:00:00.000Z';
         // The definitions as an earlier panel stored them.
         const [, minetest, openttd] = SHIPPED_EGGS.map((egg) => {
-          const { readsConsoleInput: _dropped, ...definition } = parseEgg(
-            JSON.stringify(egg),
-          ).definition;
+          // Stored before the flag existed.
+          const { readsConsoleInput, ...definition } = parseEgg(JSON.stringify(egg)).definition;
+          assert.equal(typeof readsConsoleInput, 'boolean');
           return definition;
         });
         assert.ok(minetest && openttd);
@@ -192,10 +192,13 @@ describe('migration 0022', () => {
             (row) => [row.id, JSON.parse(row.definition) as Record<string, unknown>],
           ),
         );
-        assert.deepEqual(definitions['minetest-debian']?.features, ['no_console_input']);
-        assert.equal(definitions['minetest-debian']?.readsConsoleInput, false);
+        const minetest = definitions['minetest-debian'];
+        assert.ok(minetest);
+        assert.deepEqual(minetest.features, ['no_console_input']);
+        assert.equal(minetest.readsConsoleInput, false);
         const openttd = definitions['openttd-debian'];
-        assert.deepEqual(openttd?.startupCommands, [{ name: 'Default', command: OPENTTD_STARTUP }]);
+        assert.ok(openttd);
+        assert.deepEqual(openttd.startupCommands, [{ name: 'Default', command: OPENTTD_STARTUP }]);
         assert.deepEqual(openttd.donePatterns, ['starting game', 'Network revision name']);
         assert.deepEqual(
           (openttd.configFiles as { file: string; replace: { match: string }[] }[]).map((rule) => [

@@ -9,9 +9,9 @@ import { mapPlaceholders } from './render.js';
 
 /** What the panel itself puts in a server's environment, as the note names it. */
 const PANEL_VALUES: Readonly<Record<string, string>> = {
-  SERVER_PORT: "The server's port (its primary allocation)",
-  SERVER_IP: "The server's address (its primary allocation)",
-  SERVER_MEMORY: "The server's memory limit in MiB",
+  SERVER_PORT: "the server's primary port",
+  SERVER_IP: "the server's primary address",
+  SERVER_MEMORY: "the server's memory limit in MiB",
 };
 
 /** A shell reference to the port in a start command: `$SERVER_PORT`, `${SERVER_PORT}`. */
