@@ -108,11 +108,17 @@ export default function Console({
   server,
   onStatus,
   canWrite,
+  noInput,
 }: {
   server: string;
   onStatus: (status: ServerStatus | null) => void;
   /** Holds `console.write`: without it the console is read-only, with no command box. */
   canWrite: boolean;
+  /**
+   * The name of the server's template when it says its game reads no console input: no command
+   * box then, which would do nothing, but a note that says so.
+   */
+  noInput: string | null;
 }) {
   const [attach, terminal] = useTerminal();
   const live = useConsole(server, terminal, onStatus);
@@ -160,7 +166,13 @@ export default function Console({
       {notConnected && live.error === null && (
         <Alert tone="error">The console is not connected; the command was not sent</Alert>
       )}
-      {canWrite ? (
+      {noInput !== null ? (
+        <p className={page.muted} role="note">
+          This game reads no console input (its template, {noInput}, says so): commands typed here
+          would do nothing. Use the buttons above to stop or restart it, and its settings or files
+          to change it.
+        </p>
+      ) : canWrite ? (
         <CommandBox server={server} onSend={send} />
       ) : (
         <p className={page.muted}>
