@@ -1,7 +1,8 @@
 /**
  * The shipped Minetest and OpenTTD templates with the real games from Debian (minetest-server,
  * openttd and openttd-opengfx; .ci/run installs them): created from the template, installed,
- * started until the game says it is up, a command, and a stop, through the HTTP API, in the
+ * started until the game says it is up, a command, and a stop (a clean one), OpenTTD going on
+ * with its saved game after a restart, through the HTTP API, in the
  * process runtime's sandbox. Without the packages the tests are skipped, except in CI, where they
  * fail.
  */
@@ -97,11 +98,21 @@ describe('the shipped game templates, with the real games', () => {
       assert.match(lines, /sent SIGINT/);
       assert.doesNotMatch(lines, /SIGTERM|killing/);
       assert.equal(await statusOf('minetest'), 'stopped');
+      // Ended by its Ctrl+C as asked (exit code 130 or the signal): a clean stop, not a crash.
+      const exit = (await stats(panel, admin, 'minetest')).lastExit;
+      assert.equal(exit?.cleanStop, true, JSON.stringify(exit));
     },
   );
 
+  /** The last line of the console matching `pattern`, once there is one after `since` lines. */
+  const answer = async (name: string, pattern: RegExp, since: number) =>
+    eventually(async () => {
+      const lines = (await historyOf(panel, admin, name)).slice(since);
+      return lines.reverse().find((line) => pattern.test(line));
+    }, `a line matching ${pattern}`);
+
   it(
-    'runs OpenTTD: started until the game runs, answers a console command, quits cleanly',
+    'runs OpenTTD: started until the game runs, answers a console command, quits cleanly, and goes on with the same game after a restart',
     { skip: missing(OPENTTD, 'openttd openttd-opengfx') },
     async () => {
       await create({
@@ -128,15 +139,35 @@ describe('the shipped game templates, with the real games', () => {
           (await consoleOf('openttd')).includes('Current/maximum clients') ? true : undefined,
         'server_info to answer',
       );
-      // quit typed by a person is a stop, not a crash.
+      // The game: its map's seed and its date.
+      let seen = (await historyOf(panel, admin, 'openttd')).length;
+      assert.equal((await sendCommand(panel, admin, 'openttd', 'getseed')).statusCode, 200);
+      const seed = await answer('openttd', /^Generation Seed: \d+$/, seen);
+      assert.equal((await sendCommand(panel, admin, 'openttd', 'getdate')).statusCode, 200);
+      const date = (await answer('openttd', /^Date: \d{4}-\d\d-\d\d$/, seen)).slice(6);
+
+      // quit typed by a person is a stop, not a crash; the game saves itself as it quits.
       assert.equal((await sendCommand(panel, admin, 'openttd', 'quit')).statusCode, 200);
       await until('openttd', 'stopped');
       const exit = (await stats(panel, admin, 'openttd')).lastExit;
       assert.equal(exit?.code, 0, JSON.stringify(exit));
+      assert.equal(exit.cleanStop, true);
+      assert.ok(existsSync(path.join(folder, 'save', 'autosave', 'exit.sav')));
 
-      // And stopped by the panel: its stop command is quit too.
+      // Started again, it loads that save: the same map, its date on from where it was.
+      seen = (await historyOf(panel, admin, 'openttd')).length;
       assert.equal((await serverAction(panel, admin, 'openttd', 'start')).statusCode, 200);
       await until('openttd', 'running', 120_000);
+      await answer('openttd', /^Loading the newest save: save\/autosave\/exit\.sav$/, seen);
+      assert.equal((await sendCommand(panel, admin, 'openttd', 'getseed')).statusCode, 200);
+      assert.equal(await answer('openttd', /^Generation Seed: \d+$/, seen), seed);
+      assert.equal((await sendCommand(panel, admin, 'openttd', 'getdate')).statusCode, 200);
+      const later = (await answer('openttd', /^Date: \d{4}-\d\d-\d\d$/, seen)).slice(6);
+      assert.ok(later >= date, `${later} after ${date}`);
+      const restarted = (await historyOf(panel, admin, 'openttd')).slice(seen).join('\n');
+      assert.doesNotMatch(restarted, /Generating map/);
+
+      // And stopped by the panel: its stop command is quit too.
       const stopped = await serverAction(panel, admin, 'openttd', 'stop');
       assert.equal(stopped.statusCode, 200, stopped.body);
       assert.doesNotMatch(await consoleOf('openttd'), /SIGTERM|killing/);

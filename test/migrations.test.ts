@@ -9,6 +9,8 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { MIGRATIONS, openDatabase } from '../src/db/database.js';
+import { parseEgg } from '../src/templates/egg.js';
+import { OPENTTD_STARTUP, SHIPPED_EGGS } from '../src/templates/shipped.js';
 import { testEnvironment } from './helpers/app.js';
 
 describe('migration 0014', () => {
@@ -110,6 +112,123 @@ describe('migration 0014', () => {
           .select('commands_by')
           .executeTakeFirstOrThrow();
         assert.equal(settings.commands_by, boss.id);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('migration 0022', () => {
+  it('brings the shipped Minetest and OpenTTD templates up to date, and the start of OpenTTD servers that kept the shipped one', async () => {
+    const { env, cleanup } = await testEnvironment();
+    try {
+      const database = loadConfig(env).database;
+      const old = new Kysely<unknown>({
+        dialect:
+          database.kind === 'sqlite'
+            ? new SqliteDialect({ database: new SQLite(database.file) })
+            : new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
+      });
+      const oldStartup =
+        '/usr/games/openttd -D {{server.build.default.ip}}:{{server.build.default.port}} -c openttd.cfg';
+      try {
+        const migrator = new Migrator({
+          db: old,
+          provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+        });
+        const { error } = await migrator.migrateTo('0019_password_links');
+        assert.equal(error, undefined);
+        const at = '2030-01-01T00:00:00.000Z';
+        // The definitions as an earlier panel stored them.
+        const [, minetest, openttd] = SHIPPED_EGGS.map((egg) => {
+          // Stored before the flag existed.
+          const { readsConsoleInput, ...definition } = parseEgg(JSON.stringify(egg)).definition;
+          assert.equal(typeof readsConsoleInput, 'boolean');
+          return definition;
+        });
+        assert.ok(minetest && openttd);
+        const oldMinetest = { ...minetest, features: [] };
+        const oldOpenttd = {
+          ...openttd,
+          startupCommands: [{ name: 'Default', command: oldStartup }],
+          donePatterns: ['starting game'],
+          configFiles: openttd.configFiles.map((rule) => ({
+            ...rule,
+            replace: rule.replace.filter((r) => r.match !== 'gui.autosave_on_exit'),
+          })),
+        };
+        for (const [id, uuid, definition] of [
+          ['minetest-debian', 'game-panel-minetest-debian', oldMinetest],
+          ['openttd-debian', 'game-panel-openttd-debian', oldOpenttd],
+        ] as const) {
+          await sql`insert into templates (id, uuid, name, format, definition, warnings, created_at)
+                    values (${id}, ${uuid}, ${id}, 'PTDL_v2', ${JSON.stringify(definition)}, '[]', ${at})`.execute(
+            old,
+          );
+        }
+        for (const [id, name, start] of [
+          [1, 'kept', oldStartup],
+          [2, 'changed', `${oldStartup} -g my.sav`],
+        ] as const) {
+          await sql`insert into server_ids (id, name, created_at) values (${id}, ${name}, ${at})`.execute(
+            old,
+          );
+          await sql`insert into servers (id, name, display_name, start_command, stop_command, stop_timeout_seconds, auto_restart, created_at, desired_running, template_id)
+                    values (${id}, ${name}, ${name}, ${start}, 'quit', 10, 0, ${at}, 0, 'openttd-debian')`.execute(
+            old,
+          );
+        }
+      } finally {
+        await old.destroy();
+      }
+
+      const db = await openDatabase(database);
+      try {
+        const definitions = Object.fromEntries(
+          (await db.kysely.selectFrom('templates').select(['id', 'definition']).execute()).map(
+            (row) => [row.id, JSON.parse(row.definition) as Record<string, unknown>],
+          ),
+        );
+        const minetest = definitions['minetest-debian'];
+        assert.ok(minetest);
+        assert.deepEqual(minetest.features, ['no_console_input']);
+        assert.equal(minetest.readsConsoleInput, false);
+        const openttd = definitions['openttd-debian'];
+        assert.ok(openttd);
+        assert.deepEqual(openttd.startupCommands, [{ name: 'Default', command: OPENTTD_STARTUP }]);
+        assert.deepEqual(openttd.donePatterns, ['starting game', 'Network revision name']);
+        assert.deepEqual(
+          (openttd.configFiles as { file: string; replace: { match: string }[] }[]).map((rule) => [
+            rule.file,
+            rule.replace.map((r) => r.match),
+          ]),
+          [
+            ['openttd.cfg', ['network.server_port', 'gui.autosave_on_exit']],
+            ['private.cfg', ['network.server_name']],
+          ],
+        );
+        const servers = await db.kysely
+          .selectFrom('servers')
+          .select(['name', 'start_command', 'install_reason', 'last_exit_clean_stop'])
+          .orderBy('name')
+          .execute();
+        assert.deepEqual(
+          servers.map((row) => [row.name, row.start_command]),
+          [
+            ['changed', `${oldStartup} -g my.sav`],
+            ['kept', OPENTTD_STARTUP],
+          ],
+        );
+        assert.deepEqual(
+          servers.map((row) => [row.install_reason, row.last_exit_clean_stop]),
+          [
+            [null, null],
+            [null, null],
+          ],
+        );
       } finally {
         await db.close();
       }

@@ -106,7 +106,7 @@ describe('server endpoints and permissions', () => {
         runtime: 'process',
         image: null,
         template: null,
-        install: { state: 'installed', exitCode: null, finishedAt: null },
+        install: { state: 'installed', exitCode: null, finishedAt: null, reason: null },
         allocations: [],
         createdAt: 'string',
       },

@@ -574,7 +574,10 @@ describe('templates', () => {
       assert.deepEqual([install.state, install.exitCode], ['failed', 4]);
       const refused = await serverAction(panel, admin, 'inst-bad', 'start');
       assertError(refused, 409, 'NOT_INSTALLED');
-      assert.match(json<{ message: string }>(refused).message, /exit code 4/);
+      assert.match(
+        json<{ message: string }>(refused).message,
+        /the script exited with code 4\): .*Its last lines: oh no$/,
+      );
       const lines = await historyOf(panel, admin, 'inst-bad');
       assert.ok(lines.includes('oh no'), lines.join(' | '));
 

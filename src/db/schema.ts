@@ -68,11 +68,17 @@ export interface ServersTable {
   install_state: ColumnType<string, string | undefined, string>;
   install_exit_code: ColumnType<number | null, number | null | undefined, number | null>;
   install_finished_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Why the last install failed, in words; null when it did not. */
+  install_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The last lines a failed install printed: a JSON array of strings; null: none. */
+  install_last_lines: ColumnType<string | null, string | null | undefined, string | null>;
   /** How the server's last process ended. */
   last_exit_code: ColumnType<number | null, number | null | undefined, number | null>;
   last_exit_signal: ColumnType<string | null, string | null | undefined, string | null>;
   last_exit_out_of_memory: ColumnType<number | null, number | null | undefined, number | null>;
   last_exit_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1 when the last exit was a clean stop (RecordedExit.cleanStop). */
+  last_exit_clean_stop: ColumnType<number | null, number | null | undefined, number | null>;
   /**
    * The owner (docs/api.md, "A server's owner"): holds every permission, has the server in their
    * list, and only an admin changes or removes them. NULL: no owner.

@@ -34,7 +34,20 @@ export interface InstallInfo {
   /** The exit code of the last install, when one ended. */
   readonly exitCode: number | null;
   readonly finishedAt: string | null;
+  /**
+   * Why the last install failed, in words (`the script exited with code 2`, `it could not
+   * start: …`); null when it did not fail.
+   */
+  readonly reason: string | null;
+  /**
+   * The last lines the failed install printed (at most {@link INSTALL_LAST_LINES}): console
+   * output, so shown only to those who may read the console.
+   */
+  readonly lastLines: readonly string[];
 }
+
+/** How many of a failed install's last lines are kept with its state. */
+export const INSTALL_LAST_LINES = 5;
 
 /** An address and port of the host given to a server; the first of a server's is its primary. */
 export interface Allocation {
@@ -85,6 +98,11 @@ export interface RecordedExit {
   readonly code: number | null;
   readonly signal: string | null;
   readonly outOfMemory: boolean;
+  /**
+   * The end of a stop, the way the stop asks: exit code 0, or the signal the stop sends (`^C`:
+   * SIGINT) ending it, by code 128 + its number (130) or killed by it. Shown as a clean stop.
+   */
+  readonly cleanStop: boolean;
   readonly at: string;
 }
 

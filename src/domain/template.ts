@@ -103,7 +103,18 @@ export interface TemplateDefinition {
    * change through the panel (src/templates/denylist.ts). A template stored before has none.
    */
   readonly fileDenylist: readonly string[];
+  /**
+   * False when the game reads nothing from its console input (the egg's feature
+   * {@link NO_CONSOLE_INPUT}): the console tab says so instead of offering a command box.
+   */
+  readonly readsConsoleInput: boolean;
 }
+
+/**
+ * The egg feature of a game that reads no console input (Minetest). Eggs carry free-form
+ * feature strings and both panels ignore those they do not know, so an egg stays importable there.
+ */
+export const NO_CONSOLE_INPUT = 'no_console_input';
 
 export interface Template extends TemplateDefinition {
   /** A short slug made from the name at import (`minecraft-java`), unique. */

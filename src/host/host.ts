@@ -29,6 +29,8 @@ export interface LastExit {
   readonly signal: string | null;
   /** The kernel ended the server for passing its memory limit. */
   readonly outOfMemory: boolean;
+  /** A stop ended it the way the stop asks (see RecordedExit.cleanStop). */
+  readonly cleanStop: boolean;
   readonly at: Date;
 }
 
@@ -106,13 +108,17 @@ export interface ServerRecords {
   ): Promise<void>;
   recordStopped(name: string, desiredRunning: boolean): Promise<void>;
   /** How the server's last process ended (kept across the panel's restarts). */
-  recordExit(
-    name: string,
-    exit: { code: number | null; signal: string | null; outOfMemory: boolean; at: Date },
-  ): Promise<void>;
+  recordExit(name: string, exit: LastExit): Promise<void>;
+  /** `reason` and `lastLines`: why an install failed, and the last lines it printed. */
   setInstall(
     name: string,
-    install: { state: InstallState; exitCode?: number | null; finishedAt?: string | null },
+    install: {
+      state: InstallState;
+      exitCode?: number | null;
+      finishedAt?: string | null;
+      reason?: string | null;
+      lastLines?: readonly string[];
+    },
   ): Promise<void>;
 }
 

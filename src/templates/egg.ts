@@ -11,6 +11,7 @@ import { parseDocument } from 'yaml';
 import {
   CONFIG_PARSERS,
   EGG_FORMATS,
+  NO_CONSOLE_INPUT,
   type ConfigFileRule,
   type ConfigParser,
   type ConfigReplacement,
@@ -123,6 +124,7 @@ export function parseEgg(text: string): ImportedEgg {
 
   const { variables, renames } = readVariables(egg, warnings);
   const config = optionalRecord(own(egg, 'config'), 'config') ?? {};
+  const features = readFeatures(egg);
 
   const definition: TemplateDefinition = {
     name,
@@ -135,8 +137,9 @@ export function parseEgg(text: string): ImportedEgg {
     install: readInstall(egg, format, renames),
     variables,
     dockerImages: readImages(egg, format, warnings),
-    features: readFeatures(egg),
+    features,
     fileDenylist: readDenylist(own(egg, 'file_denylist'), warnings),
+    readsConsoleInput: !features.includes(NO_CONSOLE_INPUT),
   };
   readConfigLogs(config);
   noteIgnored(config, warnings);

@@ -102,3 +102,16 @@ export function renderText(
     return hidden.has(name) ? '[hidden]' : (env[name] ?? '');
   });
 }
+
+/**
+ * `text` with each placeholder replaced by what `replace` answers for it (given its name,
+ * `server.build.default.port`, and the environment name it stands for, or null).
+ */
+export function mapPlaceholders(
+  text: string,
+  replace: (placeholder: string, variable: string | null, whole: string) => string,
+): string {
+  return text.replace(PLACEHOLDER, (whole, placeholder: string) =>
+    replace(placeholder, variableOf(placeholder), whole),
+  );
+}

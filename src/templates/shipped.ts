@@ -5,7 +5,19 @@
  * on the host for the process runtime.
  */
 
+import { NO_CONSOLE_INPUT } from '../domain/template.js';
+
 const meta = { version: 'PTDL_v2', update_url: null };
+
+/**
+ * OpenTTD with the newest save of save/autosave/ (the monthly autosaves, and exit.sav written at
+ * a stop), or a new map when there is none: a restart goes on with the same game. POSIX sh, so
+ * that it runs under sh and bash alike; a save's name reaches OpenTTD as one argument.
+ */
+export const OPENTTD_STARTUP =
+  'save=$(ls -1t save/autosave/*.sav 2>/dev/null | head -n 1); ' +
+  'if [ -n "$save" ]; then echo "Loading the newest save: $save"; set -- -g "$save"; fi; ' +
+  'exec /usr/games/openttd -D {{server.build.default.ip}}:{{server.build.default.port}} -c openttd.cfg "$@"';
 const AUTHOR = 'game-panel';
 
 const generic = {
@@ -44,7 +56,8 @@ const minetest = {
   author: AUTHOR,
   description:
     "Debian's minetest-server (apt-get install minetest-server), with its configuration, world and log file inside the server folder.",
-  features: [],
+  // Minetest reads nothing from its console: the console tab says so (docs/templates.md).
+  features: [NO_CONSOLE_INPUT],
   docker_images: { 'Debian with minetest-server (build it locally)': 'game-panel/minetest:5' },
   file_denylist: [],
   // The binary itself: Debian's /usr/games/minetestserver wrapper writes its log to /var/log.
@@ -133,24 +146,30 @@ const openttd = {
   name: 'OpenTTD (Debian)',
   author: AUTHOR,
   description:
-    "Debian's OpenTTD as a dedicated server (openttd -D; apt-get install openttd openttd-opengfx). Typing quit in the console stops it cleanly.",
+    "Debian's OpenTTD as a dedicated server (openttd -D; apt-get install openttd openttd-opengfx). Typing quit in the console stops it cleanly; the game is saved then and loaded again at the next start.",
   features: [],
   docker_images: { 'Debian with openttd (build it locally)': 'game-panel/openttd:13' },
   file_denylist: [],
-  startup:
-    '/usr/games/openttd -D {{server.build.default.ip}}:{{server.build.default.port}} -c openttd.cfg',
+  startup: OPENTTD_STARTUP,
   config: {
     files: JSON.stringify({
       'openttd.cfg': {
         parser: 'ini',
-        find: { 'network.server_port': '{{server.build.default.port}}' },
+        // Saved at a stop (save/autosave/exit.sav), beside the monthly autosaves.
+        find: {
+          'network.server_port': '{{server.build.default.port}}',
+          'gui.autosave_on_exit': 'true',
+        },
       },
       'private.cfg': {
         parser: 'ini',
         find: { 'network.server_name': '{{SERVER_NAME}}' },
       },
     }),
-    startup: JSON.stringify({ done: 'starting game' }),
+    // A new map: "Map generated, starting game"; a saved game, loaded before the network
+    // starts: the network's revision line, its last line at a start (a new map prints it too,
+    // just before generating, which takes a few seconds).
+    startup: JSON.stringify({ done: ['starting game', 'Network revision name'] }),
     logs: '{}',
     stop: 'quit',
   },

@@ -186,6 +186,7 @@ export interface ServerStatsBody {
     code: number | null;
     signal: string | null;
     outOfMemory: boolean;
+    cleanStop: boolean;
     at: string;
   } | null;
   uptimeSeconds: number;

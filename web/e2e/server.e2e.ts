@@ -160,7 +160,7 @@ describe('server page', () => {
     await seeInConsole(page, 'Stopping server');
     await seeInConsole(page, '[status] stopped');
     await stats.getByText('Last exit', { exact: true }).waitFor();
-    await stats.getByText(/^exit code 0, /).waitFor();
+    await stats.getByText(/^stopped cleanly, /).waitFor();
     assert.equal(await start.isEnabled(), true);
     assert.equal(await stop.isEnabled(), false);
 

@@ -5,12 +5,14 @@
  * the next panel takes each one back as it runs), what cannot be taken back is ended, and the
  * servers that should run but do not are started again.
  */
-import type {
-  RuntimeKind,
-  EventExit,
-  ServerEventKind,
-  ServerRecord,
-  ServerStatus,
+import { constants as osConstants } from 'node:os';
+import {
+  INSTALL_LAST_LINES,
+  type RuntimeKind,
+  type EventExit,
+  type ServerEventKind,
+  type ServerRecord,
+  type ServerStatus,
 } from '../../domain/server.js';
 import type { FeatureNotice } from '../../domain/features.js';
 import type { TemplateDefinition } from '../../domain/template.js';
@@ -36,6 +38,7 @@ import {
 } from '../runtime/runtime.js';
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
 import { FeatureWatch } from './feature-watch.js';
+import { OutputTail } from './output-tail.js';
 import { installLaunch, serverLaunch, stopMethodOf } from './launch.js';
 import type { LineMatcher } from './line-watch.js';
 import type { ConsoleLine } from './console-log.js';
@@ -79,6 +82,11 @@ interface Entry {
   unwatch: (() => void) | null;
   /** The stop command the running process was started with. */
   stopCommand: string | null;
+  /**
+   * The signal the stop under way asks the server to end by (its `^C`, or SIGTERM without a
+   * stop command); null for a stop command, or when no stop is under way.
+   */
+  stopSignal: StopSignal | null;
   /** How the last process ended, since the panel started. */
   lastExit: LastExit | null;
   /** The disk quota the running process started with; null: none. */
@@ -104,6 +112,19 @@ const STOP_WORDS = new Set(['stop', 'quit', 'exit', 'end', 'shutdown', '/stop', 
 
 /** Checks, before a start, that no other program holds the server's ports. */
 export type PortCheck = (record: ServerRecord) => Promise<void>;
+
+type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
+
+/**
+ * Whether an exit is what a stop asks for: exit code 0, or the end by the signal it sent (`^C`
+ * gives SIGINT), as the signal itself or as the shells' code 128 + its number (130, 143).
+ */
+function endedAsAsked(exit: ExitInfo, asked: StopSignal | null): boolean {
+  if (exit.outOfMemory) return false;
+  if (exit.code === 0) return true;
+  if (asked === null) return false;
+  return exit.signal === asked || exit.code === 128 + osConstants.signals[asked];
+}
 
 const LIMIT_LABELS: Record<LimitName, string> = {
   memoryBytes: 'memory',
@@ -260,7 +281,11 @@ export class Supervisor {
       this.#refuseUnenforced(runtime, record, entry);
       entry.features.begin(record, template);
       this.#setStatus(entry, 'installing');
-      await this.deps.servers.setInstall(name, { state: 'installing' });
+      await this.deps.servers.setInstall(name, {
+        state: 'installing',
+        reason: null,
+        lastLines: [],
+      });
       let process: RunningProcess;
       try {
         const user = this.deps.userOf(record);
@@ -288,6 +313,8 @@ export class Supervisor {
           state: 'failed',
           exitCode: null,
           finishedAt: this.deps.now().toISOString(),
+          reason: `it could not start: ${message}`,
+          lastLines: [],
         });
         this.#setStatus(entry, 'stopped');
         if (error instanceof StartError) return entry.status;
@@ -296,15 +323,30 @@ export class Supervisor {
       entry.installing = process;
       entry.process = process;
       entry.stopRequested = false;
-      void this.#follow(name, entry, process, 'the end of an install', (exit) =>
-        entry.lock.run(() => this.#installed(name, entry, process, exit)),
+      const tail = new OutputTail(INSTALL_LAST_LINES);
+      void this.#follow(
+        name,
+        entry,
+        process,
+        'the end of an install',
+        (exit) => entry.lock.run(() => this.#installed(name, entry, process, exit, tail.lines())),
+        tail,
       );
       return entry.status;
     });
   }
 
-  /** The install script ended. Must run under the entry's lock. */
-  async #installed(name: string, entry: Entry, process: RunningProcess, exit: ExitInfo) {
+  /**
+   * The install script ended, having printed `lastLines` last (kept with a failure). Must run
+   * under the entry's lock.
+   */
+  async #installed(
+    name: string,
+    entry: Entry,
+    process: RunningProcess,
+    exit: ExitInfo,
+    lastLines: readonly string[],
+  ) {
     // A stop or kill of the install has already ended it as a stop; its state is set here.
     if (entry.installing !== process) return;
     if (entry.process === process) entry.process = null;
@@ -320,6 +362,16 @@ export class Supervisor {
       state: ok ? 'installed' : 'failed',
       exitCode: exit.code,
       finishedAt: this.deps.now().toISOString(),
+      reason: ok
+        ? null
+        : entry.stopRequested
+          ? 'it was stopped before it ended'
+          : exit.outOfMemory
+            ? 'it ran out of memory'
+            : exit.signal !== null
+              ? `the script was ended by ${exit.signal}`
+              : `the script exited with code ${exit.code ?? 'unknown'}`,
+      lastLines: ok ? [] : lastLines,
     });
     this.#setStatus(entry, 'stopped');
   }
@@ -468,6 +520,8 @@ export class Supervisor {
           state: 'failed',
           exitCode: null,
           finishedAt: this.deps.now().toISOString(),
+          reason: 'the panel stopped while it ran',
+          lastLines: [],
         });
     }
     for (const record of records.filter((r) => r.desiredRunning && !adopted.has(r.name))) {
@@ -522,6 +576,7 @@ export class Supervisor {
         installing: null,
         unwatch: null,
         stopCommand: null,
+        stopSignal: null,
         lastExit: null,
         diskLimit: null,
         overQuotaSince: null,
@@ -567,7 +622,7 @@ export class Supervisor {
       throw new AppError(
         'NOT_INSTALLED',
         install.state === 'failed'
-          ? `The server's install failed${install.exitCode === null ? '' : ` (exit code ${install.exitCode})`}: install it again, or an admin marks it installed`
+          ? `The server's install failed${installFailure(install)}: install it again, or an admin marks it installed`
           : install.state === 'installing'
             ? 'The server is being installed'
             : 'The server is not installed yet: run its install first',
@@ -666,6 +721,7 @@ export class Supervisor {
     entry.process = process;
     entry.overQuotaSince = null;
     entry.stopRequested = false;
+    entry.stopSignal = null;
     entry.commandSent = false;
     entry.stopTyped = false;
     entry.unwatch?.();
@@ -687,14 +743,17 @@ export class Supervisor {
     entry.exitHandled = this.#follow(name, entry, process, 'a server exit', async (exit) => {
       entry.unwatch?.();
       entry.unwatch = null;
-      entry.lastExit = {
+      const lastExit = {
         code: exit.code,
         signal: exit.signal,
         outOfMemory: exit.outOfMemory,
+        // Asked for by the panel's stop, or by the stop command a person typed.
+        cleanStop: (entry.stopRequested || entry.stopTyped) && endedAsAsked(exit, entry.stopSignal),
         at: this.deps.now(),
       };
+      entry.lastExit = lastExit;
       // Kept for the list after a restart of the panel; the exit is handled even if this fails.
-      await this.deps.servers.recordExit(name, entry.lastExit).catch((error: unknown) => {
+      await this.deps.servers.recordExit(name, lastExit).catch((error: unknown) => {
         this.deps.log.error({ err: error, server: name }, 'could not record how a server ended');
       });
       await entry.lock.run(() => this.#exited(name, entry, process, exit));
@@ -729,14 +788,17 @@ export class Supervisor {
     process: RunningProcess,
     what: string,
     ended: (exit: ExitInfo) => Promise<void>,
+    tail?: OutputTail,
   ): Promise<void> {
     const output = entry.log.output();
     process.onOutput((chunk, stream) => {
       output.write(chunk, stream);
+      tail?.write(chunk, stream);
     });
     return process.exited
       .then((exit) => {
         output.end();
+        tail?.end();
         return ended(exit);
       })
       .catch((error: unknown) => {
@@ -756,6 +818,9 @@ export class Supervisor {
     const exited = process.exited.then(() => true);
     // An install script is not the server: it gets no stop command, only the signals.
     const method = entry.installing ? null : stopMethodOf(record.stopCommand);
+    // What the stop asks the server to end by: its signal, SIGTERM when it has no stop command.
+    entry.stopSignal =
+      method?.type === 'signal' ? method.signal : method === null ? 'SIGTERM' : null;
     if (method?.type === 'signal') {
       entry.log.append(
         method.signal === 'SIGKILL'
@@ -982,3 +1047,9 @@ const resourceLimits = (record: ServerRecord) => ({
 });
 
 const mebibytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** ` (the script exited with code 2)`: why an install failed, as far as it is known. */
+function installFailure(install: ServerRecord['install']): string {
+  if (install.reason !== null) return ` (${install.reason})`;
+  return install.exitCode === null ? '' : ` (exit code ${install.exitCode})`;
+}

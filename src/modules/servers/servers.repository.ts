@@ -43,6 +43,25 @@ function variablesOf(text: string): Record<string, string> {
   );
 }
 
+/** The stored last lines of a failed install; anything but a list of texts counts as none. */
+function linesOf(text: string | null): string[] {
+  if (text === null) return [];
+  const parsed: unknown = JSON.parse(text);
+  return Array.isArray(parsed)
+    ? parsed.filter((line): line is string => typeof line === 'string')
+    : [];
+}
+
+/** What `setInstall` records: the state, and what is known of the install that ended. */
+export interface InstallChange {
+  readonly state: InstallState;
+  readonly exitCode?: number | null;
+  readonly finishedAt?: string | null;
+  /** Why it failed (null: it did not); the last lines go with it. */
+  readonly reason?: string | null;
+  readonly lastLines?: readonly string[];
+}
+
 const toRecord = (
   row: Selectable<ServersTable>,
   allocations: readonly Allocation[],
@@ -67,6 +86,8 @@ const toRecord = (
     state: installState(row.install_state),
     exitCode: row.install_exit_code,
     finishedAt: row.install_finished_at,
+    reason: row.install_reason,
+    lastLines: linesOf(row.install_last_lines),
   },
   allocations,
   createdAt: row.created_at,
@@ -78,6 +99,7 @@ const toRecord = (
           code: row.last_exit_code,
           signal: row.last_exit_signal,
           outOfMemory: row.last_exit_out_of_memory === 1,
+          cleanStop: row.last_exit_clean_stop === 1,
           at: row.last_exit_at,
         },
   desiredRunning: row.desired_running === 1,
@@ -273,16 +295,20 @@ export class ServersRepository {
       .execute();
   }
 
-  async setInstall(
-    name: string,
-    install: { state: InstallState; exitCode?: number | null; finishedAt?: string | null },
-  ): Promise<void> {
+  async setInstall(name: string, install: InstallChange): Promise<void> {
     await this.db
       .updateTable('servers')
       .set({
         install_state: install.state,
         ...(install.exitCode === undefined ? {} : { install_exit_code: install.exitCode }),
         ...(install.finishedAt === undefined ? {} : { install_finished_at: install.finishedAt }),
+        ...(install.reason === undefined ? {} : { install_reason: install.reason }),
+        ...(install.lastLines === undefined
+          ? {}
+          : {
+              install_last_lines:
+                install.lastLines.length === 0 ? null : JSON.stringify(install.lastLines),
+            }),
       })
       .where('name', '=', name)
       .execute();
@@ -291,7 +317,13 @@ export class ServersRepository {
   /** How the server's last process ended. */
   async recordExit(
     name: string,
-    exit: { code: number | null; signal: string | null; outOfMemory: boolean; at: Date },
+    exit: {
+      code: number | null;
+      signal: string | null;
+      outOfMemory: boolean;
+      cleanStop: boolean;
+      at: Date;
+    },
   ): Promise<void> {
     await this.db
       .updateTable('servers')
@@ -299,6 +331,7 @@ export class ServersRepository {
         last_exit_code: exit.code,
         last_exit_signal: exit.signal,
         last_exit_out_of_memory: exit.outOfMemory ? 1 : 0,
+        last_exit_clean_stop: exit.cleanStop ? 1 : 0,
         last_exit_at: exit.at.toISOString(),
       })
       .where('name', '=', name)

@@ -8,8 +8,11 @@ import {
   ConfigForCallerEnvelope,
   CreateBody,
   DeletedEnvelope,
+  FreePortEnvelope,
   InstallStateBody,
   ServerListEnvelope,
+  RewritesEnvelope,
+  RewritesQuery,
   ServerParams,
   StatsEnvelope,
   StatusEnvelope,
@@ -48,6 +51,44 @@ export function serversRoutes(app: App, servers: ServersService): void {
       },
     },
     async (request) => ({ message: 'Server created', data: await servers.create(request.body) }),
+  );
+
+  app.get(
+    '/api/servers/allocations/free',
+    {
+      config: { access: { action: 'servers.create' } },
+      schema: {
+        tags: ['servers'],
+        summary: 'The next free port of SERVER_PORT_RANGE, for a new server (admin)',
+        description:
+          'The lowest port no server has on any address (0.0.0.0 counts as every address). 409 when every port of the range is given. Another program may still hold it: a start says so (409 PORT_IN_USE).',
+        response: responses(FreePortEnvelope, 401, 403, 409),
+      },
+    },
+    async () => ({ message: 'Free port', data: await servers.freePort() }),
+  );
+
+  app.get(
+    '/api/servers/:server/config-files',
+    {
+      schema: {
+        tags: ['servers'],
+        summary: "The keys of the server's files its template rewrites at every start",
+        description:
+          "For a caller who may read the server's files: each config rule of its template (those of `path` only, when given), its keys and the variables their values come from. A variable the caller may not see is named as hidden. Empty for a server without a template.",
+        params: ServerParams,
+        querystring: RewritesQuery,
+        response: responses(RewritesEnvelope, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ({
+      message: 'Rewritten keys',
+      data: await servers.rewrittenKeys(
+        currentUser(request),
+        request.params.server,
+        request.query.path,
+      ),
+    }),
   );
 
   app.get(

@@ -55,6 +55,10 @@ const ExitSchema = Type.Object({
   outOfMemory: Type.Boolean({
     description: 'The kernel ended the server at its memory limit',
   }),
+  cleanStop: Type.Boolean({
+    description:
+      'A stop ended it the way the stop asks: exit code 0, or the signal it sent (`^C`: SIGINT) as that signal or as code 128 + its number (130, 143)',
+  }),
   at: Type.String({ format: 'date-time' }),
 });
 
@@ -157,6 +161,10 @@ export const ConfigSchema = Type.Object({
     state: InstallStateSchema,
     exitCode: Type.Union([Type.Integer(), Type.Null()]),
     finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    reason: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Why the last install failed (`the script exited with code 2`); null when it did not. Its last lines are in the console, and in the start's 409 for those who may read it",
+    }),
   }),
   allocations: Type.Array(Type.Object({ ip: Type.String(), port: Type.Integer() })),
   createdAt: Type.String({ format: 'date-time' }),
@@ -320,4 +328,57 @@ export const StatsEnvelope = Envelope(
       limit: Type.Union([Type.Integer(), Type.Null()], { description: 'diskBytes limit' }),
     }),
   }),
+);
+
+export const FreePortEnvelope = Envelope(
+  Type.Object({
+    ip: Type.String({ description: 'Every address: 0.0.0.0' }),
+    port: Type.Integer({ description: 'The lowest port of the range no server has' }),
+    range: Type.Object(
+      { min: Type.Integer(), max: Type.Integer() },
+      { description: 'SERVER_PORT_RANGE' },
+    ),
+  }),
+);
+
+export const RewritesQuery = Type.Object(
+  {
+    path: Type.Optional(
+      Type.String({
+        maxLength: 16_384,
+        description: 'A file of the server (as the files routes name it); every file when absent',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RewritesEnvelope = Envelope(
+  Type.Array(
+    Type.Object({
+      file: Type.String({ description: "The rule's file, relative to the server's folder" }),
+      parser: Type.String(),
+      keys: Type.Array(
+        Type.Object({
+          match: Type.String({ description: 'The key, as the parser reads it' }),
+          ifValue: Type.Union([Type.String(), Type.Null()], {
+            description: 'Only a current value equal to this is replaced; null: always',
+          }),
+          value: Type.String({
+            description:
+              "What is written, placeholders as in the template; a hidden variable's as [hidden]",
+          }),
+          from: Type.Array(
+            Type.Object({
+              envVariable: Type.Union([Type.String(), Type.Null()], {
+                description: 'Null for a hidden variable or a panel setting',
+              }),
+              name: Type.String(),
+              hidden: Type.Boolean({ description: 'A variable the caller may not see' }),
+            }),
+          ),
+        }),
+      ),
+    }),
+  ),
 );

@@ -34,6 +34,7 @@ import type { PanelEvents } from '../../events.js';
 import type { ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
 import { stopCommandOf } from '../../host/local/launch.js';
 import { checkValue } from '../../templates/rules.js';
+import { rewrittenKeys, type RewrittenFile } from '../../templates/template-uses.js';
 import type { BackupHost } from '../backups/backups.service.js';
 import type { ConfigChanges, ServersRepository } from './servers.repository.js';
 
@@ -374,6 +375,8 @@ export class ServersService {
         state: template?.install ? 'not-installed' : 'installed',
         exitCode: null,
         finishedAt: null,
+        reason: null,
+        lastLines: [],
       },
       allocations,
       createdAt: this.deps.now().toISOString(),
@@ -517,6 +520,36 @@ export class ServersService {
     return { ...record, allocations: checked };
   }
 
+  /**
+   * The lowest port of SERVER_PORT_RANGE that no server has on any address (what the create form
+   * offers); 409 when every one is given. Whether another program holds it is seen at the start.
+   */
+  async freePort(): Promise<{ ip: string; port: number; range: { min: number; max: number } }> {
+    const { min, max } = this.deps.portRange;
+    const taken = new Set((await this.deps.servers.allAllocations()).map((a) => a.port));
+    for (let port = min; port <= max; port++) {
+      if (!taken.has(port)) return { ip: '0.0.0.0', port, range: { min, max } };
+    }
+    throw new AppError(
+      'CONFLICT',
+      `Every port of SERVER_PORT_RANGE (${min}-${max}) is given to a server already`,
+    );
+  }
+
+  /**
+   * The keys of the server's files that its template rewrites at every start (those of `path`
+   * when given), from which variables: for a caller who may read its files. A variable the
+   * caller may not see (a user, one the template keeps from users) is named as hidden.
+   */
+  async rewrittenKeys(user: User, name: string, path?: string): Promise<RewrittenFile[]> {
+    const record = await this.require(user, name, 'server.files.read');
+    const template =
+      record.template === null ? undefined : await this.deps.templates.find(record.template);
+    if (!template) return [];
+    const admin = can(user, 'server.configure-host', { permissions: null, server: name });
+    return rewrittenKeys(template, (variable) => admin || variable.userViewable, path);
+  }
+
   /** Runs the template's install script (409 while the server runs or without a script). */
   async install(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.settings');
@@ -533,8 +566,9 @@ export class ServersService {
     if (this.deps.host.state(name).status === 'installing') {
       throw new AppError('CONFLICT', 'The server is being installed: wait for the end, or kill it');
     }
-    await this.deps.servers.setInstall(name, { state });
-    return { ...record, install: { ...record.install, state } };
+    // What a failed install left is no longer why the server cannot start.
+    await this.deps.servers.setInstall(name, { state, reason: null, lastLines: [] });
+    return { ...record, install: { ...record.install, state, reason: null, lastLines: [] } };
   }
 
   async #recordOf(name: string): Promise<ServerRecord> {
@@ -641,7 +675,30 @@ export class ServersService {
 
   async start(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.power');
-    return this.deps.host.start(name);
+    return this.#explained(user, name, () => this.deps.host.start(name));
+  }
+
+  /**
+   * `start`, whose refusal for a failed install (409 NOT_INSTALLED, which says why) also quotes
+   * the install's last lines to a caller who may read the console, where they were printed.
+   */
+  async #explained(
+    user: User,
+    name: string,
+    start: () => Promise<ServerStatus>,
+  ): Promise<ServerStatus> {
+    try {
+      return await start();
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'NOT_INSTALLED') throw error;
+      if (!(await this.permits(user, name, 'server.console.read'))) throw error;
+      const install = (await this.deps.servers.find(name))?.install;
+      if (install?.state !== 'failed' || install.lastLines.length === 0) throw error;
+      throw new AppError(
+        'NOT_INSTALLED',
+        `${error.message}. Its last lines: ${install.lastLines.join(' | ')}`,
+      );
+    }
   }
 
   async stop(user: User, name: string): Promise<ServerStatus> {
@@ -651,7 +708,7 @@ export class ServersService {
 
   async restart(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.power');
-    return this.deps.host.restart(name);
+    return this.#explained(user, name, () => this.deps.host.restart(name));
   }
 
   async kill(user: User, name: string): Promise<ServerStatus> {

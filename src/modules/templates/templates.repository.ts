@@ -4,6 +4,7 @@ import { withConstraints } from '../../db/database.js';
 import type { Database, TemplatesTable } from '../../db/schema.js';
 import {
   EGG_FORMATS,
+  NO_CONSOLE_INPUT,
   type EggFormat,
   type Template,
   type TemplateDefinition,
@@ -13,22 +14,33 @@ import { byText } from '../../sort.js';
 const formatOf = (value: string): EggFormat =>
   EGG_FORMATS.find((format) => format === value) ?? 'PTDL_v2';
 
-/** What a stored definition holds: one stored before the deny list was kept has none. */
-type StoredDefinition = Omit<TemplateDefinition, 'fileDenylist'> &
-  Partial<Pick<TemplateDefinition, 'fileDenylist'>>;
-
-const toTemplate = (row: Selectable<TemplatesTable>): Template => {
-  const definition = JSON.parse(row.definition) as StoredDefinition;
-  return {
-    ...definition,
-    fileDenylist: definition.fileDenylist ?? [],
-    id: row.id,
-    uuid: row.uuid,
-    format: formatOf(row.format),
-    warnings: JSON.parse(row.warnings) as string[],
-    createdAt: row.created_at,
+/**
+ * A stored definition: one stored before the deny list was kept has none, one stored before
+ * `readsConsoleInput` existed reads it from its features.
+ */
+function definitionOf(text: string): TemplateDefinition {
+  const stored = JSON.parse(text) as Omit<
+    TemplateDefinition,
+    'readsConsoleInput' | 'fileDenylist'
+  > & {
+    readonly readsConsoleInput?: boolean;
+    readonly fileDenylist?: readonly string[];
   };
-};
+  return {
+    ...stored,
+    fileDenylist: stored.fileDenylist ?? [],
+    readsConsoleInput: stored.readsConsoleInput ?? !stored.features.includes(NO_CONSOLE_INPUT),
+  };
+}
+
+const toTemplate = (row: Selectable<TemplatesTable>): Template => ({
+  ...definitionOf(row.definition),
+  id: row.id,
+  uuid: row.uuid,
+  format: formatOf(row.format),
+  warnings: JSON.parse(row.warnings) as string[],
+  createdAt: row.created_at,
+});
 
 export class TemplatesRepository {
   constructor(private readonly db: Kysely<Database>) {}

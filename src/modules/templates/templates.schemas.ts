@@ -83,6 +83,14 @@ export const TemplateSchema = Type.Object({
     description:
       "The egg's `file_denylist`: gitignore lines naming the files only an admin may read or change (403 `FILE_DENIED` for anyone else)",
   }),
+  readsConsoleInput: Type.Boolean({
+    description:
+      'False when the game reads no console input (the egg feature `no_console_input`): commands typed there do nothing',
+  }),
+  needsPort: Type.Boolean({
+    description:
+      "A start command or a config file uses the server's port ({{server.build.default.port}}, SERVER_PORT): a server from it needs an allocation",
+  }),
   warnings: Type.Array(Type.String(), {
     description: 'What the import noticed and does not enforce (unknown rules…)',
   }),

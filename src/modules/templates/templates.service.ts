@@ -12,6 +12,7 @@ import { AppError, notFound } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { parseEgg, slugify } from '../../templates/egg.js';
 import { SHIPPED_EGGS } from '../../templates/shipped.js';
+import { needsPort } from '../../templates/template-uses.js';
 import type { TemplatesRepository } from './templates.repository.js';
 
 /** Which servers were made from a template (the servers domain keeps them). */
@@ -51,11 +52,15 @@ export class TemplatesService {
     }));
   }
 
-  /** The template; for anyone but an admin, without the variables users may not see. */
-  async get(user: User, id: string): Promise<Template> {
+  /**
+   * The template, with whether a server from it needs a port; for anyone but an admin, without
+   * the variables users may not see.
+   */
+  async get(user: User, id: string): Promise<Template & { needsPort: boolean }> {
     const template = await this.require(id);
-    if (can(user, 'templates.manage')) return template;
-    return { ...template, variables: template.variables.filter((v) => v.userViewable) };
+    const shown = { ...template, needsPort: needsPort(template) };
+    if (can(user, 'templates.manage')) return shown;
+    return { ...shown, variables: template.variables.filter((v) => v.userViewable) };
   }
 
   find(id: string): Promise<Template | undefined> {
@@ -69,7 +74,7 @@ export class TemplatesService {
   }
 
   /** Imports an egg (JSON or YAML text); 400 naming the field that is wrong, 409 if imported. */
-  async import(text: string): Promise<Template> {
+  async import(text: string): Promise<Template & { needsPort: boolean }> {
     const egg = parseEgg(text);
     if (egg.uuid !== null) {
       const existing = await this.deps.templates.findByUuid(egg.uuid);
@@ -100,7 +105,7 @@ export class TemplatesService {
       }
       throw error;
     }
-    return template;
+    return { ...template, needsPort: needsPort(template) };
   }
 
   /** Deletes a template no server uses (409 naming them otherwise). */

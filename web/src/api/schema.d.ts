@@ -3126,6 +3126,8 @@ export interface paths {
                 lastExit: {
                   /** Format: date-time */
                   at: string;
+                  /** @description A stop ended it the way the stop asks: exit code 0, or the signal it sent (`^C`: SIGINT) as that signal or as code 128 + its number (130, 143) */
+                  cleanStop: boolean;
                   code: number | null;
                   /** @description The kernel ended the server at its memory limit */
                   outOfMemory: boolean;
@@ -3309,6 +3311,8 @@ export interface paths {
                   exitCode: number | null;
                   /** Format: date-time */
                   finishedAt: string | null;
+                  /** @description Why the last install failed (`the script exited with code 2`); null when it did not. Its last lines are in the console, and in the start's 409 for those who may read it */
+                  reason: string | null;
                   /** @description A server cannot start until its install succeeded or an admin marked it installed */
                   state: 'installed' | 'not-installed' | 'installing' | 'failed';
                 };
@@ -4674,6 +4678,8 @@ export interface paths {
                   exitCode: number | null;
                   /** Format: date-time */
                   finishedAt: string | null;
+                  /** @description Why the last install failed (`the script exited with code 2`); null when it did not. Its last lines are in the console, and in the start's 409 for those who may read it */
+                  reason: string | null;
                   /** @description A server cannot start until its install succeeded or an admin marked it installed */
                   state: 'installed' | 'not-installed' | 'installing' | 'failed';
                 };
@@ -4806,6 +4812,8 @@ export interface paths {
                   exitCode: number | null;
                   /** Format: date-time */
                   finishedAt: string | null;
+                  /** @description Why the last install failed (`the script exited with code 2`); null when it did not. Its last lines are in the console, and in the start's 409 for those who may read it */
+                  reason: string | null;
                   /** @description A server cannot start until its install succeeded or an admin marked it installed */
                   state: 'installed' | 'not-installed' | 'installing' | 'failed';
                 };
@@ -4879,6 +4887,108 @@ export interface paths {
         };
       };
     };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/config-files': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The keys of the server's files its template rewrites at every start
+     * @description For a caller who may read the server's files: each config rule of its template (those of `path` only, when given), its keys and the variables their values come from. A variable the caller may not see is named as hidden. Empty for a server without a template.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description A file of the server (as the files routes name it); every file when absent */
+          path?: string;
+        };
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description The rule's file, relative to the server's folder */
+                file: string;
+                keys: {
+                  from: {
+                    /** @description Null for a hidden variable or a panel setting */
+                    envVariable: string | null;
+                    /** @description A variable the caller may not see */
+                    hidden: boolean;
+                    name: string;
+                  }[];
+                  /** @description Only a current value equal to this is replaced; null: always */
+                  ifValue: string | null;
+                  /** @description The key, as the parser reads it */
+                  match: string;
+                  /** @description What is written, placeholders as in the template; a hidden variable's as [hidden] */
+                  value: string;
+                }[];
+                parser: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
     post?: never;
     delete?: never;
     options?: never;
@@ -6548,6 +6658,8 @@ export interface paths {
                   exitCode: number | null;
                   /** Format: date-time */
                   finishedAt: string | null;
+                  /** @description Why the last install failed (`the script exited with code 2`); null when it did not. Its last lines are in the console, and in the start's 409 for those who may read it */
+                  reason: string | null;
                   /** @description A server cannot start until its install succeeded or an admin marked it installed */
                   state: 'installed' | 'not-installed' | 'installing' | 'failed';
                 };
@@ -7780,6 +7892,8 @@ export interface paths {
                 lastExit: {
                   /** Format: date-time */
                   at: string;
+                  /** @description A stop ended it the way the stop asks: exit code 0, or the signal it sent (`^C`: SIGINT) as that signal or as code 128 + its number (130, 143) */
+                  cleanStop: boolean;
                   code: number | null;
                   /** @description The kernel ended the server at its memory limit */
                   outOfMemory: boolean;
@@ -8393,6 +8507,85 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/servers/allocations/free': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The next free port of SERVER_PORT_RANGE, for a new server (admin)
+     * @description The lowest port no server has on any address (0.0.0.0 counts as every address). 409 when every port of the range is given. Another program may still hold it: a start says so (409 PORT_IN_USE).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Every address: 0.0.0.0 */
+                ip: string;
+                /** @description The lowest port of the range no server has */
+                port: number;
+                /** @description SERVER_PORT_RANGE */
+                range: {
+                  max: number;
+                  min: number;
+                };
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/servers/create': {
     parameters: {
       query?: never;
@@ -8480,6 +8673,8 @@ export interface paths {
                   exitCode: number | null;
                   /** Format: date-time */
                   finishedAt: string | null;
+                  /** @description Why the last install failed (`the script exited with code 2`); null when it did not. Its last lines are in the console, and in the start's 409 for those who may read it */
+                  reason: string | null;
                   /** @description A server cannot start until its install succeeded or an admin marked it installed */
                   state: 'installed' | 'not-installed' | 'installing' | 'failed';
                 };
@@ -8677,6 +8872,10 @@ export interface paths {
                   script: string;
                 } | null;
                 name: string;
+                /** @description A start command or a config file uses the server's port ({{server.build.default.port}}, SERVER_PORT): a server from it needs an allocation */
+                needsPort: boolean;
+                /** @description False when the game reads no console input (the egg feature `no_console_input`): commands typed there do nothing */
+                readsConsoleInput: boolean;
                 startupCommands: {
                   command: string;
                   name: string;
@@ -8878,6 +9077,10 @@ export interface paths {
                   script: string;
                 } | null;
                 name: string;
+                /** @description A start command or a config file uses the server's port ({{server.build.default.port}}, SERVER_PORT): a server from it needs an allocation */
+                needsPort: boolean;
+                /** @description False when the game reads no console input (the egg feature `no_console_input`): commands typed there do nothing */
+                readsConsoleInput: boolean;
                 startupCommands: {
                   command: string;
                   name: string;

@@ -22,6 +22,20 @@ export function useServers() {
 }
 
 /** Creates a server (admin); the list is fetched again once it exists. */
+/**
+ * The next free port of SERVER_PORT_RANGE (admin), offered by the create form; fetched again
+ * with the server list, after a server is made.
+ */
+export function useFreePort(enabled: boolean) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: [...SERVERS_KEY, 'free-port'],
+    enabled,
+    retry: false,
+    queryFn: async () => (await unwrap(api.GET('/api/servers/allocations/free'))).data,
+  });
+}
+
 export function useCreateServer() {
   const { api } = useServices();
   const queries = useQueryClient();

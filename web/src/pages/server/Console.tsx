@@ -110,6 +110,7 @@ export default function Console({
   onStatus,
   canWrite,
   canAcceptEula,
+  noInput,
 }: {
   server: string;
   onStatus: (status: ServerStatus | null) => void;
@@ -117,6 +118,11 @@ export default function Console({
   canWrite: boolean;
   /** Holds `files.write` and `power`: may accept the Minecraft EULA when the game asks. */
   canAcceptEula: boolean;
+  /**
+   * The name of the server's template when it says its game reads no console input: no command
+   * box then, which would do nothing, but a note that says so.
+   */
+  noInput: string | null;
 }) {
   const [attach, terminal] = useTerminal();
   const live = useConsole(server, terminal, onStatus);
@@ -181,7 +187,13 @@ export default function Console({
       {notConnected && live.error === null && (
         <Alert tone="error">The console is not connected; the command was not sent</Alert>
       )}
-      {canWrite ? (
+      {noInput !== null ? (
+        <p className={page.muted} role="note">
+          This game reads no console input (its template, {noInput}, says so): commands typed here
+          would do nothing. Use the buttons above to stop or restart it, and its settings or files
+          to change it.
+        </p>
+      ) : canWrite ? (
         <CommandBox server={server} onSend={send} />
       ) : (
         <p className={page.muted}>

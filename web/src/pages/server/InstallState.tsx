@@ -24,7 +24,8 @@ export function installLabel(install: Install): string {
 }
 
 /**
- * Shown while a server is not installed: why it cannot start, "Install" (its template's script,
+ * Shown while a server is not installed: why it cannot start (and why the install failed),
+ * "Install" (its template's script,
  * whose output is in the console) and, for admins, "Mark installed".
  */
 export function InstallState({
@@ -54,6 +55,9 @@ export function InstallState({
         <h2 id="install-title" className={styles.installTitle}>
           {installLabel(install)}
         </h2>
+        {install.state === 'failed' && install.reason !== null && (
+          <p>Why: {install.reason}. Its last lines are in the console.</p>
+        )}
         <p>
           {install.state === 'installing'
             ? 'The install script runs; its output is in the console.'

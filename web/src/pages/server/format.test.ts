@@ -33,6 +33,18 @@ describe('server page formats', () => {
     expect(formatExit({ at: '', code: null, signal: 'SIGKILL' })).toBe('signal SIGKILL');
   });
 
+  it('shows a stop that ended as asked as a clean stop, not by its code', () => {
+    expect(formatExit({ at: '', code: 130, signal: null, cleanStop: true })).toBe(
+      'stopped cleanly',
+    );
+    expect(formatExit({ at: '', code: 130, signal: null, cleanStop: false })).toBe('exit code 130');
+    const at = '2025-01-01T11:00:00Z';
+    const now = new Date('2025-01-01T12:00:00Z');
+    expect(formatLastExit({ at, code: null, signal: 'SIGINT', cleanStop: true }, now)).toBe(
+      'stopped, 1 h ago',
+    );
+  });
+
   it('shows a use against its limit, and alone when there is none', () => {
     const MIB = 1024 * 1024;
     expect(formatUsage(312 * MIB, 512 * MIB, formatBytes)).toBe('312 MiB of 512 MiB');

@@ -52,10 +52,19 @@ export interface LastExit {
   readonly signal: string | null;
   /** The kernel ended the server at its memory limit. */
   readonly outOfMemory?: boolean;
+  /**
+   * A stop ended it the way the stop asks (exit code 0, or 130 after the SIGINT of `^C`): not
+   * worth its exit code, which reads as a crash.
+   */
+  readonly cleanStop?: boolean;
 }
 
-/** "exit code 0", "exit code 3", "signal SIGKILL", "out of memory (signal SIGKILL)". */
+/**
+ * "stopped cleanly", "exit code 3", "signal SIGKILL", "out of memory (signal SIGKILL)": a stop
+ * that ended as asked is never shown by its code (130 reads as a crash).
+ */
 export function formatExit(exit: LastExit): string {
+  if (exit.cleanStop === true) return 'stopped cleanly';
   const how =
     exit.signal !== null
       ? `signal ${exit.signal}`
@@ -74,11 +83,16 @@ export function formatAgo(at: string, now: Date = new Date()): string {
   return `${Math.floor(seconds / 86_400)} d ago`;
 }
 
-/** The servers list's short word on a last exit: "exited 3, 5 min ago", "SIGKILL, just now". */
+/**
+ * The servers list's short word on a last exit: "exited 3, 5 min ago", "SIGKILL, just now",
+ * "stopped, 1 h ago".
+ */
 export function formatLastExit(exit: LastExit, now: Date = new Date()): string {
   const how =
-    exit.outOfMemory === true
-      ? 'out of memory'
-      : (exit.signal ?? (exit.code === null ? 'ended' : `exited ${exit.code}`));
+    exit.cleanStop === true
+      ? 'stopped'
+      : exit.outOfMemory === true
+        ? 'out of memory'
+        : (exit.signal ?? (exit.code === null ? 'ended' : `exited ${exit.code}`));
   return `${how}, ${formatAgo(exit.at, now)}`;
 }

@@ -2,7 +2,7 @@ import { useState, type SyntheticEvent } from 'react';
 import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field, SelectField } from '../../components/Field';
-import { useCreateServer } from '../../hooks/useServers';
+import { useCreateServer, useFreePort } from '../../hooks/useServers';
 import { usePanelSettings } from '../../hooks/useSettings';
 import { useTemplate, useTemplates, type TemplateVariable } from '../../hooks/useTemplates';
 import page from '../Page.module.css';
@@ -13,7 +13,7 @@ import {
   type LimitErrors,
   type LimitsForm,
 } from '../server/settings/settingsForm';
-import { EMPTY_FORM, newServerFrom, type NewServerForm } from './newServer';
+import { EMPTY_FORM, newServerFrom, portProblem, type NewServerForm } from './newServer';
 import styles from './ServersPage.module.css';
 
 /** Each variable's default, by environment name: what a new server from the template starts with. */
@@ -23,7 +23,9 @@ const defaults = (variables: readonly TemplateVariable[]) =>
 /**
  * Admins only: a new server, from a template (its commands and variables) or from a start
  * command (display name, stop command and port optional), with its limits prefilled from the
- * panel's defaults (`GET /api/admin/settings`, docs/web.md "Creating a server").
+ * panel's defaults (`GET /api/admin/settings`, docs/web.md "Creating a server"). The port is
+ * required when the template's start-up or config files use it, and prefilled then with the next
+ * free port of SERVER_PORT_RANGE (`GET /api/servers/allocations/free`), which is offered always.
  */
 export function CreateServerForm() {
   const create = useCreateServer();
@@ -31,6 +33,10 @@ export function CreateServerForm() {
   const [form, setForm] = useState(EMPTY_FORM);
   const [created, setCreated] = useState<string | null>(null);
   const [limitErrors, setLimitErrors] = useState<LimitErrors>({});
+  const [portTouched, setPortTouched] = useState(false);
+  const [portError, setPortError] = useState<string | undefined>(undefined);
+  const freePort = useFreePort(true);
+  const offered = freePort.data?.port;
   const settings = usePanelSettings();
   const serverDefaults = settings.data?.serverDefaults;
   // The limits shown: as edited, else the panel's defaults once they are in.
@@ -46,8 +52,20 @@ export function CreateServerForm() {
   const template = useTemplate(form.template === '' ? null : form.template);
   // The variables shown are those of the template chosen, once its details are in.
   const variables = form.template === '' ? [] : (template.data?.variables ?? []);
+  // A template whose start-up or config files use the port: the free one is filled in until the
+  // field is edited.
+  const needsPort = form.template !== '' && template.data?.needsPort === true;
+  const port =
+    needsPort && !portTouched && form.port === '' && offered !== undefined
+      ? String(offered)
+      : form.port;
+  const setPort = (value: string) => {
+    setPortTouched(true);
+    setPortError(undefined);
+    setForm((current) => ({ ...current, port: value }));
+  };
   const set =
-    (key: 'name' | 'displayName' | 'startCommand' | 'stopCommand' | 'port') =>
+    (key: 'name' | 'displayName' | 'startCommand' | 'stopCommand') =>
     (event: { target: { value: string } }) => {
       setForm((current) => ({ ...current, [key]: event.target.value }));
     };
@@ -62,9 +80,13 @@ export function CreateServerForm() {
     create.reset();
     const filled: NewServerForm = {
       ...form,
+      port,
       variables: { ...defaults(variables), ...form.variables },
       limits,
     };
+    const missingPort = portProblem(port, needsPort, offered);
+    setPortError(missingPort);
+    if (missingPort !== undefined) return;
     const request = newServerFrom(filled);
     if ('errors' in request) {
       setLimitErrors(request.errors);
@@ -75,6 +97,7 @@ export function CreateServerForm() {
       onSuccess: (server) => {
         setCreated(server.name);
         setForm(EMPTY_FORM);
+        setPortTouched(false);
       },
       onError: (error) => {
         if (error instanceof ApiError) setLimitErrors(limitErrorsFrom(error).fields);
@@ -130,9 +153,28 @@ export function CreateServerForm() {
           name="port"
           inputMode="numeric"
           autoComplete="off"
-          hint="Optional: the primary port, on every address (0.0.0.0)"
-          value={form.port}
-          onChange={set('port')}
+          // Not `required`: the browser's own bubble would keep our message (with the free
+          // port) from showing next to the field.
+          aria-required={needsPort}
+          hint={portHint(needsPort, form.template !== '', freePort.data)}
+          error={portError}
+          value={port}
+          onChange={(event) => {
+            setPort(event.target.value);
+          }}
+          after={
+            offered !== undefined && port !== String(offered) ? (
+              <button
+                type="button"
+                className="button secondary"
+                onClick={() => {
+                  setPort(String(offered));
+                }}
+              >
+                Use {offered}
+              </button>
+            ) : undefined
+          }
         />
         {form.template === '' ? (
           <>
@@ -236,4 +278,22 @@ export function CreateServerForm() {
       </form>
     </section>
   );
+}
+
+/** Whether the port is needed and why, on every address, and the next free one. */
+function portHint(
+  needed: boolean,
+  fromTemplate: boolean,
+  free: { port: number; range: { min: number; max: number } } | undefined,
+): string {
+  const why = needed
+    ? "Required: the template's start-up or config files use the server's port"
+    : fromTemplate
+      ? 'Optional: the template does not use a port'
+      : 'Optional: the primary port';
+  const range =
+    free === undefined
+      ? ''
+      : `; ${free.port} is the next free one (the range is ${free.range.min}-${free.range.max})`;
+  return `${why}, on every address (0.0.0.0)${range}`;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { providerLoginHref } from '../sign-in/providerLoginHref';
 import { ApiError } from '../../api/errors';
 import { limitErrorsFrom, limitsFormFrom, MIB, GIB } from '../server/settings/settingsForm';
-import { EMPTY_FORM, newServerFrom, PIDS_REQUIRED } from './newServer';
+import { EMPTY_FORM, newServerFrom, PIDS_REQUIRED, portProblem } from './newServer';
 
 describe('newServerFrom', () => {
   it('sends optional fields only when filled in, trimmed', () => {
@@ -161,5 +161,16 @@ describe('providerLoginHref', () => {
     ).toBe(
       'http://127.0.0.1:8000/api/auth/oidc/keycloak/login?redirect=http%3A%2F%2F127.0.0.1%3A8000%2Fsign-in',
     );
+  });
+});
+
+describe('portProblem', () => {
+  it('asks for a port only when the template needs one and none is typed', () => {
+    expect(portProblem('', false, 41000)).toBeUndefined();
+    expect(portProblem(' 30000 ', true, 41000)).toBeUndefined();
+    expect(portProblem(' ', true, 41000)).toBe(
+      "Enter a port: the template's start-up uses one (41000 is free)",
+    );
+    expect(portProblem('', true, undefined)).toBe("Enter a port: the template's start-up uses one");
   });
 });

@@ -78,3 +78,16 @@ export function newServerFrom(
     },
   };
 }
+
+/**
+ * What is wrong with the port as typed, when a template needs one (its start-up or config files
+ * use it) and it is empty: said next to the field, with the next free port when it is known.
+ */
+export function portProblem(
+  port: string,
+  required: boolean,
+  offered: number | undefined,
+): string | undefined {
+  if (!required || port.trim() !== '') return undefined;
+  return `Enter a port: the template's start-up uses one${offered === undefined ? '' : ` (${offered} is free)`}`;
+}

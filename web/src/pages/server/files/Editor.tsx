@@ -5,16 +5,19 @@ import { ApiError, errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { useDownload, useFileContent, useSaveFile } from '../../../hooks/useFiles';
 import page from '../../Page.module.css';
+import { useCan } from '../outlet';
 import { Breadcrumbs } from './Breadcrumbs';
 import { createEditor } from './codemirror';
 import styles from './Editor.module.css';
 import files from './Files.module.css';
 import { languageFor } from './language';
+import { RewrittenKeys } from './RewrittenKeys';
 import { baseName, filesUrl, parent } from './paths';
 
 /**
  * A text file in CodeMirror: Save (or Ctrl+S / Cmd+S) writes it; leaving with unsaved changes,
- * by a link, the browser's back or closing the tab, asks first.
+ * by a link, the browser's back or closing the tab, asks first. Above it, the keys of the file
+ * the server's template rewrites at every start, if any.
  */
 export default function Editor({
   server,
@@ -26,6 +29,7 @@ export default function Editor({
   /** Holds `files.write`: without it the file is shown read-only, with no Save. */
   canWrite: boolean;
 }) {
+  const canSettings = useCan('settings');
   const content = useFileContent(server, path);
   const download = useDownload(server);
   const name = baseName(path);
@@ -58,6 +62,7 @@ export default function Editor({
     <section className={`${page.card} ${files.card}`} aria-labelledby="editor-title">
       {header}
       <Breadcrumbs server={server} path={path} />
+      <RewrittenKeys server={server} path={path} canSettings={canSettings} />
       {download.isError && <Alert tone="error">{errorMessage(download.error)}</Alert>}
       {content.isPending ? (
         <p className={page.muted} role="status">

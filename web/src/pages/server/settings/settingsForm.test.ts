@@ -23,7 +23,7 @@ const CONFIG: ServerConfig = {
   runtime: 'process',
   image: null,
   template: null,
-  install: { state: 'installed', exitCode: null, finishedAt: null },
+  install: { state: 'installed', exitCode: null, finishedAt: null, reason: null },
   allocations: [],
   createdAt: '2025-01-01T00:00:00.000Z',
 };

@@ -1,0 +1,28 @@
+import { useQuery } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+type Answer =
+  paths['/api/servers/{server}/config-files']['get']['responses'][200]['content']['application/json'];
+/** A file's keys that the server's template rewrites at every start, and where each comes from. */
+export type RewrittenFile = Answer['data'][number];
+
+/**
+ * The keys of `path` the server's template rewrites at every start (none for a server without
+ * a template), with the variables the caller may see named.
+ */
+export function useRewrites(server: string, path: string) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: ['server', server, 'config-files', path] as const,
+    queryFn: async () =>
+      (
+        await unwrap(
+          api.GET('/api/servers/{server}/config-files', {
+            params: { path: { server }, query: { path } },
+          }),
+        )
+      ).data,
+  });
+}
