@@ -25,6 +25,7 @@ import {
   assertError,
   eventually,
   gameServerCommand,
+  historyOf,
   json,
   register,
   sendCommand,
@@ -430,6 +431,24 @@ describe('egg features', () => {
         assert.equal(json<{ data: { status: string } }>(again).data.status, 'running');
         assert.equal((await stats(panel, admin, 'mc')).pid, pid);
         await serverAction(panel, admin, 'mc', 'stop');
+      });
+
+      it('does not restart a game that ended asking for its EULA', async () => {
+        await createServer({ name: 'mc-restart', template: eulaTemplate, autoRestart: true });
+        await serverAction(panel, admin, 'mc-restart', 'start');
+        const lines = await eventually(async () => {
+          const history = await historyOf(panel, admin, 'mc-restart');
+          return history.includes(
+            '[panel] not restarting: the game waits for its EULA to be accepted',
+          )
+            ? history
+            : undefined;
+        }, 'the panel to say it does not restart');
+        assert.ok(
+          !lines.some((line) => line.startsWith('[panel] restarting in')),
+          lines.join(' | '),
+        );
+        assert.equal((await stats(panel, admin, 'mc-restart')).status, 'crashed');
       });
 
       it('refuses a server whose template does not ask for it, and an unknown server', async () => {

@@ -892,6 +892,12 @@ export class Supervisor {
       await this.deps.servers.recordStopped(name, false);
       return;
     }
+    // A game that ended asking for its EULA ends so again until someone accepts it.
+    if (entry.features.raised().some((notice) => notice.feature === 'eula')) {
+      entry.log.append('[panel] not restarting: the game waits for its EULA to be accepted');
+      await this.deps.servers.recordStopped(name, false);
+      return;
+    }
     const now = this.deps.now().getTime();
     entry.restarts = entry.restarts.filter((at) => now - at < RESTART_WINDOW_MS);
     if (entry.restarts.length >= MAX_RESTARTS) {
