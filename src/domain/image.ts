@@ -15,6 +15,8 @@ export interface ImageReference {
   readonly registry: string;
   /** The repository as the image names it (registry included when it names one), no tag. */
   readonly repository: string;
+  /** The repository at its registry, without the registry: `game-panel/minetest`, `debian`. */
+  readonly path: string;
   /** The tag, or the `sha256:…` digest; `latest` when the reference names neither. */
   readonly version: string;
 }
@@ -38,18 +40,31 @@ export function parseImage(image: string): ImageReference {
   const named = at === -1 ? image : image.slice(0, at);
   const digest = at === -1 ? null : image.slice(at + 1);
   const slash = named.indexOf('/');
-  const first = slash === -1 ? null : named.slice(0, slash);
-  const registry = first !== null && namesRegistry(first) ? registryHost(first) : DOCKER_HUB;
+  const first = slash === -1 ? '' : named.slice(0, slash);
+  const hostNamed = slash !== -1 && namesRegistry(first);
+  const registry = hostNamed ? registryHost(first) : DOCKER_HUB;
   // A tag follows the last colon after the last slash (a colon before it is the host's port).
   const colon = named.lastIndexOf(':');
   const tagged = colon > named.lastIndexOf('/');
   const repository = tagged ? named.slice(0, colon) : named;
   const tag = tagged ? named.slice(colon + 1) : null;
-  return { registry, repository, version: digest ?? tag ?? 'latest' };
+  const path = hostNamed ? repository.slice(slash + 1) : repository;
+  return { registry, repository, path, version: digest ?? tag ?? 'latest' };
 }
 
 /** The registry `image` comes from. */
 export const registryOf = (image: string): string => parseImage(image).registry;
+
+/**
+ * Why `image` is never pulled, whatever the settings, or null: the panel's shipped templates name
+ * images to build on the host (`game-panel/minetest:5`), which would otherwise be asked of Docker
+ * Hub, where anybody may publish under that name.
+ */
+export function neverPulled(image: string): string | null {
+  const { registry, path } = parseImage(image);
+  if (registry !== DOCKER_HUB || !path.startsWith('game-panel/')) return null;
+  return `${image} is an image of the panel's own templates, built on the Docker host (docs/runtimes.md, "Making an image"), never pulled: build or load it there`;
+}
 
 /**
  * A registry host as an admin may list it: a host name or IPv4 address (a dot, a port or

@@ -12,6 +12,7 @@ import type {
   ServerRecord,
   ServerStatus,
 } from '../../domain/server.js';
+import { neverPulled } from '../../domain/image.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -269,7 +270,7 @@ export class Supervisor {
     }
     // Just pulled, and gone again: the runtime's own refusal says so.
     if (found !== null || pulled) return found;
-    const refused = await this.deps.registries.refusal(image);
+    const refused = neverPulled(image) ?? (await this.deps.registries.refusal(image));
     if (refused !== null) throw new AppError('START_REFUSED', refused);
     return null;
   }
