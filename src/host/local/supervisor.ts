@@ -313,6 +313,11 @@ export class Supervisor {
         entry.lock.run(async () => {
           // Cancelled meanwhile: said by the cancel.
           if (entry.pulling !== pending) return;
+          // The panel is closing: started again by the next one, as the shutdown's cancel does.
+          if (this.#closing) {
+            await this.#cancelPull(name, entry, true);
+            return;
+          }
           entry.pulling = null;
           if (outcome.kind !== 'pulled') {
             await this.#notRun(name, entry, kind, null);
