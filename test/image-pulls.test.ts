@@ -281,6 +281,44 @@ describe('image pulls from a registry', { skip }, () => {
     assertError(anonymous, 409, 'START_REFUSED');
     assert.match(anonymous.body, /Cannot pull .*no basic auth credentials/);
 
+    // An install whose image cannot be pulled fails, saying why.
+    const egg = {
+      meta: { version: 'PTDL_v2' },
+      uuid: 'private-egg',
+      name: 'Private',
+      docker_images: { Test: reference },
+      startup: imageGameServerCommand(),
+      config: { files: '{}', startup: '{}', logs: '{}', stop: 'stop' },
+      scripts: { installation: { container: reference, entrypoint: 'sh', script: 'true' } },
+      variables: [],
+    };
+    const imported = await panel.app.inject({
+      method: 'POST',
+      url: '/api/templates/import',
+      headers: admin.headers,
+      payload: egg,
+    });
+    assert.equal(imported.statusCode, 200, imported.body);
+    const created = await panel.app.inject({
+      method: 'POST',
+      url: '/api/servers/create',
+      headers: admin.headers,
+      payload: { name: 'private-install', template: 'private', runtime: 'docker' },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    assert.equal(
+      json<{ data: { install: { state: string } } }>(created).data.install.state,
+      'failed',
+    );
+    await consoleHas(panel, admin, 'private-install', '[panel] the install could not start');
+    const install = await panel.app.inject({
+      method: 'POST',
+      url: '/api/servers/private-install/install',
+      headers: admin.headers,
+    });
+    assertError(install, 409, 'START_REFUSED');
+    assert.match(install.body, /no basic auth credentials/);
+
     const listed = await panel.app.inject({
       method: 'POST',
       url: '/api/admin/registries',

@@ -3,7 +3,8 @@
  * automatic restart with back-off, the console (a ring buffer of the last 1000 lines plus live
  * listeners), and the panel's own life: servers outlive it (its shutdown lets go of them, and
  * the next panel takes each one back as it runs), what cannot be taken back is ended, and the
- * servers that should run but do not are started again.
+ * servers that should run but do not are started again. An image a start or install needs and
+ * the engine lacks is pulled first without holding the lock (./image-pulls.ts).
  */
 import type {
   RuntimeKind,
@@ -224,6 +225,11 @@ export class Supervisor {
     };
   }
 
+  /**
+   * Starts the server. An image the engine lacks is pulled first, outside the lock: the answer
+   * comes once its registry has answered (409 with its reason when it refuses), `starting` while
+   * the download goes on; a stop or kill meanwhile cancels the start.
+   */
   async start(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
     return this.#registryAnswer(
@@ -327,6 +333,8 @@ export class Supervisor {
             await then();
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
+            // An install that could not start has said so, and is `failed` already.
+            if (kind === 'install' && entry.status !== 'installing') return;
             await this.#notRun(name, entry, kind, error.message);
           }
         }),
@@ -407,7 +415,8 @@ export class Supervisor {
   /**
    * Runs the template's install script with the server's folder at /mnt/server, its output in
    * the console, as the server would run (same runtime, user and limits). Answers once it has
-   * started; its end sets the install state: `installed` on exit code 0, else `failed`.
+   * started, or, when its image is pulled first, once the registry has answered (see `start`);
+   * its end sets the install state: `installed` on exit code 0, else `failed`.
    */
   async install(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
