@@ -76,6 +76,9 @@ import { LocalBackupStore } from './modules/backups/backup-store.js';
 import { BackupsRepository } from './modules/backups/backups.repository.js';
 import { backupsRoutes } from './modules/backups/backups.routes.js';
 import { BackupsService } from './modules/backups/backups.service.js';
+import { RegistriesRepository } from './modules/registries/registries.repository.js';
+import { registriesRoutes } from './modules/registries/registries.routes.js';
+import { RegistriesService } from './modules/registries/registries.service.js';
 import { SettingsRepository } from './modules/settings/settings.repository.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
@@ -389,6 +392,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     apiKeys,
     passwordLinks: usersService,
   });
+  // Registry passwords: sealed under a key of their own, derived from the JWT secret.
+  const registries = new RegistriesService({
+    repo: new RegistriesRepository(db.kysely),
+    box: createSecretBox(jwtSecret, 'registry credentials'),
+    now,
+    log: app.log,
+  });
   const host = createLocalHost({
     serversDir: config.serversDir,
     ownUsers: serverUsers !== null,
@@ -401,6 +411,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     diskGraceSeconds: config.diskGraceSeconds,
     diskCheckMs: overrides.diskCheckMs,
     diskUsageTtlMs: overrides.diskUsageTtlMs,
+    registries,
     onServerEvent: (server, kind, exit) => {
       events.emit('server-event', server, kind, exit);
     },
@@ -414,6 +425,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     portRange: config.serverPortRange,
     now,
     defaultLimits: () => settings.serverDefaults(),
+    imageRefusal: (image) => registries.refusal(image),
   });
   const audit = new AuditService({
     repo: new AuditRepository(db.kysely),
@@ -595,6 +607,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
   webhooksRoutes(app, webhooks);
   settingsRoutes(app, settings);
+  registriesRoutes(app, registries);
 
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
   app.addHook('onReady', () => {

@@ -57,7 +57,8 @@ export type ErrorCode =
   | 'TWO_FACTOR_REQUIRED'
   | 'SESSION_REQUIRED'
   | 'SIGN_IN_AGAIN'
-  | 'URL_NOT_ALLOWED';
+  | 'URL_NOT_ALLOWED'
+  | 'IMAGE_NOT_ALLOWED';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -136,6 +137,8 @@ const STATUS: Record<ErrorCode, number> = {
    * private or otherwise non-public address, and is not allowed by WEBHOOK_ALLOWED_HOSTS.
    */
   URL_NOT_ALLOWED: 400,
+  /** A server's image comes from a registry the panel does not allow images from. */
+  IMAGE_NOT_ALLOWED: 400,
 };
 
 export interface ErrorDetail {

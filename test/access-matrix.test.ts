@@ -269,6 +269,13 @@ const throwawayWebhook = async (world: World) => {
   return String(json<{ data: { webhook: { id: number } } }>(response).data.webhook.id);
 };
 const webhookOf = (c: Cell): Req => ({ params: { id: c.made } });
+/** A listed registry (its host), without credentials. */
+const throwawayRegistry = async (world: World) => {
+  const host = `${world.unique('registry')}.example`;
+  await world.asAdmin('POST', '/api/admin/registries', { host });
+  return host;
+};
+const registryOf = (c: Cell): Req => ({ params: { host: c.made } });
 const running = async (world: World) => {
   await world.ensureRunning();
   return '';
@@ -317,6 +324,11 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/servers/:server/audit',                 [401, 401, 403, 403, 200, 200, 403, 200]),
   row('GET',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('PUT',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: { backupDefaults: { maxCount: 10 } } }),
+  row('GET',    '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('PUT',    '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200], { payload: { restricted: false } }),
+  row('POST',   '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { host: `${c.made}.example`, username: 'puller', password: 'matrix-password' } }), { setup: fresh('registry') }),
+  row('PUT',    '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ ...registryOf(c), payload: { username: 'puller', password: 'matrix-password' } }), { setup: throwawayRegistry }),
+  row('DELETE', '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], registryOf, { setup: throwawayRegistry }),
   row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: WEBHOOK }),
   row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),

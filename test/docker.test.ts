@@ -1,9 +1,9 @@
 /**
  * What only the docker runtime promises, on a real engine (helpers/docker.ts): how the container
  * is made (labels, read-only root, no capability, never root, the limits, only the server's
- * folder mounted, no published port), what the server can write and see, and that a missing
- * image, an engine that cannot be reached and a container removed behind the panel's back are
- * each told for what they are, never as a 500.
+ * folder mounted, no published port), what the server can write and see, and that an image
+ * that cannot be pulled, an engine that cannot be reached and a container removed behind the
+ * panel's back are each told for what they are, never as a 500.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -124,16 +124,24 @@ describe('docker runtime guarantees', { skip }, () => {
     assert.ok(!line.includes(TEST_JWT_SECRET));
   });
 
-  it('refuses to start a server whose image is missing (409), and leaves it stopped', async () => {
+  it('pulls a missing image; a registry that cannot be reached is a 409 with its reason', async () => {
+    // Nothing listens on port 1: the engine's pull fails at once (test/image-pulls.test.ts pulls
+    // from real registries).
+    const missing = '127.0.0.1:1/game-panel-test:not-there';
     await createServer(panel, admin, 'imageless', {
       startCommand: imageGameServerCommand(),
       runtime: 'docker',
-      image: 'game-panel-test:not-there',
+      image: missing,
     });
     const refused = await serverAction(panel, admin, 'imageless', 'start');
     assertError(refused, 409, 'START_REFUSED');
-    assert.match(refused.body, /not on the Docker host; build or load it there/);
+    assert.match(
+      refused.body,
+      /Cannot pull 127\.0\.0\.1:1\/game-panel-test:not-there: .*connection refused/,
+    );
     assert.equal((await stats(panel, admin, 'imageless')).status, 'stopped');
+    await consoleHas(panel, admin, 'imageless', `[panel] could not pull ${missing}: `);
+    await consoleHas(panel, admin, 'imageless', '[panel] the server is not started');
   });
 
   it('shows a command missing from the image as a crash, with the reason', async () => {

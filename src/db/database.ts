@@ -33,6 +33,7 @@ import * as defaultLimits from './migrations/0016_default_limits.js';
 import * as serverOwner from './migrations/0017_server_owner.js';
 import * as serverIds from './migrations/0018_server_ids.js';
 import * as passwordLinks from './migrations/0019_password_links.js';
+import * as registries from './migrations/0020_registries.js';
 import * as installReason from './migrations/0022_install_reason.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
@@ -65,6 +66,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0017_server_owner': serverOwner,
   '0018_server_ids': serverIds,
   '0019_password_links': passwordLinks,
+  '0020_registries': registries,
   '0022_install_reason': installReason,
 };
 

@@ -84,6 +84,8 @@ export interface ServersTable {
    * list, and only an admin changes or removes them. NULL: no owner.
    */
   owner_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The registry digest (`sha256:…`) of the image the server's container was last made from. */
+  image_digest: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TemplatesTable {
@@ -309,6 +311,16 @@ export interface WebhookDeliveriesTable {
   error: string | null;
 }
 
+export interface RegistriesTable {
+  /** As images name it, lower-case: `ghcr.io`, `127.0.0.1:5000`, `docker.io` for Docker Hub. */
+  host: string;
+  username: string | null;
+  /** The password, sealed (AES-256-GCM under a key derived from the JWT secret). */
+  password: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -330,4 +342,5 @@ export interface Database {
   audit_log: AuditLogTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  registries: RegistriesTable;
 }

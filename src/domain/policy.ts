@@ -111,7 +111,10 @@ export type Action =
   | 'audit.read'
   /** Register, change and delete webhooks, and see their deliveries. */
   | 'webhooks.manage'
-  /** See and change the panel's settings: default limits, backup defaults, registration. */
+  /**
+   * See and change the panel's settings: default limits, backup defaults, registration, container
+   * registries.
+   */
   | 'panel.settings';
 
 /**

@@ -116,6 +116,11 @@ export interface ServerRecord extends ServerConfig {
   readonly desiredRunning: boolean;
   readonly pid: number | null;
   readonly pidIdentity: string | null;
+  /**
+   * The registry digest (`sha256:…`) of the image the server's container was last made from
+   * (docker runtime); null before its first docker start, or for an image built on the host.
+   */
+  readonly imageDigest: string | null;
 }
 
 /**

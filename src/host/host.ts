@@ -15,10 +15,10 @@ import type { TemplateDefinition } from '../domain/template.js';
 import type { FeedEvent } from './local/console-feed.js';
 import type { ConsoleLine } from './local/console-log.js';
 import type { ServerStorage } from './local/storage.js';
-import type { Usage } from './runtime/runtime.js';
+import type { RegistryAuth, Usage } from './runtime/runtime.js';
 
 export type { ConsoleLine } from './local/console-log.js';
-export type { Usage } from './runtime/runtime.js';
+export type { RegistryAuth, Usage } from './runtime/runtime.js';
 
 /** What a console listener hears: batches of lines, status changes and lines nobody will see. */
 export type ConsoleEvent = FeedEvent<ServerStatus>;
@@ -120,6 +120,19 @@ export interface ServerRecords {
       lastLines?: readonly string[];
     },
   ): Promise<void>;
+  /** The registry digest of the image the server's container is made from (null: none known). */
+  recordImageDigest(name: string, digest: string | null): Promise<void>;
+}
+
+/**
+ * What the panel's settings say about pulling images (docs/templates.md, "Images"): which
+ * registries images may come from, and the credentials an admin set for some.
+ */
+export interface RegistryPolicy {
+  /** Why `image` may not be pulled (its registry is not on the allow-list), or null. */
+  refusal(image: string): Promise<string | null>;
+  /** The credentials for the registry of `image`, or null: it is pulled anonymously. */
+  credentials(image: string): Promise<RegistryAuth | null>;
 }
 
 /** Where the host finds the template a server was made from. */
@@ -146,7 +159,11 @@ export interface ServerHost {
   discard(name: string): Promise<DiscardedServer>;
 
   state(name: string): ServerState;
-  /** Rejects with an AppError (409, 503…) when the server cannot start as configured. */
+  /**
+   * Rejects with an AppError (409, 503…) when the server cannot start as configured. An image
+   * the engine lacks is pulled first: the answer comes once its registry has answered (409 with
+   * its reason when it refuses), `starting` while the download goes on in the background.
+   */
   start(name: string): Promise<ServerStatus>;
   /** The stop sequence: the stop command, SIGTERM, SIGKILL (DECISIONS.md §4). */
   stop(name: string): Promise<ServerStatus>;
@@ -160,8 +177,9 @@ export interface ServerHost {
    */
   hold(name: string, reason: string): Promise<() => void>;
   /**
-   * Runs the server's template install script (status `installing`); answers once it runs. Its
-   * end sets the install state: `installed` on exit code 0, else `failed`.
+   * Runs the server's template install script (status `installing`); answers once it runs, or,
+   * when its image is pulled first, as a start does. Its end sets the install state:
+   * `installed` on exit code 0, else `failed`.
    */
   install(name: string): Promise<ServerStatus>;
 

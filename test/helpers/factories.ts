@@ -190,6 +190,7 @@ export interface ServerStatsBody {
     at: string;
   } | null;
   uptimeSeconds: number;
+  imageDigest: string | null;
   cpu: { percent: number; limit: number | null };
   memory: { bytes: number; limit: number | null };
   pids: { count: number; limit: number | null };

@@ -2,7 +2,9 @@
  * Settings journey, on a panel with the defaults (REGISTRATION unset): the first account is the
  * admin; registration is then closed (the sign-up page says so) until the admin opens it on the
  * Settings page; a wrong value is said next to its field; saved defaults are what the API then
- * answers. The page at 1280×800 and 375×812, light and dark.
+ * answers. A container registry is listed with credentials that no page or answer shows again,
+ * pulls are limited to the list, and it is removed. The page at 1280×800 and 375×812, light and
+ * dark.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -18,6 +20,8 @@ const adminToken = async (): Promise<string> => {
   });
   return ((await response.json()) as { access_token: string }).access_token;
 };
+/** A registry password typed into the page: never shown again. */
+const REGISTRY_SECRET = 'registry-token-e2e-4d7a';
 let journeyPanel: () => { url: string } = () => {
   throw new Error('no panel yet');
 };
@@ -79,6 +83,82 @@ describe('settings', () => {
     assertClean();
   });
 
+  it('lists a container registry, never shows its password again, and limits pulls to the list', async () => {
+    const { page, assertClean } = await tab();
+    await signIn(page, 'admin');
+    await page.goto('/settings');
+    const section = page.getByRole('region', { name: 'Container registries' });
+    await section.getByText(/No registry listed yet/).waitFor();
+    const form = section.getByRole('form', { name: 'New registry' });
+    const host = form.getByLabel('Registry host');
+
+    // A host no image can name: the API's word, under its field.
+    await host.fill('registry');
+    await form.getByRole('button', { name: 'Add registry' }).click();
+    await form.getByText(/an image cannot name registry as its registry/).waitFor();
+    assert.equal(await host.getAttribute('aria-invalid'), 'true');
+
+    await host.fill('ghcr.io');
+    await form.getByLabel('Username').fill('robot');
+    await form.getByLabel('Password or token').fill(REGISTRY_SECRET);
+    await form.getByRole('button', { name: 'Add registry' }).click();
+    await form.getByText('ghcr.io listed').waitFor();
+    const row = section.getByRole('listitem', { name: 'ghcr.io' });
+    await row.getByText('Stored (never shown)').waitFor();
+    await row.getByText('robot').waitFor();
+    assert.equal(await form.getByLabel('Password or token').inputValue(), '');
+    assert.ok(!(await page.content()).includes(REGISTRY_SECRET));
+    const token = await adminToken();
+    const listed = await journeyOf.panel.api<{ data: unknown }>(
+      'GET',
+      '/api/admin/registries',
+      undefined,
+      token,
+    );
+    assert.ok(!JSON.stringify(listed).includes(REGISTRY_SECRET));
+    await assertAccessible(page, 'the container registries');
+
+    // Pulls limited to the list.
+    await section
+      .getByRole('checkbox', { name: /Pull images only from the registries listed here/ })
+      .check();
+    for (let attempt = 0; ; attempt += 1) {
+      const now = await journeyOf.panel.api<{ data: { restricted: boolean } }>(
+        'GET',
+        '/api/admin/registries',
+        undefined,
+        token,
+      );
+      if (now.data.restricted) break;
+      assert.ok(attempt < 100, 'the rule to be saved');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    // A new username; the empty password keeps the stored one.
+    await row.getByRole('button', { name: 'Change credentials of ghcr.io' }).click();
+    const credentials = row.getByRole('form', { name: 'Credentials of ghcr.io' });
+    await credentials.getByLabel('Username').fill('robot-two');
+    await credentials.getByRole('button', { name: 'Save credentials' }).click();
+    await row.getByText('robot-two').waitFor();
+    await row.getByText('Stored (never shown)').waitFor();
+
+    await row.getByRole('button', { name: 'Remove ghcr.io' }).click();
+    await row.getByRole('button', { name: 'Remove registry' }).click();
+    await section.getByText('No registry is listed: no image can be pulled.').waitFor();
+
+    // Left listed, anonymously, for the screenshots.
+    await section
+      .getByRole('checkbox', { name: /Pull images only from the registries listed here/ })
+      .uncheck();
+    await host.fill('registry.example:5000');
+    await form.getByRole('button', { name: 'Add registry' }).click();
+    await section
+      .getByRole('listitem', { name: 'registry.example:5000' })
+      .getByText('Nobody: pulled anonymously')
+      .waitFor();
+    assertClean();
+  });
+
   describe('screenshots', () => {
     for (const viewport of [DESKTOP, PHONE]) {
       for (const colorScheme of ['light', 'dark'] as const) {
@@ -90,6 +170,12 @@ describe('settings', () => {
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
           assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
           await screenshot(page, 'settings', viewport, colorScheme);
+          const registries = page.getByRole('region', { name: 'Container registries' });
+          await registries.getByRole('listitem', { name: 'registry.example:5000' }).waitFor();
+          await registries.evaluate((section) => {
+            section.scrollIntoView({ block: 'start' });
+          });
+          await screenshot(page, 'settings-registries', viewport, colorScheme);
           assertClean();
         });
       }

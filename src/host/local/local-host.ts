@@ -7,6 +7,7 @@ import type { Logger } from '../../log.js';
 import type {
   DiscardedServer,
   HostReport,
+  RegistryPolicy,
   ServerHost,
   ServerRecords,
   TemplateSource,
@@ -42,7 +43,15 @@ export interface LocalHostOptions {
   /** Hears each start, stop and crash of a server (`server-event` in src/events.ts). */
   readonly onServerEvent?:
     ((server: string, kind: ServerEventKind, exit?: EventExit) => void) | undefined;
+  /** Which registries images may be pulled from, and their credentials; by default any, none. */
+  readonly registries?: RegistryPolicy | undefined;
 }
+
+/** Images from any registry, pulled anonymously. */
+const ANY_REGISTRY: RegistryPolicy = {
+  refusal: () => Promise.resolve(null),
+  credentials: () => Promise.resolve(null),
+};
 
 export function createLocalHost(options: LocalHostOptions): ServerHost {
   const storage = new ServerStorage(options.serversDir, {
@@ -65,6 +74,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     log: options.log,
     now: options.now,
     diskGraceSeconds: options.diskGraceSeconds,
+    registries: options.registries ?? ANY_REGISTRY,
     ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
     ...(options.onServerEvent === undefined ? {} : { onEvent: options.onServerEvent }),
   });

@@ -3,7 +3,8 @@
  * automatic restart with back-off, the console (a ring buffer of the last 1000 lines plus live
  * listeners), and the panel's own life: servers outlive it (its shutdown lets go of them, and
  * the next panel takes each one back as it runs), what cannot be taken back is ended, and the
- * servers that should run but do not are started again.
+ * servers that should run but do not are started again. An image a start or install needs and
+ * the engine lacks is pulled first without holding the lock (./image-pulls.ts).
  */
 import { constants as osConstants } from 'node:os';
 import {
@@ -15,12 +16,14 @@ import {
   type ServerStatus,
 } from '../../domain/server.js';
 import type { FeatureNotice } from '../../domain/features.js';
+import { neverPulled } from '../../domain/image.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type {
   ConsoleEvent,
   LastExit,
+  RegistryPolicy,
   ServerRecords,
   ServerState,
   TemplateSource,
@@ -31,6 +34,7 @@ import {
   StartError,
   StartRefusedError,
   type ExitInfo,
+  type ImageStore,
   type LimitName,
   type Runtime,
   type RunningProcess,
@@ -39,6 +43,7 @@ import {
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
 import { FeatureWatch } from './feature-watch.js';
 import { OutputTail } from './output-tail.js';
+import { ImagePulls } from './image-pulls.js';
 import { installLaunch, serverLaunch, stopMethodOf } from './launch.js';
 import type { LineMatcher } from './line-watch.js';
 import type { ConsoleLine } from './console-log.js';
@@ -53,6 +58,11 @@ const RESTART_BASE_DELAY_MS = 1_000;
 const DISK_CHECK_MS = 5_000;
 /** Between SIGTERM and SIGKILL (DECISIONS.md §4). */
 const TERM_GRACE_MS = 5_000;
+/**
+ * How long a start or install request waits for the registry's answer about an image being
+ * pulled (a refusal is then its answer); the download itself is never waited for.
+ */
+const REGISTRY_ANSWER_MS = 10_000;
 
 /** Runs one task at a time, in order of arrival. */
 class Lock {
@@ -63,6 +73,18 @@ class Lock {
     this.#tail = result.catch(() => undefined);
     return result;
   }
+}
+
+/** A start or install waiting for its image to be pulled (the server's lock is not held). */
+interface PendingPull {
+  readonly image: string;
+  readonly kind: 'start' | 'install';
+  /** Cancels the wait (the pull itself ends once nobody waits for it). */
+  readonly controller: AbortController;
+  /** Null once the registry gives the image, else its reason; never rejects. */
+  readonly answered: Promise<string | null>;
+  /** Settles once the pull's end has been handled (never rejects). */
+  settled: Promise<void>;
 }
 
 interface Entry {
@@ -95,6 +117,8 @@ interface Entry {
   overQuotaSince: number | null;
   /** Why the server may not start now (a restore replaces its files), or null. */
   held: string | null;
+  /** The start or install waiting for its image, or null. */
+  pulling: PendingPull | null;
   /** Settles once the exit of the running server has been handled (never rejects). */
   exitHandled: Promise<void>;
   /** The console: its history, its listeners and the output waiting to be shown. */
@@ -168,6 +192,8 @@ export class Supervisor {
       readonly diskCheckMs?: number;
       /** Hears each start, stop and crash of a server (`server-event` in src/events.ts). */
       readonly onEvent?: (server: string, kind: ServerEventKind, exit?: EventExit) => void;
+      /** Which registries images may be pulled from, and their credentials. */
+      readonly registries: RegistryPolicy;
     },
   ) {
     this.#diskTimer = setInterval(() => {
@@ -177,6 +203,8 @@ export class Supervisor {
   }
 
   readonly #diskTimer: NodeJS.Timeout;
+  /** The pulls under way, for each runtime that has images. */
+  readonly #pulls = new Map<ImageStore, ImagePulls>();
 
   state(name: string): ServerState {
     const entry = this.#entries.get(name);
@@ -227,9 +255,171 @@ export class Supervisor {
     };
   }
 
-  start(name: string): Promise<ServerStatus> {
+  /**
+   * Starts the server. An image the engine lacks is pulled first, outside the lock: the answer
+   * comes once its registry has answered (409 with its reason when it refuses), `starting` while
+   * the download goes on; a stop or kill meanwhile cancels the start.
+   */
+  async start(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
-    return entry.lock.run(() => this.#start(name, entry, false));
+    return this.#registryAnswer(
+      entry,
+      await entry.lock.run(async () => {
+        const status = await this.#start(name, entry, false);
+        return { status, pulling: entry.pulling };
+      }),
+    );
+  }
+
+  /**
+   * The answer to a start or install that began a pull: once the registry has answered (409
+   * with its reason when it refused; `starting` or `installing` while the image comes), or after
+   * REGISTRY_ANSWER_MS at most. Runs outside the lock, so a stop cancels the pull meanwhile.
+   */
+  async #registryAnswer(
+    entry: Entry,
+    begun: { status: ServerStatus; pulling: PendingPull | null },
+  ): Promise<ServerStatus> {
+    const pulling = begun.pulling;
+    if (pulling === null) return begun.status;
+    const reason = await answeredWithin(pulling.answered, REGISTRY_ANSWER_MS);
+    if (reason === null || reason === undefined) return entry.status;
+    await pulling.settled;
+    throw new AppError('START_REFUSED', `Cannot pull ${pulling.image}: ${reason}`);
+  }
+
+  /**
+   * Whether `image` is on the host for a start or install: its digest when it is, null when it
+   * must be pulled first (409 when its registry is not allowed, 503 when the engine cannot be
+   * reached).
+   */
+  async #imageOnHost(
+    images: ImageStore,
+    image: string,
+    pulled: boolean,
+  ): Promise<{ digest: string | null } | null> {
+    let found: { digest: string | null } | null;
+    try {
+      found = await images.find(image);
+    } catch (error) {
+      throw refusal(error);
+    }
+    // Just pulled, and gone again: the runtime's own refusal says so.
+    if (found !== null || pulled) return found;
+    const refused = neverPulled(image) ?? (await this.deps.registries.refusal(image));
+    if (refused !== null) throw new AppError('START_REFUSED', refused);
+    return null;
+  }
+
+  /**
+   * Pulls `image` for the server's start or install, then runs `then` under the lock, unless it
+   * was cancelled meanwhile (a stop, kill, restart, its deletion, the panel's end). The lock is
+   * not held while the image comes. Must run under the entry's lock.
+   */
+  #pullFirst(
+    name: string,
+    entry: Entry,
+    images: ImageStore,
+    image: string,
+    kind: PendingPull['kind'],
+    then: () => Promise<unknown>,
+  ): void {
+    let pulls = this.#pulls.get(images);
+    if (pulls === undefined) {
+      pulls = new ImagePulls({ images, registries: this.deps.registries, log: this.deps.log });
+      this.#pulls.set(images, pulls);
+    }
+    const controller = new AbortController();
+    const joined = pulls.join(image, {
+      say: (line) => {
+        entry.log.append(`[panel] ${line}`);
+      },
+      signal: controller.signal,
+    });
+    const pending: PendingPull = {
+      image,
+      kind,
+      controller,
+      answered: joined.answered,
+      settled: Promise.resolve(),
+    };
+    entry.pulling = pending;
+    pending.settled = joined.outcome
+      .then((outcome) =>
+        entry.lock.run(async () => {
+          // Cancelled meanwhile: said by the cancel.
+          if (entry.pulling !== pending) return;
+          // The panel is closing: started again by the next one, as the shutdown's cancel does.
+          if (this.#closing) {
+            await this.#cancelPull(name, entry, true);
+            return;
+          }
+          entry.pulling = null;
+          if (outcome.kind !== 'pulled') {
+            await this.#notRun(name, entry, kind, null);
+            return;
+          }
+          try {
+            await then();
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            // An install that could not start has said so, and is `failed` already.
+            if (kind === 'install' && entry.status !== 'installing') return;
+            await this.#notRun(name, entry, kind, error.message);
+          }
+        }),
+      )
+      .catch((error: unknown) => {
+        this.deps.log.error({ err: error, server: name }, `could not ${kind} after a pull`);
+      });
+  }
+
+  /**
+   * A start or install that waited for its image does not run: the pull failed (`why` null: the
+   * console said why) or a check refused it afterwards. Must run under the entry's lock.
+   */
+  async #notRun(
+    name: string,
+    entry: Entry,
+    kind: PendingPull['kind'],
+    why: string | null,
+  ): Promise<void> {
+    if (kind === 'install') {
+      entry.log.append(`[panel] the install could not start${why === null ? '' : `: ${why}`}`);
+      await this.deps.servers.setInstall(name, {
+        state: 'failed',
+        exitCode: null,
+        finishedAt: this.deps.now().toISOString(),
+      });
+    } else {
+      entry.log.append(`[panel] the server is not started${why === null ? '' : `: ${why}`}`);
+      await this.deps.servers.recordStopped(name, false);
+    }
+    if (entry.process === null) this.#setStatus(entry, 'stopped');
+  }
+
+  /**
+   * Cancels the start or install waiting for its image, if any: the server is stopped (an
+   * install is `failed`, as a stopped install is). `desiredRunning`: the panel's next start
+   * starts it again (the panel is closing). Must run under the entry's lock.
+   */
+  async #cancelPull(name: string, entry: Entry, desiredRunning = false): Promise<boolean> {
+    const pending = entry.pulling;
+    if (pending === null) return false;
+    entry.pulling = null;
+    pending.controller.abort();
+    entry.log.append(
+      `[panel] the ${pending.kind} is cancelled (it was waiting for ${pending.image})`,
+    );
+    this.#setStatus(entry, 'stopped');
+    if (pending.kind === 'install') {
+      await this.deps.servers.setInstall(name, {
+        state: 'failed',
+        exitCode: null,
+        finishedAt: this.deps.now().toISOString(),
+      });
+    } else await this.deps.servers.recordStopped(name, desiredRunning);
+    return true;
   }
 
   /**
@@ -255,85 +445,111 @@ export class Supervisor {
   /**
    * Runs the template's install script with the server's folder at /mnt/server, its output in
    * the console, as the server would run (same runtime, user and limits). Answers once it has
-   * started; its end sets the install state: `installed` on exit code 0, else `failed`.
+   * started, or, when its image is pulled first, once the registry has answered (see `start`);
+   * its end sets the install state: `installed` on exit code 0, else `failed`.
    */
-  install(name: string): Promise<ServerStatus> {
+  async install(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
-    return entry.lock.run(async () => {
-      if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
-      if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
-      if (entry.process !== null || (entry.status !== 'stopped' && entry.status !== 'crashed')) {
-        throw new AppError(
-          'CONFLICT',
-          `Stop the server before installing it (it is ${entry.status})`,
-        );
-      }
-      this.#cancelRestart(entry);
-      const record = await this.#record(name);
-      const template =
-        record.template === null ? undefined : await this.deps.templates.find(record.template);
-      const script = template?.install;
-      if (!template || !script) {
-        throw new AppError('CONFLICT', "The server's template has no install script");
-      }
-      const runtime = this.deps.runtimes[record.runtime];
-      const launch = installLaunch(record, template);
-      this.#refuseUnenforced(runtime, record, entry);
-      entry.features.begin(record, template);
+    return this.#registryAnswer(
+      entry,
+      await entry.lock.run(async () => {
+        const status = await this.#install(name, entry, false);
+        return { status, pulling: entry.pulling };
+      }),
+    );
+  }
+
+  /** `pulled`: its image was just pulled for it. Must run under the entry's lock. */
+  async #install(name: string, entry: Entry, pulled: boolean): Promise<ServerStatus> {
+    if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
+    if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
+    if (
+      entry.process !== null ||
+      (!pulled && entry.status !== 'stopped' && entry.status !== 'crashed')
+    ) {
+      throw new AppError(
+        'CONFLICT',
+        `Stop the server before installing it (it is ${entry.status})`,
+      );
+    }
+    this.#cancelRestart(entry);
+    const record = await this.#record(name);
+    const template =
+      record.template === null ? undefined : await this.deps.templates.find(record.template);
+    const script = template?.install;
+    if (!template || !script) {
+      throw new AppError('CONFLICT', "The server's template has no install script");
+    }
+    const runtime = this.deps.runtimes[record.runtime];
+    const launch = installLaunch(record, template);
+    this.#refuseUnenforced(runtime, record, entry);
+    const images = record.runtime === 'docker' ? runtime.images : undefined;
+    if (images !== undefined && (await this.#imageOnHost(images, script.image, pulled)) === null) {
       this.#setStatus(entry, 'installing');
       await this.deps.servers.setInstall(name, {
         state: 'installing',
         reason: null,
         lastLines: [],
       });
-      let process: RunningProcess;
-      try {
-        const user = this.deps.userOf(record);
-        await this.deps.storage.create(name, user);
-        entry.log.append(`[panel] installing with the ${launch.argv[0]} script of the template`);
-        process = await runtime.start({
-          name,
-          argv: launch.argv,
-          shells: launch.shells,
-          cwd: this.deps.storage.directoryOf(name),
-          limits: resourceLimits(record),
-          image: record.runtime === 'docker' ? script.image : null,
-          env: launch.env,
-          ports: [],
-          install: { script: script.script },
-          user,
-          say: (line) => {
-            entry.log.append(`[panel] ${line}`);
-          },
-        });
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        entry.log.append(`[panel] the install could not start: ${message}`);
-        await this.deps.servers.setInstall(name, {
-          state: 'failed',
-          exitCode: null,
-          finishedAt: this.deps.now().toISOString(),
-          reason: `it could not start: ${message}`,
-          lastLines: [],
-        });
-        this.#setStatus(entry, 'stopped');
-        if (error instanceof StartError) return entry.status;
-        throw refusal(error);
-      }
-      entry.installing = process;
-      entry.process = process;
-      entry.stopRequested = false;
-      const tail = new OutputTail(INSTALL_LAST_LINES);
-      void this.#follow(
-        name,
-        entry,
-        process,
-        'the end of an install',
-        (exit) => entry.lock.run(() => this.#installed(name, entry, process, exit, tail.lines())),
-        tail,
+      this.#pullFirst(name, entry, images, script.image, 'install', () =>
+        this.#install(name, entry, true),
       );
       return entry.status;
+    }
+    entry.features.begin(record, template);
+    this.#setStatus(entry, 'installing');
+    await this.deps.servers.setInstall(name, {
+      state: 'installing',
+      reason: null,
+      lastLines: [],
     });
+    let process: RunningProcess;
+    try {
+      const user = this.deps.userOf(record);
+      await this.deps.storage.create(name, user);
+      entry.log.append(`[panel] installing with the ${launch.argv[0]} script of the template`);
+      process = await runtime.start({
+        name,
+        argv: launch.argv,
+        shells: launch.shells,
+        cwd: this.deps.storage.directoryOf(name),
+        limits: resourceLimits(record),
+        image: record.runtime === 'docker' ? script.image : null,
+        env: launch.env,
+        ports: [],
+        install: { script: script.script },
+        user,
+        say: (line) => {
+          entry.log.append(`[panel] ${line}`);
+        },
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      entry.log.append(`[panel] the install could not start: ${message}`);
+      await this.deps.servers.setInstall(name, {
+        state: 'failed',
+        exitCode: null,
+        finishedAt: this.deps.now().toISOString(),
+        reason: `it could not start: ${message}`,
+        lastLines: [],
+      });
+      this.#setStatus(entry, 'stopped');
+      if (error instanceof StartError) return entry.status;
+      throw refusal(error);
+    }
+    entry.installing = process;
+    entry.process = process;
+    entry.stopRequested = false;
+    const tail = new OutputTail(INSTALL_LAST_LINES);
+    void this.#follow(
+      name,
+      entry,
+      process,
+      'the end of an install',
+      (exit) => entry.lock.run(() => this.#installed(name, entry, process, exit, tail.lines())),
+      tail,
+    );
+    return entry.status;
   }
 
   /**
@@ -379,6 +595,7 @@ export class Supervisor {
   stop(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
     return entry.lock.run(async () => {
+      if (await this.#cancelPull(name, entry)) return entry.status;
       if (entry.status === 'stopped' || entry.status === 'crashed') {
         return this.#cancelWaitingRestart(name, entry);
       }
@@ -389,13 +606,18 @@ export class Supervisor {
   }
 
   /** Stops the server if it runs (the whole stop sequence), then starts it again. */
-  restart(name: string): Promise<ServerStatus> {
+  async restart(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
-    return entry.lock.run(async () => {
-      // #start cancels a pending automatic restart itself.
-      if (entry.process) await this.#halt(entry, await this.#record(name), { keepDesired: true });
-      return this.#start(name, entry, false);
-    });
+    return this.#registryAnswer(
+      entry,
+      await entry.lock.run(async () => {
+        await this.#cancelPull(name, entry);
+        // #start cancels a pending automatic restart itself.
+        if (entry.process) await this.#halt(entry, await this.#record(name), { keepDesired: true });
+        const status = await this.#start(name, entry, false);
+        return { status, pulling: entry.pulling };
+      }),
+    );
   }
 
   /**
@@ -415,6 +637,7 @@ export class Supervisor {
     }
     return entry.lock.run(async () => {
       const process = entry.process;
+      if (await this.#cancelPull(name, entry)) return entry.status;
       if (!process) return this.#cancelWaitingRestart(name, entry);
       entry.stopRequested = true;
       this.#setStatus(entry, 'stopping');
@@ -468,6 +691,7 @@ export class Supervisor {
     if (entry) {
       await entry.lock.run(async () => {
         this.#cancelRestart(entry);
+        await this.#cancelPull(name, entry);
         if (entry.process) await this.#halt(entry, await this.#record(name));
       });
       entry.log.close();
@@ -526,7 +750,9 @@ export class Supervisor {
     }
     for (const record of records.filter((r) => r.desiredRunning && !adopted.has(r.name))) {
       try {
-        await this.start(record.name);
+        // Not waiting for a registry's answer: a pull goes on in the background.
+        const entry = this.#entry(record.name);
+        await entry.lock.run(() => this.#start(record.name, entry, false));
       } catch (error) {
         this.deps.log.error({ err: error, server: record.name }, 'could not restart a server');
       }
@@ -546,6 +772,8 @@ export class Supervisor {
       [...this.#entries].map(([name, entry]) =>
         entry.lock.run(async () => {
           this.#cancelRestart(entry);
+          // A start waiting for its image starts again at the next panel's start.
+          await this.#cancelPull(name, entry, true);
           const process = entry.process;
           if (!process) return;
           if (stopServers || entry.installing !== null) {
@@ -581,6 +809,7 @@ export class Supervisor {
         diskLimit: null,
         overQuotaSince: null,
         held: null,
+        pulling: null,
         exitHandled: Promise.resolve(),
         log: new ConsoleFeed<ServerStatus>({
           name,
@@ -605,11 +834,23 @@ export class Supervisor {
     return record;
   }
 
-  /** Must run under the entry's lock. */
-  async #start(name: string, entry: Entry, automatic: boolean): Promise<ServerStatus> {
+  /**
+   * `pulled`: its image was just pulled for this start, which keeps its `starting`. Must run
+   * under the entry's lock.
+   */
+  async #start(
+    name: string,
+    entry: Entry,
+    automatic: boolean,
+    pulled = false,
+  ): Promise<ServerStatus> {
     if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
     if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
-    if (entry.status === 'running' || entry.status === 'starting' || entry.status === 'stopping') {
+    if (
+      (!pulled && entry.status === 'starting') ||
+      entry.status === 'running' ||
+      entry.status === 'stopping'
+    ) {
       throw new AppError('CONFLICT', `The server is already ${entry.status}`);
     }
     if (!automatic) {
@@ -638,6 +879,20 @@ export class Supervisor {
     entry.diskLimit = record.limits.diskBytes;
 
     await this.deps.checkPorts(record);
+
+    const images = record.runtime === 'docker' ? runtime.images : undefined;
+    if (images !== undefined && record.image !== null) {
+      const found = await this.#imageOnHost(images, record.image, pulled);
+      if (found === null) {
+        this.#setStatus(entry, 'starting');
+        this.#pullFirst(name, entry, images, record.image, 'start', () =>
+          this.#start(name, entry, automatic, true),
+        );
+        return entry.status;
+      }
+      // What the container is made from, for the operator (`imageDigest` in the stats).
+      await this.deps.servers.recordImageDigest(name, found.digest);
+    }
 
     entry.features.begin(record, template);
     this.#setStatus(entry, 'starting');
@@ -1021,6 +1276,21 @@ async function settledAlready(promise: Promise<unknown>): Promise<boolean> {
     });
   });
   return Promise.race([promise.then(() => true), turn]);
+}
+
+/** What `promise` resolves to if it settles within `ms`, else undefined; the timer never outlives the wait. */
+async function answeredWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(undefined);
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** True if `promise` settles within `ms`; the timer never outlives the wait. */

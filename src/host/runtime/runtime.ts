@@ -160,6 +160,52 @@ export interface Runtime {
   discard?(name: string): Promise<void>;
   /** Releases what the runtime holds for the panel (its parent cgroup), once every server ended. */
   close?(): Promise<void>;
+  /**
+   * The images of a runtime that runs them (docker): what the host has, and pulls. The host
+   * pulls a missing image before a start or an install, outside the server's lock.
+   */
+  readonly images?: ImageStore;
+}
+
+/** A registry's credentials, sent to the engine with a pull; never logged, never shown. */
+export interface RegistryAuth {
+  /** The registry's host (and port), as images name it; `docker.io` for Docker Hub. */
+  readonly registry: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+/** How far a pull is: bytes of the layers the engine downloads, over the layers known so far. */
+export interface PullProgress {
+  readonly downloaded: number;
+  /** 0 while no layer's size is known yet. */
+  readonly total: number;
+  /** A layer is being unpacked (after its download). */
+  readonly extracting: boolean;
+}
+
+export interface ImageStore {
+  /**
+   * The image as the host has it: its registry digest (`sha256:…` of the manifest the engine
+   * pulled or pushed it by; null for an image built or loaded here), or null when the host does
+   * not have it. Rejects with {@link RuntimeUnavailableError} when the engine cannot be reached.
+   */
+  find(image: string): Promise<{ readonly digest: string | null } | null>;
+  /**
+   * Pulls `image` from its registry. Resolves once the registry has answered that it gives the
+   * image (the download is then under way); `done` settles with its digest once the image is on
+   * the host. Rejects, or `done` rejects, with {@link ImagePullError} carrying the registry's
+   * reason (unauthorized, not found, unreachable), or with {@link RuntimeUnavailableError}.
+   * Aborting `signal` ends the pull.
+   */
+  pull(
+    image: string,
+    options: {
+      readonly auth: RegistryAuth | null;
+      readonly signal: AbortSignal;
+      readonly onProgress: (progress: PullProgress) => void;
+    },
+  ): Promise<{ readonly done: Promise<string | null> }>;
 }
 
 /** The server's program could not start: the server is shown as crashed, with the reason. */
@@ -178,6 +224,14 @@ export class StartRefusedError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'StartRefusedError';
+  }
+}
+
+/** A pull failed: the message is the registry's (or the engine's) reason, as it said it. */
+export class ImagePullError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ImagePullError';
   }
 }
 

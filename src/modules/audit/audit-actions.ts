@@ -76,6 +76,10 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'POST /api/admin/webhooks/:id/test': 'webhook.test',
 
   'PUT /api/admin/settings': 'panel.settings',
+  'PUT /api/admin/registries': 'registry.rule',
+  'POST /api/admin/registries': 'registry.create',
+  'PUT /api/admin/registries/:host': 'registry.update',
+  'DELETE /api/admin/registries/:host': 'registry.delete',
 
   'POST /api/templates/import': 'template.import',
   'DELETE /api/templates/:id': 'template.delete',
@@ -144,6 +148,8 @@ export const SAFE_FIELDS: readonly string[] = [
   'serverDefaults',
   'backupDefaults',
   'registrationOpen',
+  'host',
+  'restricted',
   'owner',
   'link',
 ];

@@ -134,6 +134,8 @@ function what(request: FastifyRequest, serverInBody: boolean, userInBody: boolea
     (userInBody ? text(body.username) : null) ??
     text(params.id) ??
     text(params.provider) ??
+    text(params.host) ??
+    text(body.host) ??
     text(query.path) ??
     (server === null ? text(body.name) : null);
   return {

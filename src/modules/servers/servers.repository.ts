@@ -105,6 +105,7 @@ const toRecord = (
   desiredRunning: row.desired_running === 1,
   pid: row.pid,
   pidIdentity: row.pid_identity,
+  imageDigest: row.image_digest,
 });
 
 function limitColumns(limits: Partial<ServerLimits>) {
@@ -358,7 +359,8 @@ export class ServersRepository {
         : { stop_timeout_seconds: changes.stopTimeoutSeconds }),
       ...(changes.autoRestart === undefined ? {} : { auto_restart: changes.autoRestart ? 1 : 0 }),
       ...(changes.runtime === undefined ? {} : { runtime: changes.runtime }),
-      ...(changes.image === undefined ? {} : { image: changes.image }),
+      // The digest was the old image's: the next start records the new one's.
+      ...(changes.image === undefined ? {} : { image: changes.image, image_digest: null }),
       ...limitColumns(changes.limits ?? {}),
     };
     if (Object.keys(set).length === 0) return;
@@ -381,6 +383,14 @@ export class ServersRepository {
         pid_identity: process.identity,
         started_at: process.startedAt.toISOString(),
       })
+      .where('name', '=', name)
+      .execute();
+  }
+
+  async recordImageDigest(name: string, digest: string | null): Promise<void> {
+    await this.db
+      .updateTable('servers')
+      .set({ image_digest: digest })
       .where('name', '=', name)
       .execute();
   }

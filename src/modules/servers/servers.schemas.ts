@@ -308,6 +308,10 @@ export const StatsEnvelope = Envelope(
       description: 'How the last process ended (kept across restarts of the panel)',
     }),
     uptimeSeconds: Type.Integer({ minimum: 0 }),
+    imageDigest: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The registry digest (`sha256:…`) of the image its container was last made from (docker runtime, kept across restarts); null before its first docker start, after its image changed, or for an image built on the host',
+    }),
     cpu: Type.Object({
       percent: Type.Number({ minimum: 0, description: 'Whole process tree; 100 = one core' }),
       limit: Type.Union([Type.Integer(), Type.Null()], { description: 'cpuPercent limit' }),

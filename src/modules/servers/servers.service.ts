@@ -102,6 +102,8 @@ export interface ServerStats {
     readonly at: string;
   } | null;
   readonly uptimeSeconds: number;
+  /** The registry digest of the image its container was last made from (docker runtime). */
+  readonly imageDigest: string | null;
   readonly cpu: { readonly percent: number; readonly limit: number | null };
   readonly memory: { readonly bytes: number; readonly limit: number | null };
   readonly pids: { readonly count: number; readonly limit: number | null };
@@ -169,8 +171,24 @@ export class ServersService {
        * (docs/security.md, "Defaults that bound a tenant"); none when not given (unit tests).
        */
       readonly defaultLimits?: () => Promise<DefaultLimits>;
+      /**
+       * Why a server may not have `image` (its registry is not allowed: docs/templates.md,
+       * "Images"), or null; any image when not given (unit tests).
+       */
+      readonly imageRefusal?: (image: string) => Promise<string | null>;
     },
   ) {}
+
+  /** 400 `IMAGE_NOT_ALLOWED` when the docker runtime would pull `config.image` from a registry not allowed. */
+  async #checkImageAllowed(config: ServerConfig): Promise<void> {
+    if (config.runtime !== 'docker' || config.image === null) return;
+    const refused = (await this.deps.imageRefusal?.(config.image)) ?? null;
+    if (refused !== null) {
+      throw new AppError('IMAGE_NOT_ALLOWED', `image: ${refused}`, {
+        details: [{ path: 'body/image', message: refused }],
+      });
+    }
+  }
 
   /**
    * The limits of a new server: those given (null: none), the panel's defaults for those left
@@ -382,6 +400,7 @@ export class ServersService {
       createdAt: this.deps.now().toISOString(),
     };
     checkImage(config);
+    await this.#checkImageAllowed(config);
     const owner =
       server.owner === undefined ? null : await this.ownerNamed(server.owner, 'body/owner');
     await this.#refuseTakenAllocations(config.name, allocations);
@@ -644,6 +663,9 @@ export class ServersService {
       limits: { ...current.limits, ...changes.limits },
     };
     checkImage(updated);
+    // Checked when it changes (its image, or to the docker runtime), not for every other change.
+    if (updated.image !== current.image || updated.runtime !== current.runtime)
+      await this.#checkImageAllowed(updated);
     if (updated.runtime !== current.runtime) {
       const { status } = this.deps.host.state(name);
       if (status !== 'stopped' && status !== 'crashed') {
@@ -831,6 +853,7 @@ export class ServersService {
       pid: state.pid,
       lastExit: this.#lastExit(record),
       uptimeSeconds: Math.max(0, Math.floor(uptimeMs / 1000)),
+      imageDigest: record.imageDigest,
       cpu: { percent: usage.cpuPercent, limit: record.limits.cpuPercent },
       memory: { bytes: usage.memoryBytes, limit: record.limits.memoryBytes },
       pids: { count: usage.pids, limit: record.limits.pids },

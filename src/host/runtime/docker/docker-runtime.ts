@@ -1,6 +1,7 @@
 /**
  * Runs each game server in a Docker container, through the Docker Engine API (dockerode); never
- * the `docker` command, never a registry pull.
+ * the `docker` command. Images are pulled by the host before the start that needs them
+ * (`images`, in ./images.ts); a start whose image is still missing is refused.
  *
  * One container per start, named `game-panel-<panelId>-<server>` and labelled with both, made
  * from the server's image and its current configuration, removed once its exit has been read:
@@ -24,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { ConfigError } from '../../../config.js';
 import { withDeadline } from '../deadline.js';
+import { engineImages } from './images.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import { withShell } from '../shells.js';
 import type { Allocation } from '../../../domain/server.js';
@@ -696,6 +698,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         });
       }),
     adopt,
+    images: engineImages(api, streams, call),
     // An engine that cannot be reached has nothing to end or remove that the panel could reach
     // either: the panel starts (and deletes servers of other runtimes) all the same.
     reap: (leftover) => removeAll(leftover.name).catch(ignoreUnreachable(false)),

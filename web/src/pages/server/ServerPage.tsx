@@ -228,6 +228,12 @@ export default function ServerPage() {
                 </dd>
               </div>
             )}
+            {stats.data.imageDigest !== null && (
+              <div className={styles.digest}>
+                <dt>Image digest</dt>
+                <dd>{stats.data.imageDigest}</dd>
+              </div>
+            )}
           </dl>
         )}
       </section>

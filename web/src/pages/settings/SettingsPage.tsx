@@ -9,11 +9,13 @@ import { usePanelSettings, useSaveSettings } from '../../hooks/useSettings';
 import { useTitle } from '../../hooks/useTitle';
 import page from '../Page.module.css';
 import { bodyFrom, formFrom, type FieldName, type SettingsForm } from './model';
+import { Registries } from './Registries';
 import styles from './Settings.module.css';
 
 /**
  * The panel's settings (admins): the limits new servers get, the backup limits of servers that
- * set none, and whether registration is open after the first account (docs/web.md, Settings).
+ * set none, whether registration is open after the first account, and the container registries
+ * images are pulled from (docs/web.md, Settings).
  */
 export function SettingsPage() {
   useTitle('Settings');
@@ -158,6 +160,7 @@ export function SettingsPage() {
           </div>
         </form>
       )}
+      <Registries />
     </>
   );
 }

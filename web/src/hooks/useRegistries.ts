@@ -1,0 +1,77 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { unwrap } from '../api/client';
+import { useServices } from '../api/context';
+import type { paths } from '../api/schema';
+
+const REGISTRIES_KEY = ['admin', 'registries'] as const;
+
+type Answer =
+  paths['/api/admin/registries']['get']['responses'][200]['content']['application/json'];
+/** The listed registries and whether images may come only from them (admins). */
+export type RegistrySettings = Answer['data'];
+/** A listed registry as the API shows it: never its password. */
+export type Registry = RegistrySettings['registries'][number];
+export type NewRegistry =
+  paths['/api/admin/registries']['post']['requestBody']['content']['application/json'];
+/** A new username, password or both; null for either removes both. */
+export type RegistryChanges =
+  paths['/api/admin/registries/{host}']['put']['requestBody']['content']['application/json'];
+
+/** The registries (admins only; `enabled` false for anyone else). */
+export function useRegistries(enabled = true) {
+  const { api } = useServices();
+  return useQuery({
+    queryKey: REGISTRIES_KEY,
+    queryFn: async () => (await unwrap(api.GET('/api/admin/registries'))).data,
+    enabled,
+  });
+}
+
+function useRegistriesChanged() {
+  const queries = useQueryClient();
+  return () => queries.invalidateQueries({ queryKey: REGISTRIES_KEY });
+}
+
+/** Only the listed registries (true), or any (false). */
+export function useRegistryRule() {
+  const { api } = useServices();
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (restricted: boolean) =>
+      (await unwrap(api.PUT('/api/admin/registries', { body: { restricted } }))).data,
+    onSuccess: (data) => {
+      queries.setQueryData(REGISTRIES_KEY, data);
+    },
+  });
+}
+
+export function useAddRegistry() {
+  const { api } = useServices();
+  const changed = useRegistriesChanged();
+  return useMutation({
+    mutationFn: async (body: NewRegistry) =>
+      (await unwrap(api.POST('/api/admin/registries', { body }))).data,
+    onSuccess: changed,
+  });
+}
+
+export function useUpdateRegistry(host: string) {
+  const { api } = useServices();
+  const changed = useRegistriesChanged();
+  return useMutation({
+    mutationFn: async (body: RegistryChanges) =>
+      (await unwrap(api.PUT('/api/admin/registries/{host}', { params: { path: { host } }, body })))
+        .data,
+    onSuccess: changed,
+  });
+}
+
+export function useDeleteRegistry(host: string) {
+  const { api } = useServices();
+  const changed = useRegistriesChanged();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(api.DELETE('/api/admin/registries/{host}', { params: { path: { host } } })),
+    onSuccess: changed,
+  });
+}
