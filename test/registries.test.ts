@@ -77,8 +77,9 @@ describe('container registries', () => {
       .select('password')
       .where('host', '=', 'ghcr.io')
       .executeTakeFirstOrThrow();
-    assert.ok(row.password !== null && row.password.startsWith('v1.'));
-    assert.ok(!row.password.includes(PASSWORD));
+    const sealed = row.password ?? '';
+    assert.ok(sealed.startsWith('v1.'));
+    assert.ok(!sealed.includes(PASSWORD));
 
     assertError(
       await call('POST', '/api/admin/registries', { host: 'ghcr.io' }),
