@@ -325,6 +325,7 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('PUT',    '/api/admin/settings',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: { backupDefaults: { maxCount: 10 } } }),
   row('GET',    '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200]),
+  row('GET',    '/api/servers/allocations/free',              [401, 401, 403, 403, 403, 403, 403, 200]),
   row('PUT',    '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200], { payload: { restricted: false } }),
   row('POST',   '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { host: `${c.made}.example`, username: 'puller', password: 'matrix-password' } }), { setup: fresh('registry') }),
   row('PUT',    '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ ...registryOf(c), payload: { username: 'puller', password: 'matrix-password' } }), { setup: throwawayRegistry }),
@@ -389,6 +390,7 @@ const MATRIX: readonly Row[] = [
   row('PUT',    '/api/servers/:server/backup-settings',       [401, 401, 403, 403, 403, 403, 403, 200], { payload: { maxCount: null } }, { variant: 'limits' }),
 
   row('GET',    '/api/servers/:server/files',                 [401, 401, 403, 403, 200, 200, 403, 200], { query: 'path=' }),
+  row('GET',    '/api/servers/:server/config-files',          [401, 401, 403, 403, 200, 200, 403, 200], { query: 'path=server.properties' }),
   row('POST',   '/api/servers/:server/files/create',          [401, 401, 403, 403, 200, 200, 403, 200], (c) => ({ payload: { type: 'folder', name: c.made, path: '' } }), { setup: fresh('folder') }),
   row('POST',   '/api/servers/:server/files/upload',          [401, 401, 403, 403, 200, 200, 403, 200], upload),
   row('GET',    '/api/servers/:server/files/download',        [401, 401, 403, 403, 200, 200, 403, 200], { query: `path=${FILE}` }),
@@ -442,6 +444,7 @@ const NEEDS: Readonly<Record<string, Need>> = {
   'POST /api/servers/:server/restart': 'power',
   'POST /api/servers/:server/kill': 'power',
   'GET /api/servers/:server/variables': 'settings',
+  'GET /api/servers/:server/config-files': 'files.read',
   'PUT /api/servers/:server/variables': 'settings',
   'PUT /api/servers/:server/allocations': 'admin',
   'PUT /api/servers/:server/owner': 'admin',
