@@ -12,7 +12,7 @@ import styles from './Settings.module.css';
  * An image an admin set outside the template's list is said to be theirs to change. Nothing for a
  * template with one image, or a server that runs as a process.
  */
-export function ImageChoice({ server }: { server: string }) {
+export function ImageChoice({ server, onChosen }: { server: string; onChosen: () => void }) {
   const choice = useImageChoice(server);
   const save = useChooseImage(server);
   const [picked, setPicked] = useState<string | null>(null);
@@ -61,6 +61,7 @@ export function ImageChoice({ server }: { server: string }) {
       onSuccess: () => {
         setPicked(null);
         setSaved(true);
+        onChosen();
       },
     });
   };

@@ -53,6 +53,9 @@ export default function SettingsTab() {
   const me = useMe();
   const { session } = useSession();
   const role = me.data?.role ?? session?.role;
+  // Bumped when an image is chosen below: the form is made again, its fields from the saved one
+  // (never on its own save, which would lose its "Saved").
+  const [imageChosen, setImageChosen] = useState(0);
 
   return (
     <>
@@ -65,17 +68,16 @@ export default function SettingsTab() {
             Loading the settings…
           </p>
         ) : (
-          // Made again when the image changes (chosen below): its fields start from the saved one.
-          <ConfigForm
-            key={config.data.image ?? ''}
-            server={name}
-            config={config.data}
-            role={role}
-          />
+          <ConfigForm key={imageChosen} server={name} config={config.data} role={role} />
         )}
       </section>
       {config.data?.template != null && config.data.runtime === 'docker' && (
-        <ImageChoice server={name} />
+        <ImageChoice
+          server={name}
+          onChosen={() => {
+            setImageChosen((count) => count + 1);
+          }}
+        />
       )}
       {config.data?.template != null && <VariablesForm server={name} />}
       {role === 'admin' && config.data !== undefined && (
