@@ -227,6 +227,18 @@ describe('templates', () => {
       assert.equal(afterCount, before);
     });
 
+    it('answers a template stopped by SIGTERM (^SIGTERM) as it is', async () => {
+      const response = await importEgg(
+        fixtureEgg({
+          name: 'Stopped by SIGTERM',
+          config: { files: '{}', startup: '{}', logs: '{}', stop: '^SIGTERM' },
+        }),
+      );
+      assert.equal(response.statusCode, 200, response.body);
+      const { stop } = json<{ data: { stop: unknown } }>(response).data;
+      assert.deepEqual(stop, { type: 'signal', signal: 'SIGTERM' });
+    });
+
     it('refuses the same egg twice (409) and an import by a user (403)', async () => {
       const egg = fixtureEgg({ uuid: 'only-once' });
       await imported(egg);

@@ -53,7 +53,11 @@ export const TemplateSchema = Type.Object({
     Type.Object({ type: Type.Literal('command'), command: Type.String() }),
     Type.Object({
       type: Type.Literal('signal'),
-      signal: Type.Union([Type.Literal('SIGINT'), Type.Literal('SIGKILL')]),
+      signal: Type.Union([
+        Type.Literal('SIGINT'),
+        Type.Literal('SIGTERM'),
+        Type.Literal('SIGKILL'),
+      ]),
     }),
   ]),
   donePatterns: Type.Array(Type.String(), {

@@ -9277,7 +9277,7 @@ export interface paths {
                       type: 'command';
                     }
                   | {
-                      signal: 'SIGINT' | 'SIGKILL';
+                      signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL';
                       /** @enum {string} */
                       type: 'signal';
                     };
@@ -9482,7 +9482,7 @@ export interface paths {
                       type: 'command';
                     }
                   | {
-                      signal: 'SIGINT' | 'SIGKILL';
+                      signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL';
                       /** @enum {string} */
                       type: 'signal';
                     };
