@@ -39,6 +39,9 @@ export function useRegistryRule() {
   return useMutation({
     mutationFn: async (restricted: boolean) =>
       (await unwrap(api.PUT('/api/admin/registries', { body: { restricted } }))).data,
+    // A reading already on its way (after a registry was added or removed) would answer the
+    // rule as it was before this change, and put the checkbox back: it is dropped.
+    onMutate: () => queries.cancelQueries({ queryKey: REGISTRIES_KEY }),
     onSuccess: (data) => {
       queries.setQueryData(REGISTRIES_KEY, data);
     },
