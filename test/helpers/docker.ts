@@ -30,12 +30,12 @@ import {
   rmSync,
   statSync,
   symlinkSync,
-  unlinkSync,
 } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
+import { fileLock } from './file-lock.js';
 import { engineOptions } from '../../src/host/runtime/docker/docker-runtime.js';
 
 export type DockerForTests =
@@ -208,23 +208,7 @@ async function startDaemon(dockerHost: string): Promise<string | null> {
 }
 
 /** One test file at a time finds or starts the engine and builds the image. */
-async function lock(): Promise<() => void> {
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    try {
-      closeSync(openSync(LOCK, 'wx'));
-      return () => {
-        rmSync(LOCK, { force: true });
-      };
-    } catch {
-      // Left by a test run that was killed: a lock is never held this long.
-      const stat = statSync(LOCK, { throwIfNoEntry: false });
-      if (stat && Date.now() - stat.mtimeMs > 120_000) unlinkSync(LOCK);
-      if (Date.now() > deadline) throw new Error(`${LOCK} is held for too long`);
-      await sleep(200);
-    }
-  }
-}
+const lock = (): Promise<() => void> => fileLock(LOCK, { waitMs: 180_000, staleMs: 120_000 });
 
 /** The libraries `file` loads, as ldd lists them (the dynamic loader included). */
 function librariesOf(file: string): string[] {

@@ -21,9 +21,7 @@ import {
   mkdtempSync,
   openSync,
   rmSync,
-  statSync,
   symlinkSync,
-  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
@@ -33,6 +31,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
 import { rememberSecret } from './app.js';
 import type { DockerForTests } from './docker.js';
+import { fileLock } from './file-lock.js';
 
 /** Who may pull from the registry that wants a password, and the password. */
 export const REGISTRY_USER = 'panel-puller';
@@ -158,23 +157,7 @@ function start(name: 'open' | 'locked', address: string): void {
 }
 
 /** One test file at a time finds or starts the registries. */
-async function lock(): Promise<() => void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      closeSync(openSync(LOCK, 'wx'));
-      return () => {
-        rmSync(LOCK, { force: true });
-      };
-    } catch {
-      // Left by a test run that was killed: a lock is never held this long.
-      const stat = statSync(LOCK, { throwIfNoEntry: false });
-      if (stat && Date.now() - stat.mtimeMs > 60_000) unlinkSync(LOCK);
-      if (Date.now() > deadline) throw new Error(`${LOCK} is held for too long`);
-      await sleep(200);
-    }
-  }
-}
+const lock = (): Promise<() => void> => fileLock(LOCK, { waitMs: 120_000, staleMs: 60_000 });
 
 /** Reads a progress stream of the engine to its end; an error line fails it. */
 async function finished(docker: Docker, stream: NodeJS.ReadableStream): Promise<unknown[]> {
