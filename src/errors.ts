@@ -1,7 +1,7 @@
 /**
  * The one error type that services throw. Its `code` is a closed union: a client may switch on it,
  * so a code, once shipped, keeps its meaning. The HTTP layer turns it into the body of
- * DECISIONS.md §2: `{ message, code, statusCode }`.
+ * docs/api.md, contract §2: `{ message, code, statusCode }`.
  */
 export type ErrorCode =
   | 'VALIDATION_FAILED'

@@ -16,7 +16,7 @@ describe('configuration', () => {
 
   const env = (extra: Record<string, string> = {}) => ({ DATA_DIR: dataDir, ...extra });
 
-  it('has the defaults of DECISIONS.md §1', () => {
+  it('has the defaults of docs/api.md, contract §1', () => {
     const config = loadConfig(env());
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.port, 8000);

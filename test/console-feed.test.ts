@@ -13,8 +13,8 @@ import {
   BATCH_MAX_LINES,
   ConsoleFeed,
   ConsolePacer,
-  type FeedEvent,
 } from '../src/host/local/console-feed.js';
+import type { ConsoleEvent } from '../src/host/host.js';
 import { HISTORY_LINES, LineSplitter, MAX_LINE_BYTES } from '../src/host/local/console-log.js';
 
 type Status = 'running' | 'stopped';
@@ -33,7 +33,7 @@ function feed(now: () => Date = () => new Date(0)): ConsoleFeed<Status> {
 }
 
 /** What listeners were shown, line by line: a line, or a count of lines skipped in its place. */
-function shownOf(events: FeedEvent<Status>[]): (string | { skipped: number })[] {
+function shownOf(events: ConsoleEvent<Status>[]): (string | { skipped: number })[] {
   return events.flatMap((event): (string | { skipped: number })[] => {
     if (event.type === 'log') return [...event.lines];
     if (event.type === 'skipped') return [{ skipped: event.lines }];
@@ -44,8 +44,8 @@ function shownOf(events: FeedEvent<Status>[]): (string | { skipped: number })[] 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Every event shown until the `[panel] done` line that follows everything written. */
-function collect(console: ConsoleFeed<Status>): Promise<FeedEvent<Status>[]> {
-  const events: FeedEvent<Status>[] = [];
+function collect(console: ConsoleFeed<Status>): Promise<ConsoleEvent<Status>[]> {
+  const events: ConsoleEvent<Status>[] = [];
   return new Promise((resolve) => {
     console.subscribe((event) => {
       events.push(event);
@@ -148,9 +148,9 @@ describe('console feed: output faster than it can be shown', () => {
     console.append(DONE);
 
     const events = await shown;
-    const at = (match: (event: FeedEvent<Status>) => boolean) => events.findIndex(match);
+    const at = (match: (event: ConsoleEvent<Status>) => boolean) => events.findIndex(match);
     const running = at((event) => event.type === 'status' && event.status === 'running');
-    const has = (line: string | undefined) => (event: FeedEvent<Status>) =>
+    const has = (line: string | undefined) => (event: ConsoleEvent<Status>) =>
       event.type === 'log' && line !== undefined && event.lines.includes(line);
     const between = at(has('[panel] between'));
     const stopped = at((event) => event.type === 'status' && event.status === 'stopped');
@@ -165,7 +165,7 @@ describe('console feed: output faster than it can be shown', () => {
 
   it('shows nothing more once closed', async () => {
     const console = feed();
-    const events: FeedEvent<Status>[] = [];
+    const events: ConsoleEvent<Status>[] = [];
     console.subscribe((event) => events.push(event));
     const output = console.output();
     output.write(Buffer.from('one\ntwo\n'), 'stdout');
@@ -181,7 +181,7 @@ describe('console feed: output faster than it can be shown', () => {
 describe('console feed: batches', () => {
   it('sends the first line after a quiet spell at once, as a batch of its own', async () => {
     const console = feed();
-    const events: FeedEvent<Status>[] = [];
+    const events: ConsoleEvent<Status>[] = [];
     console.subscribe((event) => events.push(event));
     console.output().write(Buffer.from('hello\n'), 'stdout');
     await turn();

@@ -1,7 +1,7 @@
 /**
- * A server that prints as fast as it can (DECISIONS.md §4, issue 11): the panel keeps reading
- * its output, keeps answering requests and keeps its console readers, and where it had to drop
- * lines it says how many. The history is exactly the last 1000 lines once the flood is over.
+ * A server that prints as fast as it can (docs/api.md, contract §4, issue 11): the panel keeps
+ * reading its output, keeps answering requests and keeps its console readers, and where it had to
+ * drop lines it says how many. The history is exactly the last 1000 lines once the flood is over.
  * The servers are coreutils' `seq`, whose numbered lines let every gap be checked; no test here
  * measures a time.
  */

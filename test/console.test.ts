@@ -1,11 +1,11 @@
 /**
- * The live console socket, protocol v2 (DECISIONS.md §3, §4, issue 12): who may open it, what it
- * sends (history, then batches of lines and status changes), commands typed into it and shown to
- * every reader, a server that no longer reads its input, sockets closed at once when their owner
- * loses access, a reader that falls behind (a skipped count, never a cut) or reads nothing (closed
- * after a while), limits on what a client sends, and tokens kept out of the log. Every socket here
- * is a real WebSocket client against a listening panel, and every server the fixture game server
- * or a shell; no test measures a time.
+ * The live console socket, protocol v2 (docs/api.md, contract §3, §4, issue 12): who may open it,
+ * what it sends (history, then batches of lines and status changes), commands typed into it and
+ * shown to every reader, a server that no longer reads its input, sockets closed at once when their
+ * owner loses access, a reader that falls behind (a skipped count, never a cut) or reads nothing
+ * (closed after a while), limits on what a client sends, and tokens kept out of the log. Every
+ * socket here is a real WebSocket client against a listening panel, and every server the fixture
+ * game server or a shell; no test measures a time.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

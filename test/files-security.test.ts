@@ -1,9 +1,9 @@
 /**
- * The file manager is secure by construction (DECISIONS.md §5): every operation is attacked with
- * every hostile path, in the position where that operation takes a path, and after each request
- * everything outside the server directory must be byte-for-byte what it was. Then a race (a
- * folder swapped for a symlink thousands of times while the API writes into it) and a descriptor
- * count over two thousand refused requests.
+ * The file manager is secure by construction (docs/api.md, contract §5): every operation is
+ * attacked with every hostile path, in the position where that operation takes a path, and after
+ * each request everything outside the server directory must be byte-for-byte what it was. Then a
+ * race (a folder swapped for a symlink thousands of times while the API writes into it) and a
+ * descriptor count over two thousand refused requests.
  *
  * The attacker is a plain user with access to `s1` only. Outside, next to the data directory,
  * lies a folder of bait files; `s10` (a sibling whose name starts like `s1`) holds a secret.
@@ -49,7 +49,10 @@ const NEW_FOLDER = `sec-dir-${tag}`;
 const UPLOADED = `sec-up-${tag}.txt`;
 const RENAMED = `sec-ren-${tag}`;
 
-/** The error codes these requests may meet, with their status (src/errors.ts, DECISIONS.md §2). */
+/**
+ * The error codes these requests may meet, with their status (src/errors.ts, docs/api.md, contract
+ * §2).
+ */
 const STATUS = {
   PATH_OUTSIDE: 403,
   INVALID_PATH: 400,
@@ -158,8 +161,9 @@ const literal = (label: string, value: string, raw?: string): Hostile => ({
   path: 'NOT_FOUND',
 });
 /**
- * An absolute host path. A leading `/` means the server's root (DECISIONS.md §5 and paths.ts), so
- * this names something inside that does not exist: 404; refusing it outright (403) is as good.
+ * An absolute host path. A leading `/` means the server's root (docs/api.md, contract §5 and
+ * paths.ts), so this names something inside that does not exist: 404; refusing it outright (403) is
+ * as good.
  */
 const absolute = (label: string, value: string): Hostile => ({
   label,
@@ -467,7 +471,9 @@ const ROOT_ENTRIES = new Set([
   'fifo',
 ]);
 
-/** A name position: one plain segment (DECISIONS.md §5), else 400; an existing name is 409. */
+/**
+ * A name position: one plain segment (docs/api.md, contract §5), else 400; an existing name is 409.
+ */
 function nameOutcome(value: string): Outcome {
   if (value.length > 1024 || value.includes('\u0000')) return INVALID_TEXT;
   if (CONTROL.test(value) || /[/\\]/.test(value) || ['', '.', '..'].includes(value)) {

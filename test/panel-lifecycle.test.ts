@@ -1,6 +1,6 @@
 /**
- * The panel's own life with the servers it runs (DECISIONS.md §1 and §4), and what a server can
- * reach of the host.
+ * The panel's own life with the servers it runs (docs/api.md, contract §1 and §4), and what a
+ * server can reach of the host.
  *
  * As an operator runs it (a separate process started from src/server.ts, or a build of it made
  * elsewhere: an upgrade): on SIGTERM, SIGINT or SIGKILL the panel exits and its servers run on,

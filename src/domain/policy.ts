@@ -1,6 +1,6 @@
 /**
- * Who may do what: the panel's only access rules (DECISIONS.md §3). Routes declare the action
- * they perform (`config.access`), services ask about the server at hand; both come here.
+ * Who may do what: the panel's only access rules (docs/api.md, contract §3). Routes declare the
+ * action they perform (`config.access`), services ask about the server at hand; both come here.
  *
  * | role      | may                                                                           |
  * | --------- | ----------------------------------------------------------------------------- |

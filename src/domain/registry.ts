@@ -23,3 +23,11 @@ export interface RegistrySettings {
   /** By host. */
   readonly registries: readonly Registry[];
 }
+
+/** A registry's credentials, sent to the engine with a pull; never logged, never shown. */
+export interface RegistryAuth {
+  /** The registry's host (and port), as images name it; `docker.io` for Docker Hub. */
+  readonly registry: string;
+  readonly username: string;
+  readonly password: string;
+}

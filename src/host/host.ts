@@ -10,18 +10,40 @@
  * implementation of this port.
  */
 import type { FeatureNotice } from '../domain/features.js';
+import type { RegistryAuth } from '../domain/registry.js';
 import type { InstallState, ServerRecord, ServerStatus } from '../domain/server.js';
 import type { TemplateDefinition } from '../domain/template.js';
-import type { FeedEvent } from './local/console-feed.js';
-import type { ConsoleLine } from './local/console-log.js';
 import type { ServerStorage } from './local/storage.js';
-import type { RegistryAuth, Usage } from './runtime/runtime.js';
 
-export type { ConsoleLine } from './local/console-log.js';
-export type { RegistryAuth, Usage } from './runtime/runtime.js';
+/** One line of a server's console history. */
+export interface ConsoleLine {
+  readonly line: string;
+  /** ISO-8601 time the line was complete. */
+  readonly ts: string;
+}
 
-/** What a console listener hears: batches of lines, status changes and lines nobody will see. */
-export type ConsoleEvent = FeedEvent<ServerStatus>;
+/**
+ * What a console listener hears: batches of lines, status changes and lines nobody will see.
+ * `Status`: the server's statuses (an install's console has its own).
+ */
+export type ConsoleEvent<Status extends string = ServerStatus> =
+  /** Lines in order; `ts` is when the last of them arrived. */
+  | { readonly type: 'log'; readonly lines: readonly string[]; readonly ts: string }
+  | { readonly type: 'status'; readonly status: Status }
+  /** Lines the server printed that nobody will see, where they would have been. */
+  | { readonly type: 'skipped'; readonly lines: number }
+  /** A line of an egg feature's showed up in the output (src/domain/features.ts). */
+  | ({ readonly type: 'notice' } & FeatureNotice);
+
+/** What a server's processes use now. */
+export interface Usage {
+  /** CPU use of the whole process tree since the previous reading; 100 is one full core. */
+  readonly cpuPercent: number;
+  /** Resident memory of the whole process tree. */
+  readonly memoryBytes: number;
+  /** Processes and threads of the server, as its pids limit counts them (or its processes). */
+  readonly pids: number;
+}
 
 /** How the last process of a server ended, since the host started. */
 export interface LastExit {
@@ -88,6 +110,20 @@ export type ServerBackupFiles = Pick<
   ServerStorage,
   'packServer' | 'replaceFromArchive' | 'diskUsage' | 'readText'
 >;
+
+/**
+ * What backups need of the host, reached through the servers service (which checks who asks):
+ * the servers' folders, their status, holding a stopped server stopped, save commands and the
+ * console.
+ */
+export interface BackupHost {
+  readonly files: ServerBackupFiles;
+  status(name: string): ServerStatus;
+  hold(name: string, reason: string): Promise<() => void>;
+  command(name: string, line: string, by: string): void;
+  /** See ServerConsole.watch: a line of the server's own matching one of `patterns`. */
+  watch(name: string, patterns: readonly string[], onMatch: () => void): () => void;
+}
 
 /** A server's folder taken away for deletion: put back, or removed for good. */
 export interface DiscardedServer {
@@ -165,7 +201,7 @@ export interface ServerHost {
    * its reason when it refuses), `starting` while the download goes on in the background.
    */
   start(name: string): Promise<ServerStatus>;
-  /** The stop sequence: the stop command, SIGTERM, SIGKILL (DECISIONS.md §4). */
+  /** The stop sequence: the stop command, SIGTERM, SIGKILL (docs/api.md, contract §4). */
   stop(name: string): Promise<ServerStatus>;
   /** Stops the server if it runs, then starts it. */
   restart(name: string): Promise<ServerStatus>;

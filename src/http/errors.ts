@@ -1,7 +1,7 @@
 /**
  * One error handler for the whole API: every failure, Fastify's own included, leaves as
- * `{ message, code, statusCode }` (DECISIONS.md §2). 5xx details are logged with the request id
- * and never sent.
+ * `{ message, code, statusCode }` (docs/api.md, contract §2). 5xx details are logged with the
+ * request id and never sent.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';

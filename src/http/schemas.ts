@@ -1,6 +1,6 @@
 /**
- * Schemas shared by every module: the envelope of DECISIONS.md §2 and the error body, plus the
- * field formats that several routes accept (usernames, passwords, roles).
+ * Schemas shared by every module: the envelope of docs/api.md, contract §2 and the error body, plus
+ * the field formats that several routes accept (usernames, passwords, roles).
  */
 import { Type, type TSchema } from 'typebox';
 import { PASSWORD_RULES, ROLES, USERNAME_RULES } from '../domain/user.js';

@@ -114,7 +114,7 @@ export async function createServerRow(panel: TestPanel, name: string): Promise<v
     .execute();
 }
 
-/** Asserts the DECISIONS.md §2 error body, with status and code. */
+/** Asserts the docs/api.md, contract §2 error body, with status and code. */
 export function assertError(
   response: LightMyRequestResponse,
   statusCode: number,

@@ -23,6 +23,7 @@
 import type { FeatureNotice } from '../../domain/features.js';
 import { escapeControl } from '../../text.js';
 import { performance } from 'node:perf_hooks';
+import type { ConsoleEvent, ConsoleLine } from '../host.js';
 import type { OutputStream } from '../runtime/runtime.js';
 import {
   HISTORY_LINES,
@@ -30,7 +31,6 @@ import {
   MAX_LINE_BYTES,
   RingBuffer,
   countNewlines,
-  type ConsoleLine,
 } from './console-log.js';
 
 /** Lines that may wait to be shown; past that the oldest queued output is dropped. */
@@ -46,15 +46,6 @@ export const BATCH_MS = 20;
 /** A batch this full goes at once. */
 export const BATCH_MAX_LINES = 2_000;
 const BATCH_MAX_CHARS = 256 * 1024;
-
-export type FeedEvent<Status extends string> =
-  /** Lines in order; `ts` is when the last of them arrived. */
-  | { readonly type: 'log'; readonly lines: readonly string[]; readonly ts: string }
-  | { readonly type: 'status'; readonly status: Status }
-  /** Lines the server printed that nobody will see, where they would have been. */
-  | { readonly type: 'skipped'; readonly lines: number }
-  /** A line of an egg feature's showed up in the output (src/domain/features.ts). */
-  | ({ readonly type: 'notice' } & FeatureNotice);
 
 /** Where a process's output goes: one per process, for both its streams. */
 export interface OutputSink {
@@ -148,7 +139,7 @@ export class ConsolePacer {
 
 export class ConsoleFeed<Status extends string> implements Drainable {
   readonly #history = new RingBuffer();
-  readonly #listeners = new Set<(event: FeedEvent<Status>) => void>();
+  readonly #listeners = new Set<(event: ConsoleEvent<Status>) => void>();
   /** Queued work, oldest first, from `#head` on; dropped output leaves holes. */
   #queue: (Item<Status> | undefined)[] = [];
   #head = 0;
@@ -202,7 +193,7 @@ export class ConsoleFeed<Status extends string> implements Drainable {
   }
 
   /** Calls `listener` with every event from now on, until unsubscribed. */
-  subscribe(listener: (event: FeedEvent<Status>) => void): () => void {
+  subscribe(listener: (event: ConsoleEvent<Status>) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -459,7 +450,7 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     this.deps.pacer.wake(this);
   }
 
-  #send(event: FeedEvent<Status>): void {
+  #send(event: ConsoleEvent<Status>): void {
     for (const listener of this.#listeners) {
       try {
         listener(event);

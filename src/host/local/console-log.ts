@@ -7,18 +7,13 @@
  * on later (ConsoleFeed does, to bound the work of one event-loop turn): a newline byte never
  * occurs inside a UTF-8 character, so each line is decoded on its own.
  */
+import type { ConsoleLine } from '../host.js';
 
 export const HISTORY_LINES = 1000;
 export const MAX_LINE_BYTES = 8 * 1024;
 const CUT_MARK = ' [line cut]';
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
-
-export interface ConsoleLine {
-  readonly line: string;
-  /** ISO-8601 time the line was complete. */
-  readonly ts: string;
-}
 
 /**
  * Splits one output stream into lines, holding at most one partial line of 8 KiB.

@@ -5,7 +5,7 @@
  */
 import { parseCommand } from '../../domain/command.js';
 import type { ServerRecord } from '../../domain/server.js';
-import type { StopMethod, TemplateDefinition } from '../../domain/template.js';
+import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import {
   missingVariables,
@@ -25,29 +25,6 @@ export interface Launch {
   readonly shown: string | null;
   /** Empty: the server counts as running as soon as it started. */
   readonly donePatterns: readonly string[];
-}
-
-/**
- * A stop command of `^C` (or `^SIGINT`) is SIGINT, `^SIGTERM` SIGTERM and `^^C` SIGKILL, as in
- * the eggs; anything else is a line written to the console.
- */
-export function stopMethodOf(stopCommand: string | null): StopMethod | null {
-  if (stopCommand === null) return null;
-  const signal = STOP_SIGNALS[stopCommand];
-  return signal ? { type: 'signal', signal } : { type: 'command', command: stopCommand };
-}
-
-const STOP_SIGNALS: Readonly<Record<string, 'SIGINT' | 'SIGTERM' | 'SIGKILL'>> = {
-  '^C': 'SIGINT',
-  '^SIGINT': 'SIGINT',
-  '^SIGTERM': 'SIGTERM',
-  '^^C': 'SIGKILL',
-};
-
-/** The text stored as a server's stop command for a template's stop method. */
-export function stopCommandOf(stop: StopMethod): string {
-  if (stop.type === 'command') return stop.command;
-  return { SIGINT: '^C', SIGTERM: '^SIGTERM', SIGKILL: '^^C' }[stop.signal];
 }
 
 /** The template server's environment, from its variables, primary allocation and memory limit. */

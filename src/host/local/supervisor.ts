@@ -17,16 +17,19 @@ import {
 } from '../../domain/server.js';
 import type { FeatureNotice } from '../../domain/features.js';
 import { neverPulled } from '../../domain/image.js';
+import { stopMethodOf } from '../../domain/stop-command.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type {
   ConsoleEvent,
+  ConsoleLine,
   LastExit,
   RegistryPolicy,
   ServerRecords,
   ServerState,
   TemplateSource,
+  Usage,
 } from '../host.js';
 import {
   NO_LIMITS,
@@ -38,15 +41,13 @@ import {
   type LimitName,
   type Runtime,
   type RunningProcess,
-  type Usage,
 } from '../runtime/runtime.js';
 import { ConsoleFeed, ConsolePacer } from './console-feed.js';
 import { FeatureWatch } from './feature-watch.js';
 import { OutputTail } from './output-tail.js';
 import { ImagePulls } from './image-pulls.js';
-import { installLaunch, serverLaunch, stopMethodOf } from './launch.js';
+import { installLaunch, serverLaunch } from './launch.js';
 import type { LineMatcher } from './line-watch.js';
-import type { ConsoleLine } from './console-log.js';
 import type { FileOwner, ServerStorage } from './storage.js';
 
 /** At most this many automatic restarts inside the window; then the server stays crashed. */

@@ -4,7 +4,9 @@
  * the Docker runtime (a container per server) another.
  */
 
+import type { RegistryAuth } from '../../domain/registry.js';
 import type { Allocation, ServerLimits } from '../../domain/server.js';
+import type { Usage } from '../host.js';
 
 /** The server's limits the kernel enforces (the disk quota is the panel's); null: none. */
 export type ResourceLimits = Omit<ServerLimits, 'diskBytes'>;
@@ -72,15 +74,6 @@ export interface ExitInfo {
   readonly signal: string | null;
   /** The kernel ended the server because it passed its memory limit. */
   readonly outOfMemory: boolean;
-}
-
-export interface Usage {
-  /** CPU use of the whole process tree since the previous reading; 100 is one full core. */
-  readonly cpuPercent: number;
-  /** Resident memory of the whole process tree. */
-  readonly memoryBytes: number;
-  /** Processes and threads of the server, as its pids limit counts them (or its processes). */
-  readonly pids: number;
 }
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -165,14 +158,6 @@ export interface Runtime {
    * pulls a missing image before a start or an install, outside the server's lock.
    */
   readonly images?: ImageStore;
-}
-
-/** A registry's credentials, sent to the engine with a pull; never logged, never shown. */
-export interface RegistryAuth {
-  /** The registry's host (and port), as images name it; `docker.io` for Docker Hub. */
-  readonly registry: string;
-  readonly username: string;
-  readonly password: string;
 }
 
 /** How far a pull is: bytes of the layers the engine downloads, over the layers known so far. */

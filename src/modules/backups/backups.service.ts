@@ -26,12 +26,12 @@ import { NoLongerExists } from '../../domain/conflicts.js';
 import { definedFields } from '../../fields.js';
 import { can, type ServerAction } from '../../domain/policy.js';
 import type { Standing } from '../servers/servers.service.js';
-import type { ServerRecord, ServerStatus } from '../../domain/server.js';
+import type { ServerRecord } from '../../domain/server.js';
 import type { DefaultBackupLimits } from '../../domain/panel-settings.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
-import type { ServerBackupFiles } from '../../host/host.js';
+import type { BackupHost } from '../../host/host.js';
 import { archiveWriter } from '../../host/local/archive-formats.js';
 import type { OpenedFile } from '../../host/local/storage.js';
 import type { Logger } from '../../log.js';
@@ -39,16 +39,6 @@ import { compileLinePattern } from '../../templates/patterns.js';
 import type { DownloadLinks } from '../files/download-links.js';
 import type { BackupStore } from './backup-store.js';
 import type { BackupsRepository } from './backups.repository.js';
-
-/** What backups need of the host, reached through the servers service. */
-export interface BackupHost {
-  readonly files: ServerBackupFiles;
-  status(name: string): ServerStatus;
-  hold(name: string, reason: string): Promise<() => void>;
-  command(name: string, line: string, by: string): void;
-  /** See ServerConsole.watch: a line of the server's own matching one of `patterns`. */
-  watch(name: string, patterns: readonly string[], onMatch: () => void): () => void;
-}
 
 /** A server's backup settings as a caller sees them: who set the save commands, by name. */
 export interface BackupSettingsView extends Omit<BackupSettings, 'commandsBy'> {

@@ -1,6 +1,6 @@
 /**
  * The file manager: who may touch which server's files (anyone with access to the server,
- * DECISIONS.md §3), and the limits of uploads and the editor. Every path goes through
+ * docs/api.md, contract §3), and the limits of uploads and the editor. Every path goes through
  * `userPath` and the storage module, the only code that touches a server's directory.
  *
  * The server's disk quota (`limits.diskBytes`, from its configuration as the servers service

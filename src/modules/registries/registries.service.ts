@@ -10,7 +10,8 @@
 import { registryHostProblem, registryHost, registryOf } from '../../domain/image.js';
 import type { Registry, RegistrySettings } from '../../domain/registry.js';
 import { AppError, notFound } from '../../errors.js';
-import type { RegistryAuth, RegistryPolicy } from '../../host/host.js';
+import type { RegistryAuth } from '../../domain/registry.js';
+import type { RegistryPolicy } from '../../host/host.js';
 import type { Logger } from '../../log.js';
 import type { SecretBox } from '../two-factor/secret-box.js';
 import type {

@@ -31,11 +31,10 @@ import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { DefaultLimits } from '../../domain/panel-settings.js';
 import type { PanelEvents } from '../../events.js';
-import type { ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
-import { stopCommandOf } from '../../host/local/launch.js';
+import type { BackupHost, ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
+import { stopCommandOf } from '../../domain/stop-command.js';
 import { checkValue } from '../../templates/rules.js';
 import { rewrittenKeys, type RewrittenFile } from '../../templates/template-uses.js';
-import type { BackupHost } from '../backups/backups.service.js';
 import type { ConfigChanges, ServersRepository } from './servers.repository.js';
 
 /** Which servers an admin put in a user's list (the users domain keeps them). */

@@ -42,9 +42,9 @@ import {
   type OutputStream,
   type Runtime,
   type RunningProcess,
-  type Usage,
   SERVER_OOM_SCORE_ADJ,
 } from '../runtime.js';
+import type { Usage } from '../../host.js';
 
 export interface DockerRuntimeOptions {
   /** `DOCKER_HOST`; null: the local socket. */

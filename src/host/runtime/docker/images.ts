@@ -15,8 +15,8 @@ import {
   StartRefusedError,
   type ImageStore,
   type PullProgress,
-  type RegistryAuth,
 } from '../runtime.js';
+import type { RegistryAuth } from '../../../domain/registry.js';
 
 /** How Docker Hub is named in credentials the engine is given (as `docker login` stores it). */
 const HUB_SERVER_ADDRESS = 'https://index.docker.io/v1/';

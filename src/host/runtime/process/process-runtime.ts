@@ -32,8 +32,8 @@ import {
   SERVER_OOM_SCORE_ADJ,
   StartError,
   StartRefusedError,
-  type Usage,
 } from '../runtime.js';
+import type { Usage } from '../../host.js';
 import {
   processIdentity,
   processTree,
