@@ -868,7 +868,8 @@ function routeBody(route: Route): fc.Arbitrary<string> {
     try {
       const { requiredFor } = JSON.parse(text) as { requiredFor?: unknown };
       return !(
-        Array.isArray(requiredFor) && requiredFor.some((role) => role === 'admin' || role === 'user')
+        Array.isArray(requiredFor) &&
+        requiredFor.some((role) => role === 'admin' || role === 'user')
       );
     } catch {
       return true;
