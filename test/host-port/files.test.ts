@@ -8,57 +8,9 @@
  * backup restored (`backupFiles.replaceFromArchive` keeps every link as it was).
  */
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
 import { it } from 'node:test';
 import { userPath } from '../../src/domain/paths.js';
-import { tarOf } from '../helpers/archives.js';
-import { conformance, rejectsWith } from './suite.js';
-import type { Machine } from './implementations.js';
-
-const body = (text: string): Readable => Readable.from([Buffer.from(text)]);
-
-/** Replaces the server's files by the entries of a tar (through a staging server's folder). */
-export async function restoreTar(
-  machine: Machine,
-  name: string,
-  entries: Parameters<typeof tarOf>[0],
-): Promise<void> {
-  const { host } = machine;
-  if ((await machine.records.find('staging')) === undefined) await machine.addServer('staging');
-  const archive = `${name}.tar`;
-  await host.files.upload('staging', [], archive, Readable.from([tarOf(entries)]), null);
-  const opened = await host.files.openFile('staging', [archive]);
-  try {
-    await host.backupFiles.replaceFromArchive(
-      name,
-      opened.handle,
-      {
-        maxBytes: 1024 * 1024,
-        maxEntries: 100,
-        maxRatio: Number.POSITIVE_INFINITY,
-        ratioFloorBytes: 0,
-      },
-      null,
-      () => undefined,
-    );
-  } finally {
-    await opened.handle.close();
-  }
-  await host.files.deleteEntry('staging', [archive]);
-}
-
-const file = (path: string, text: string) => ({
-  path,
-  type: 'File' as const,
-  body: Buffer.from(text),
-});
-const folder = (path: string) => ({ path, type: 'Directory' as const, mode: 0o755 });
-const link = (path: string, linkpath: string) => ({
-  path,
-  type: 'SymbolicLink' as const,
-  linkpath,
-  mode: 0o777,
-});
+import { body, conformance, file, folder, link, rejectsWith, restoreTar } from './suite.js';
 
 conformance('host files', (machine) => {
   it('creates, lists, writes, reads, renames, moves and deletes entries', async () => {

@@ -4,12 +4,17 @@
  * of its own; the helpers below wait and check through the port only.
  */
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe } from 'node:test';
 import type { ConsoleEvent, ServerHost } from '../../src/host/host.js';
 import type { ServerStatus } from '../../src/domain/server.js';
 import { AppError, type ErrorCode } from '../../src/errors.js';
+import { tarOf, type TarEntry } from '../helpers/archives.js';
 import { implementations, type Machine } from './implementations.js';
+
+/** What one extraction may unpack (the port's `decompress` and `replaceFromArchive`). */
+export type ArchiveLimits = Parameters<ServerHost['files']['decompress']>[3];
 
 /**
  * Declares `title`'s tests once per implementation; `machine()` is that implementation's machine,
@@ -109,3 +114,67 @@ export function listen(host: ServerHost, name: string): Heard {
 /** Waits until `heard` has heard `status` (listeners hear in batches, after the change). */
 export const hears = (heard: Heard, status: ServerStatus) =>
   until(() => (heard.statuses().includes(status) ? true : undefined), `${status} heard`);
+
+/** A stream of `text`, for uploads. */
+export const body = (text: string): Readable => Readable.from([Buffer.from(text)]);
+
+/** Entries of a tar archive (helpers/archives.ts writes them header by header). */
+export const file = (path: string, text: string): TarEntry => ({
+  path,
+  type: 'File',
+  body: Buffer.from(text),
+});
+export const folder = (path: string): TarEntry => ({ path, type: 'Directory', mode: 0o755 });
+export const link = (path: string, linkpath: string): TarEntry => ({
+  path,
+  type: 'SymbolicLink',
+  linkpath,
+  mode: 0o777,
+});
+
+/** Limits that let any archive of a test through. */
+export const ANY_ARCHIVE: ArchiveLimits = {
+  maxBytes: 1024 * 1024,
+  maxEntries: 100,
+  maxRatio: Number.POSITIVE_INFINITY,
+  ratioFloorBytes: 0,
+};
+
+/** Puts `archive` into the folder of the server `staging` (made if need be); answers its path. */
+export async function staged(machine: Machine, name: string, archive: Buffer): Promise<string[]> {
+  const { host } = machine;
+  if ((await machine.records.find('staging')) === undefined) await machine.addServer('staging');
+  await host.files.upload('staging', [], name, Readable.from([archive]), null);
+  return [name];
+}
+
+/**
+ * Replaces the server's files by `archive` (`backupFiles.replaceFromArchive`, which keeps every
+ * symlink as it was: how a server's own links get into its folder without the server running),
+ * from the folder of a staging server; answers the progress it reported.
+ */
+export async function restoreArchive(
+  machine: Machine,
+  name: string,
+  archive: Buffer,
+  limits: ArchiveLimits = ANY_ARCHIVE,
+  quota: number | null = null,
+): Promise<number[]> {
+  const { host } = machine;
+  const path = await staged(machine, `${name}.restore.tar`, archive);
+  const opened = await host.files.openFile('staging', path);
+  const progress: number[] = [];
+  try {
+    await host.backupFiles.replaceFromArchive(name, opened.handle, limits, quota, (written) =>
+      progress.push(written),
+    );
+  } finally {
+    await opened.handle.close();
+    await host.files.deleteEntry('staging', path);
+  }
+  return progress;
+}
+
+/** Replaces the server's files by a tar of `entries` (see `restoreArchive`). */
+export const restoreTar = (machine: Machine, name: string, entries: TarEntry[]) =>
+  restoreArchive(machine, name, tarOf(entries)).then(() => undefined);
