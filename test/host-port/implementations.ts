@@ -1,0 +1,158 @@
+/**
+ * The implementations of ServerHost the conformance suite runs against, and the one file of it
+ * that knows what they are: today this machine's host (src/host/local/) with each of its
+ * runtimes, a sandboxed process and a Docker container (on the shared test engine,
+ * helpers/docker.ts). A new implementation (a remote node) adds an entry to `implementations`:
+ * how to open a fresh machine, how the stand-in game server (test/fixtures/game-server.mjs) runs
+ * there, and how a host is made again on the same data. The test bodies see only `Machine`.
+ */
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { panelId } from '../../src/data-dir.js';
+import type { ServerConfig } from '../../src/domain/server.js';
+import type { ServerHost } from '../../src/host/host.js';
+import { createLocalHost } from '../../src/host/local/local-host.js';
+import { createDockerRuntime } from '../../src/host/runtime/docker/docker-runtime.js';
+import { createProcessRuntime } from '../../src/host/runtime/process/process-runtime.js';
+import type { Runtime } from '../../src/host/runtime/runtime.js';
+import { serverUserOf } from '../../src/host/runtime/server-user.js';
+import { SILENT_LOGGER } from '../../src/log.js';
+import { dockerForTests, imageGameServerCommand } from '../helpers/docker.js';
+import { fixtureFolder, gameServerScript } from '../helpers/fixture.js';
+import { MemoryRecords, MemoryTemplates, type RecordFields } from './records.js';
+
+/** One machine under test: a host, the records it reads, and how to make it again. */
+export interface Machine {
+  /** The host under test; a new one after `restartHost`. */
+  readonly host: ServerHost;
+  readonly records: MemoryRecords;
+  readonly templates: MemoryTemplates;
+  /**
+   * Records a server that runs the stand-in game server with `flags` (fields of the record may
+   * be set too) and makes its folder (`host.create`).
+   */
+  addServer(name: string, options?: { flags?: string[]; fields?: RecordFields }): Promise<void>;
+  /**
+   * A restart of the panel: the host lets go of its servers (they run on, `shutdown` without
+   * stopping them) and a new host is made on the same data and records; it has not recovered yet.
+   */
+  restartHost(): Promise<ServerHost>;
+  /** Stops and forgets every server, closes the host and removes its data. */
+  close(): Promise<void>;
+}
+
+export interface Implementation {
+  readonly name: string;
+  /** Why it cannot run here, or false. */
+  readonly skip: string | false;
+  /** A fresh machine with no server. */
+  open(): Promise<Machine>;
+}
+
+/** How the stand-in game server is recorded to run on a machine. */
+type Launch = (
+  flags: readonly string[],
+) => Pick<ServerConfig, 'startCommand' | 'runtime' | 'image'>;
+
+const quoted = (parts: readonly string[]): string =>
+  parts.map((part) => JSON.stringify(part)).join(' ');
+
+/** A Docker engine for the process runtime's machine: none answers there, none is used. */
+const NO_ENGINE = 'unix:///nonexistent/docker.sock';
+
+async function openLocal(launch: Launch, dockerHost: string): Promise<Machine> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'host-port-'));
+  const serversDir = path.join(dataDir, 'servers');
+  // As the panel's start makes them (src/data-dir.ts): servers' own users must enter them.
+  await chmod(dataDir, 0o711);
+  await mkdir(serversDir, { mode: 0o711 });
+  const records = new MemoryRecords();
+  const templates = new MemoryTemplates();
+
+  const makeHost = async (): Promise<ServerHost> => {
+    const local = await createProcessRuntime({
+      sandbox: 'auto',
+      searchPath: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      dataDir,
+      serversDir,
+      serverUser: null,
+      serverUidRange: { first: 200_000, last: 299_999 },
+      readOnlyPaths: [fixtureFolder()],
+      network: 'host',
+    });
+    const docker: Runtime = await createDockerRuntime({
+      dockerHost,
+      panelId: panelId(dataDir),
+      network: 'none',
+    });
+    const users = local.serverUsers;
+    return createLocalHost({
+      serversDir,
+      ownUsers: users !== null,
+      userOf: (record) => (users === null ? null : serverUserOf(users, record.id)),
+      runtimes: { process: local, docker },
+      records,
+      templates,
+      log: SILENT_LOGGER,
+      now: () => new Date(),
+      diskGraceSeconds: 60,
+      diskUsageTtlMs: 0,
+    });
+  };
+
+  let host = await makeHost();
+  return {
+    get host() {
+      return host;
+    },
+    records,
+    templates,
+    async addServer(name, options = {}) {
+      records.add(name, { ...launch(options.flags ?? []), ...options.fields });
+      await host.create(name);
+    },
+    async restartHost() {
+      await host.shutdown({ stopServers: false });
+      await host.close();
+      host = await makeHost();
+      return host;
+    },
+    async close() {
+      for (const name of await records.allNames()) (await host.discard(name)).purge();
+      await host.shutdown({ stopServers: true });
+      await host.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const docker = await dockerForTests();
+
+export const implementations: readonly Implementation[] = [
+  {
+    name: 'local host, process runtime',
+    skip: false,
+    open: () =>
+      openLocal(
+        (flags) => ({
+          startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
+          runtime: 'process',
+          image: null,
+        }),
+        NO_ENGINE,
+      ),
+  },
+  {
+    name: 'local host, docker runtime',
+    skip: docker.ok ? false : docker.why,
+    open: () => {
+      if (!docker.ok) throw new Error(docker.why);
+      const { image, dockerHost } = docker;
+      return openLocal(
+        (flags) => ({ startCommand: imageGameServerCommand(...flags), runtime: 'docker', image }),
+        dockerHost,
+      );
+    },
+  },
+];
