@@ -51,6 +51,7 @@ import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
+import { ServerSettingsService } from './modules/servers/server-settings.service.js';
 import { serverFeaturesRoutes } from './modules/servers/server-features.routes.js';
 import { ServerFeaturesService } from './modules/servers/server-features.service.js';
 import { serverUsersRoutes } from './modules/server-users/server-users.routes.js';
@@ -390,7 +391,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     app,
     createProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
   );
-  serversRoutes(app, serversService);
+  serversRoutes(
+    app,
+    serversService,
+    new ServerSettingsService({
+      servers: serversService,
+      repository: servers,
+      host,
+      templates,
+      portRange: config.serverPortRange,
+      defaultLimits: () => settings.serverDefaults(),
+      imageRefusal: (image) => registries.refusal(image),
+    }),
+  );
   serverFeaturesRoutes(
     app,
     new ServerFeaturesService({ servers: serversService, repository: servers, templates, now }),
