@@ -1,30 +1,25 @@
 /**
- * Builds the panel: Fastify with its cross-cutting plugins, then every module wired explicitly
- * from its dependencies. Nothing here listens; `server.ts` does.
+ * Builds the panel: what the start opens on the machine (src/machine.ts), Fastify with its
+ * cross-cutting plugins (src/http/), then every module wired explicitly from its dependencies,
+ * and what runs once the panel is ready and at its close. Only wiring lives here: how each piece
+ * works is its own file's concern. Nothing here listens; `server.ts` does.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import cookie from '@fastify/cookie';
-import multipart from '@fastify/multipart';
-import websocket from '@fastify/websocket';
-import { Ajv, type Options as AjvOptions } from 'ajv';
-import addFormats from 'ajv-formats';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { ConfigError, ROOT_DATA_DIR, type Config } from './config.js';
-import { PANEL_ROOT } from './paths.js';
-import { openDatabase, type Db } from './db/database.js';
+import type { Config } from './config.js';
+import { VERSION } from './version.js';
+import { openMachine, type MachineOverrides } from './machine.js';
 import { PanelEvents } from './events.js';
 import { registerAccessControl } from './http/access.js';
 import { registerDocs } from './http/docs.js';
-import { registerErrorHandling, sendError } from './http/errors.js';
+import { registerErrorHandling } from './http/errors.js';
+import { createFastify } from './http/fastify.js';
 import { registerInputGuards } from './http/input.js';
+import { registerRouteList } from './http/route-list.js';
 import { LazySchemas } from './http/lazy-schemas.js';
-import { loggerOptions, registerSocketLog, RequestLog } from './http/logging.js';
-import { ErrorBody } from './http/schemas.js';
+import { registerSocketLog, type LogStream } from './http/logging.js';
+import { registerPlugins } from './http/plugins.js';
 import { registerSecurityHeaders } from './http/security.js';
+import { registerValidation } from './http/validation.js';
 import { readTlsPair, transportReport } from './http/tls.js';
-import type { App } from './http/types.js';
 import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
@@ -42,7 +37,6 @@ import { createTokenService } from './modules/auth/tokens.js';
 import {
   ConsoleHub,
   DEFAULT_CONSOLE_LIMITS,
-  MAX_INCOMING_BYTES,
   type ConsoleLimits,
 } from './modules/console/console.hub.js';
 import { consoleRoutes } from './modules/console/console.routes.js';
@@ -50,15 +44,14 @@ import { DownloadLinks } from './modules/files/download-links.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { FilesService } from './modules/files/files.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
-import { MetricsListener } from './modules/metrics/metrics.listener.js';
-import { metricsRoutes } from './modules/metrics/metrics.routes.js';
-import { PanelMetrics, type MetricsSources } from './modules/metrics/metrics.service.js';
+import { registerMetrics } from './modules/metrics/metrics.plugin.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import { OidcService } from './modules/oidc/oidc.service.js';
 import { profileRoutes } from './modules/profile/profile.routes.js';
 import { createProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
+import { ServerSettingsService } from './modules/servers/server-settings.service.js';
 import { serverFeaturesRoutes } from './modules/servers/server-features.routes.js';
 import { ServerFeaturesService } from './modules/servers/server-features.service.js';
 import { serverUsersRoutes } from './modules/server-users/server-users.routes.js';
@@ -102,26 +95,11 @@ import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createUsersService } from './modules/users/users.service.js';
-import { createDockerRuntime } from './host/runtime/docker/docker-runtime.js';
 import { serverUserOf } from './host/runtime/server-user.js';
-import {
-  createProcessRuntime,
-  type ProcessRuntimeOptions,
-} from './host/runtime/process/process-runtime.js';
-import { folderAboveDataDir, panelId, prepareDataDir } from './data-dir.js';
-import type { Runtime } from './host/runtime/runtime.js';
 import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archive-formats.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Every route as registered: method, URL pattern and access policy. */
-    registeredRoutes: readonly {
-      method: string;
-      url: string;
-      access: unknown;
-      /** Refused to requests made with an API key. */
-      sessionOnly: boolean;
-    }[];
     /** Whether any account was ever made (the first one becomes the admin). */
     accountsExist(): Promise<boolean>;
     /**
@@ -133,23 +111,15 @@ declare module 'fastify' {
   }
 }
 
-export interface AppOverrides {
-  /** An already open database (tests keep a handle to insert rows directly). */
-  readonly db?: Db;
+export interface AppOverrides extends MachineOverrides {
   readonly now?: () => Date;
   /** Where the log goes instead of standard output (the panel's own log settings are kept). */
-  readonly logStream?: { write(line: string): void };
-  /** Replaces the local process runtime (the only thing that spawns server processes). */
-  readonly runtime?: Runtime;
-  /** Replaces the docker runtime. */
-  readonly dockerRuntime?: Runtime;
+  readonly logStream?: LogStream;
   /** How often running servers' disk use is compared with their quota (tests shorten it). */
   readonly diskCheckMs?: number;
   /** How old a server folder's measured size may get before it is walked again (tests shorten it). */
   readonly diskUsageTtlMs?: number;
   readonly consoleLimits?: Partial<ConsoleLimits>;
-  /** Options of the local runtime that tests change (how a process is identified). */
-  readonly processRuntime?: Pick<ProcessRuntimeOptions, 'identityOf' | 'cgroupRoot'>;
   /** How a slowed login waits (tests record the wait instead of waiting). */
   readonly sleep?: (ms: number) => Promise<void>;
   /**
@@ -187,146 +157,37 @@ export { redactUrl } from './http/logging.js';
 /** How long a webhook delivery waits for its answer by default. */
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-export const VERSION = (
-  JSON.parse(readFileSync(path.join(PANEL_ROOT, 'package.json'), 'utf8')) as {
-    version: string;
-  }
-).version;
+export { VERSION } from './version.js';
 
 export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // Read before anything is opened: a bad TLS_CERT_FILE or TLS_KEY_FILE stops the start.
   const tls = config.tls && readTlsPair(config.tls);
-  // First, so that a SANDBOX that cannot work stops the start before anything is opened.
-  const local = overrides.runtime
-    ? null
-    : await createProcessRuntime({
-        sandbox: config.sandbox,
-        searchPath: config.searchPath,
-        dataDir: config.dataDir,
-        serversDir: config.serversDir,
-        serverUser: config.serverUser,
-        serverUidRange: config.serverUidRange,
-        readOnlyPaths: config.sandboxReadOnlyPaths,
-        network: config.serverNetwork,
-        ...overrides.processRuntime,
-      });
-  const runtime: Runtime | null = overrides.runtime ?? local;
-  if (runtime === null) throw new Error('unreachable: no runtime');
-  // A panel running as root gives each server a uid of its own (one of `serverUsers`).
-  const serverUsers = local?.serverUsers ?? null;
-  let dataDirWarnings: string[];
-  let jwtSecret: Uint8Array;
-  let docker: Runtime;
-  let db: Db;
-  try {
-    docker =
-      overrides.dockerRuntime ??
-      (await createDockerRuntime({
-        dockerHost: config.dockerHost,
-        dockerCertPath: config.dockerCertPath,
-        panelId: panelId(config.dataDir),
-        network: config.serverNetwork,
-      }));
-    // Every check before the first write: a start that fails leaves no data folder behind.
-    if (local !== null) {
-      const above = folderAboveDataDir(config.dataDir);
-      if (!local.canEnter(above)) throw unreachableDataDir(config, above);
-    }
-    ({ jwtSecret, warnings: dataDirWarnings } = prepareDataDir(config, serverUsers !== null));
-    if (local !== null && !local.canEnter(config.serversDir)) {
-      throw unreachableDataDir(config, config.serversDir);
-    }
-    db = overrides.db ?? (await openDatabase(config.database));
-  } catch (error) {
-    await local?.close?.();
-    throw error;
-  }
+  const { runtime, docker, serverUsers, jwtSecret, dataDirWarnings, db } = await openMachine(
+    config,
+    overrides,
+  );
   const now = overrides.now ?? (() => new Date());
 
   // Validators and serializers are compiled on first use, the rest once the panel listens.
   const schemas = new LazySchemas();
-  const app = Fastify({
-    schemaController: { compilersFactory: { buildSerializer: schemas.serializerFactory() } },
-    logger: loggerOptions(config, overrides.logStream),
-    logController: new RequestLog(),
-    // TLS served by the panel itself; src/server.ts reloads the pair on SIGHUP.
-    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
-    bodyLimit: config.maxBodyBytes,
-    // Slow clients cannot hold the panel: a connection idle for a minute is closed, headers must
-    // arrive within 10 s, an idle keep-alive connection lasts 10 s, and a whole request (an
-    // upload included) has an hour. Console sockets leave these timeouts once upgraded.
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 10_000,
-    requestTimeout: 3_600_000,
-    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
-    frameworkErrors: (error, _request, reply) => {
-      void sendError(reply, error);
-    },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = createFastify(config, { schemas, tls, logStream: overrides.logStream });
 
-  // Every route with its access policy, as registered: the access matrix test compares its
-  // table with this list, so a new route cannot go untested.
-  const routes: { method: string; url: string; access: unknown; sessionOnly: boolean }[] = [];
-  app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
-      routes.push({
-        method,
-        url: route.url,
-        // Read when asked: plugins may still set a route's policy after this hook saw it.
-        get access() {
-          return route.config?.access ?? 'active';
-        },
-        get sessionOnly() {
-          return route.config?.sessionOnly === true;
-        },
-      });
-    }
-  });
-  app.decorate('registeredRoutes', routes);
+  registerRouteList(app);
   app.decorate('accountsExist', () => users.anyEverRegistered());
-  app.server.headersTimeout = 10_000;
-  setValidators(app, schemas);
-  // Every body this API takes is JSON (uploads arrive with the file manager); text is refused (415).
-  app.removeContentTypeParser('text/plain');
-  app.addSchema(ErrorBody);
+  registerValidation(app, schemas);
   registerErrorHandling(app);
   registerSocketLog(app);
   registerSecurityHeaders(app);
   registerInputGuards(app);
   await registerDocs(app, VERSION);
   await registerWebUi(app, overrides.webRoot ?? DEFAULT_WEB_ROOT);
-  // On close, servers are stopped (or let go of) before the console sockets close, so people
-  // watching see the stop sequence to its end. The supervisor is made below; this is bound to it there.
+  // On close, servers are stopped (or let go of) before the console sockets close (./http/plugins.ts).
+  // The host is made below; this is bound to it there.
   let stopServers = (): Promise<void> => Promise.resolve();
   let serversReleased: Promise<void> | null = null;
   const releaseServers = (): Promise<void> => (serversReleased ??= stopServers());
   app.decorate('releaseServers', releaseServers);
-  await app.register(websocket, {
-    options: { maxPayload: MAX_INCOMING_BYTES },
-    preClose: async function closeConsoles(this: FastifyInstance) {
-      await releaseServers();
-      for (const socket of this.websocketServer.clients) socket.close(1001, 'panel shutting down');
-      await new Promise<void>((resolve) => {
-        this.websocketServer.close(() => {
-          resolve();
-        });
-      });
-    },
-  });
-  await app.register(cookie);
-  await app.register(multipart, {
-    // Files are streamed to disk and the upload limit is counted there (MAX_UPLOAD_BYTES). The
-    // parser's own limit sits one byte above it: at its limit the parser silently truncates.
-    limits: {
-      fileSize: (config.maxUploadBytes ?? Number.MAX_SAFE_INTEGER - 1) + 1,
-      files: 100,
-      parts: 120,
-      fields: 20,
-      fieldNameSize: 100,
-      fieldSize: 64 * 1024,
-      headerPairs: 100,
-    },
-  });
+  await registerPlugins(app, { maxUploadBytes: config.maxUploadBytes, releaseServers });
 
   const events = new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
@@ -530,7 +391,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     app,
     createProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
   );
-  serversRoutes(app, serversService);
+  serversRoutes(
+    app,
+    serversService,
+    new ServerSettingsService({
+      servers: serversService,
+      repository: servers,
+      host,
+      templates,
+      portRange: config.serverPortRange,
+      defaultLimits: () => settings.serverDefaults(),
+      imageRefusal: (image) => registries.refusal(image),
+    }),
+  );
   serverFeaturesRoutes(
     app,
     new ServerFeaturesService({ servers: serversService, repository: servers, templates, now }),
@@ -667,68 +540,4 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   });
 
   return app;
-}
-
-/**
- * Servers' own uids cannot pass through `folder` on their way to DATA_DIR/servers. The way out
- * offered is a DATA_DIR outside any home folder, never opening one up to everybody.
- */
-function unreachableDataDir(config: Config, folder: string): ConfigError {
-  const { first, last } = config.serverUidRange;
-  const underDefault =
-    config.dataDir === ROOT_DATA_DIR || config.dataDir.startsWith(`${ROOT_DATA_DIR}/`);
-  const way = underDefault
-    ? `let others pass through ${folder} (chmod o+x ${folder})`
-    : `choose a DATA_DIR they can reach, such as DATA_DIR=${ROOT_DATA_DIR} (the default as root)`;
-  return new ConfigError(
-    'DATA_DIR',
-    `servers run as uids of their own (${first}-${last}), which cannot reach ${config.dataDir} through ${folder}: ${way}`,
-  );
-}
-
-/**
- * `/metrics` (docs/metrics.md): on this port to METRICS_TOKEN's bearer, on METRICS_ADDRESS's own
- * listener without a token, both, or, with neither set, nowhere; nothing is even counted then.
- * Never exposed by accident: no setting serves it to anyone without a token on the panel's port.
- */
-function registerMetrics(app: App, settings: Config['metrics'], sources: MetricsSources): void {
-  const { token, address } = settings;
-  if (token === null && address === null) {
-    app.addHook('onReady', (done) => {
-      app.log.info(
-        'metrics are not served: set METRICS_TOKEN to serve /metrics on this port to that bearer token, or METRICS_ADDRESS (host:port) to serve them on an address of their own (docs/metrics.md)',
-      );
-      done();
-    });
-    return;
-  }
-  const metrics = new PanelMetrics(sources);
-  metricsRoutes(app, metrics, { token });
-  const listener = address && new MetricsListener({ metrics, address, log: app.log });
-  app.addHook('onReady', async () => {
-    if (token !== null) {
-      app.log.info('metrics served at /metrics on this port, to the METRICS_TOKEN bearer token');
-    }
-    if (listener) {
-      await listener.listen();
-      app.log.info({ url: listener.url() }, `metrics served at ${listener.url()}, without a token`);
-    }
-  });
-  app.addHook('onClose', async () => {
-    await listener?.close();
-  });
-}
-
-/**
- * Bodies are validated strictly (no type coercion, unknown fields refused, no defaults filled in
- * silently); query strings and path parameters are text on the wire, so they may be coerced.
- */
-function setValidators(app: FastifyInstance, schemas: LazySchemas): void {
-  const common: AjvOptions = { allErrors: false, strict: false, removeAdditional: false };
-  const body = addFormats.default(new Ajv({ ...common, coerceTypes: false, useDefaults: false }));
-  const other = addFormats.default(new Ajv({ ...common, coerceTypes: 'array', useDefaults: true }));
-  for (const ajv of [body, other]) ajv.addSchema(ErrorBody);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    schemas.lazy(() => (httpPart === 'body' ? body : other).compile(schema)),
-  );
 }

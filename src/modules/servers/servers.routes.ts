@@ -20,9 +20,14 @@ import {
   VariablesEnvelope,
   VariablesUpdateBody,
 } from './servers.schemas.js';
+import type { ServerSettingsService } from './server-settings.service.js';
 import type { ServersService } from './servers.service.js';
 
-export function serversRoutes(app: App, servers: ServersService): void {
+export function serversRoutes(
+  app: App,
+  servers: ServersService,
+  settings: ServerSettingsService,
+): void {
   app.get(
     '/api/servers',
     {
@@ -65,7 +70,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
         response: responses(FreePortEnvelope, 401, 403, 409),
       },
     },
-    async () => ({ message: 'Free port', data: await servers.freePort() }),
+    async () => ({ message: 'Free port', data: await settings.freePort() }),
   );
 
   app.get(
@@ -83,7 +88,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Rewritten keys',
-      data: await servers.rewrittenKeys(
+      data: await settings.rewrittenKeys(
         currentUser(request),
         request.params.server,
         request.query.path,
@@ -103,7 +108,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Server variables',
-      data: await servers.variables(currentUser(request), request.params.server),
+      data: await settings.variables(currentUser(request), request.params.server),
     }),
   );
 
@@ -122,7 +127,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Server variables saved',
-      data: await servers.setVariables(
+      data: await settings.setVariables(
         currentUser(request),
         request.params.server,
         request.body.variables,
@@ -145,7 +150,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Server allocations saved',
-      data: await servers.setAllocations(
+      data: await settings.setAllocations(
         currentUser(request),
         request.params.server,
         request.body.allocations,
@@ -168,7 +173,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => {
       const { server } = request.params;
-      const status = await servers.install(currentUser(request), server);
+      const status = await settings.install(currentUser(request), server);
       return {
         message: status === 'installing' ? 'Install started' : 'Install did not start',
         data: { name: server, status },
@@ -189,7 +194,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Install state saved',
-      data: await servers.markInstalled(
+      data: await settings.markInstalled(
         currentUser(request),
         request.params.server,
         request.body.state,
@@ -226,7 +231,7 @@ export function serversRoutes(app: App, servers: ServersService): void {
     },
     async (request) => ({
       message: 'Server configuration saved',
-      data: await servers.updateConfig(currentUser(request), request.params.server, request.body),
+      data: await settings.updateConfig(currentUser(request), request.params.server, request.body),
     }),
   );
 

@@ -1,11 +1,12 @@
 /**
- * Game servers: who may see and change which (src/domain/policy.ts), their configuration, and
- * the only way from the HTTP modules to the ServerHost that runs them: lifecycle, console,
- * files and stats are reached through here, each after the caller's rights were checked.
- * Admins see every server; everyone else the servers in their own list. Only admins create and
- * delete servers or set what runs on the host and with how much.
+ * Game servers: who may see and change which (src/domain/policy.ts), their creation and
+ * deletion, and the only way from the HTTP modules to the ServerHost that runs them: lifecycle,
+ * console, files and stats are reached through here, each after the caller's rights were
+ * checked. Admins see every server; everyone else the servers in their own list. Only admins
+ * create and delete servers or set what runs on the host and with how much. A server's settings
+ * once it exists (configuration, variables, allocations, install) are
+ * ./server-settings.service.ts's, checked as here (./server-checks.ts).
  */
-import { parseCommand } from '../../domain/command.js';
 import {
   can,
   SERVER_PERMISSIONS,
@@ -14,7 +15,6 @@ import {
   type ServerPermission,
   type ServerScopedAction,
 } from '../../domain/policy.js';
-import { isIP } from 'node:net';
 import { AlreadyExists, NoLongerExists } from '../../domain/conflicts.js';
 import {
   type Allocation,
@@ -26,16 +26,26 @@ import {
   type ServerRecord,
   type ServerStatus,
 } from '../../domain/server.js';
-import type { Template, TemplateVariable } from '../../domain/template.js';
+import type { Template } from '../../domain/template.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { DefaultLimits } from '../../domain/panel-settings.js';
 import type { PanelEvents } from '../../events.js';
 import type { BackupHost, ServerConsole, ServerFiles, ServerHost } from '../../host/host.js';
 import { stopCommandOf } from '../../domain/stop-command.js';
-import { checkValue } from '../../templates/rules.js';
-import { rewrittenKeys, type RewrittenFile } from '../../templates/template-uses.js';
-import type { ConfigChanges, ServersRepository } from './servers.repository.js';
+import {
+  allocationTaken,
+  checkAllocations,
+  checkCommand,
+  checkCommandText,
+  checkImage,
+  checkImageAllowed,
+  refuseTakenAllocations,
+  templateValues,
+  type ImageRefusal,
+  type PortRange,
+} from './server-checks.js';
+import type { ServersRepository } from './servers.repository.js';
 
 /** Which servers an admin put in a user's list (the users domain keeps them). */
 export interface ServerGrants {
@@ -75,20 +85,6 @@ export interface ServerSummary {
   readonly createdAt: string;
   /** What the caller may do on it. */
   readonly permissions: readonly ServerPermission[];
-}
-
-/** A template variable of a server, as its caller may see it. */
-export interface ServerVariable {
-  readonly name: string;
-  readonly description: string;
-  readonly envVariable: string;
-  readonly value: string;
-  readonly defaultValue: string;
-  readonly rules: readonly string[];
-  readonly userViewable: boolean;
-  readonly userEditable: boolean;
-  /** Whether the caller may change it. */
-  readonly editable: boolean;
 }
 
 export interface ServerStats {
@@ -151,9 +147,6 @@ export interface NewServer {
   readonly owner?: string | undefined;
 }
 
-/** Fields only an admin may change: what runs on the host, and with how much of it. */
-const HOST_FIELDS = ['startCommand', 'stopCommand', 'limits', 'runtime', 'image'] as const;
-
 export class ServersService {
   constructor(
     private readonly deps: {
@@ -163,31 +156,17 @@ export class ServersService {
       readonly templates: TemplateLookup;
       readonly events: PanelEvents;
       /** The ports an allocation may have. */
-      readonly portRange: { readonly min: number; readonly max: number };
+      readonly portRange: PortRange;
       readonly now: () => Date;
       /**
        * The limits a server gets for those its creator leaves out, the panel's settings
        * (docs/security.md, "Defaults that bound a tenant"); none when not given (unit tests).
        */
       readonly defaultLimits?: () => Promise<DefaultLimits>;
-      /**
-       * Why a server may not have `image` (its registry is not allowed: docs/templates.md,
-       * "Images"), or null; any image when not given (unit tests).
-       */
-      readonly imageRefusal?: (image: string) => Promise<string | null>;
+      /** Why a server may not have an image (./server-checks.ts); any when not given (unit tests). */
+      readonly imageRefusal?: ImageRefusal;
     },
   ) {}
-
-  /** 400 `IMAGE_NOT_ALLOWED` when the docker runtime would pull `config.image` from a registry not allowed. */
-  async #checkImageAllowed(config: ServerConfig): Promise<void> {
-    if (config.runtime !== 'docker' || config.image === null) return;
-    const refused = (await this.deps.imageRefusal?.(config.image)) ?? null;
-    if (refused !== null) {
-      throw new AppError('IMAGE_NOT_ALLOWED', `image: ${refused}`, {
-        details: [{ path: 'body/image', message: refused }],
-      });
-    }
-  }
 
   /**
    * The limits of a new server: those given (null: none), the panel's defaults for those left
@@ -374,7 +353,7 @@ export class ServersService {
       );
     }
     const variables = template === null ? {} : templateValues(template, server.variables ?? {});
-    const allocations = this.#checkAllocations(server.allocations ?? []);
+    const allocations = checkAllocations(server.allocations ?? [], this.deps.portRange);
     const runtime = server.runtime ?? 'process';
     const config: ServerConfig = {
       name: server.name,
@@ -399,10 +378,10 @@ export class ServersService {
       createdAt: this.deps.now().toISOString(),
     };
     checkImage(config);
-    await this.#checkImageAllowed(config);
+    await checkImageAllowed(config, this.deps.imageRefusal);
     const owner =
       server.owner === undefined ? null : await this.ownerNamed(server.owner, 'body/owner');
-    await this.#refuseTakenAllocations(config.name, allocations);
+    await refuseTakenAllocations(this.deps.servers, config.name, allocations);
     let inserted: boolean;
     try {
       inserted = await this.deps.servers.insert(config, variables);
@@ -463,216 +442,10 @@ export class ServersService {
     return template;
   }
 
-  /** The template variables of a server, those the caller may see. */
-  async variables(user: User, name: string): Promise<ServerVariable[]> {
-    const record = await this.require(user, name, 'server.settings');
-    if (record.template === null) return [];
-    const template = await this.deps.templates.find(record.template);
-    if (!template) return [];
-    const admin = can(user, 'server.configure-host', { permissions: null, server: name });
-    return template.variables
-      .filter((variable) => admin || variable.userViewable)
-      .map((variable) => ({
-        name: variable.name,
-        description: variable.description,
-        envVariable: variable.envVariable,
-        value: record.variables[variable.envVariable] ?? variable.defaultValue,
-        defaultValue: variable.defaultValue,
-        rules: variable.rules,
-        userViewable: variable.userViewable,
-        userEditable: variable.userEditable,
-        editable: admin || variable.userEditable,
-      }));
-  }
-
-  /**
-   * Changes the values of some variables; they take effect at the next start. A user may change
-   * only those the template marks editable (403), and sees no other (400 as unknown).
-   */
-  async setVariables(
-    user: User,
-    name: string,
-    values: Readonly<Record<string, string>>,
-  ): Promise<ServerVariable[]> {
-    const record = await this.require(user, name, 'server.settings');
-    const template =
-      record.template === null ? undefined : await this.deps.templates.find(record.template);
-    if (!template) {
-      throw new AppError(
-        'CONFLICT',
-        'The server was not made from a template: it has no variables',
-      );
-    }
-    const admin = can(user, 'server.configure-host', { permissions: null, server: name });
-    for (const key of Object.keys(values)) {
-      const variable = template.variables.find((v) => v.envVariable === key);
-      if (!variable || (!admin && !variable.userViewable)) throw unknownVariable(key);
-      if (!admin && !variable.userEditable) {
-        throw new AppError('FORBIDDEN', `${key}: only an admin may change this variable`);
-      }
-    }
-    const merged = templateValues(
-      template,
-      { ...record.variables, ...values },
-      Object.keys(values),
-    );
-    await this.deps.servers.setVariables(name, merged);
-    return this.variables(user, name);
-  }
-
-  /** Replaces the server's allocations (admin); they take effect at the next start. */
-  async setAllocations(
-    user: User,
-    name: string,
-    allocations: readonly Allocation[],
-  ): Promise<ServerConfig> {
-    const record = await this.require(user, name, 'server.configure-host');
-    const checked = this.#checkAllocations(allocations);
-    await this.#refuseTakenAllocations(name, checked);
-    try {
-      await this.deps.servers.setAllocations(name, checked);
-    } catch (error) {
-      if (error instanceof AlreadyExists) throw allocationTaken();
-      throw error;
-    }
-    return { ...record, allocations: checked };
-  }
-
-  /**
-   * The lowest port of SERVER_PORT_RANGE that no server has on any address (what the create form
-   * offers); 409 when every one is given. Whether another program holds it is seen at the start.
-   */
-  async freePort(): Promise<{ ip: string; port: number; range: { min: number; max: number } }> {
-    const { min, max } = this.deps.portRange;
-    const taken = new Set((await this.deps.servers.allAllocations()).map((a) => a.port));
-    for (let port = min; port <= max; port++) {
-      if (!taken.has(port)) return { ip: '0.0.0.0', port, range: { min, max } };
-    }
-    throw new AppError(
-      'CONFLICT',
-      `Every port of SERVER_PORT_RANGE (${min}-${max}) is given to a server already`,
-    );
-  }
-
-  /**
-   * The keys of the server's files that its template rewrites at every start (those of `path`
-   * when given), from which variables: for a caller who may read its files. A variable the
-   * caller may not see (a user, one the template keeps from users) is named as hidden.
-   */
-  async rewrittenKeys(user: User, name: string, path?: string): Promise<RewrittenFile[]> {
-    const record = await this.require(user, name, 'server.files.read');
-    const template =
-      record.template === null ? undefined : await this.deps.templates.find(record.template);
-    if (!template) return [];
-    const admin = can(user, 'server.configure-host', { permissions: null, server: name });
-    return rewrittenKeys(template, (variable) => admin || variable.userViewable, path);
-  }
-
-  /** Runs the template's install script (409 while the server runs or without a script). */
-  async install(user: User, name: string): Promise<ServerStatus> {
-    await this.require(user, name, 'server.settings');
-    return this.deps.host.install(name);
-  }
-
-  /** An admin says the server's files are ready (or not), whatever the install did. */
-  async markInstalled(
-    user: User,
-    name: string,
-    state: 'installed' | 'not-installed',
-  ): Promise<ServerConfig> {
-    const record = await this.require(user, name, 'server.configure-host');
-    if (this.deps.host.state(name).status === 'installing') {
-      throw new AppError('CONFLICT', 'The server is being installed: wait for the end, or kill it');
-    }
-    // What a failed install left is no longer why the server cannot start.
-    await this.deps.servers.setInstall(name, { state, reason: null, lastLines: [] });
-    return { ...record, install: { ...record.install, state, reason: null, lastLines: [] } };
-  }
-
   async #recordOf(name: string): Promise<ServerRecord> {
     const record = await this.deps.servers.find(name);
     if (!record) throw notFound('Server');
     return record;
-  }
-
-  /** Addresses are IPs, ports within the configured range, none twice. */
-  #checkAllocations(allocations: readonly Allocation[]): Allocation[] {
-    const { min, max } = this.deps.portRange;
-    const seen = new Set<string>();
-    return allocations.map((allocation, index) => {
-      const path = `body/allocations/${index}`;
-      const fail = (message: string) =>
-        new AppError('VALIDATION_FAILED', `allocations[${index}]: ${message}`, {
-          details: [{ path, message }],
-        });
-      if (isIP(allocation.ip) === 0) throw fail(`${allocation.ip} is not an IP address`);
-      if (allocation.port < min || allocation.port > max)
-        throw fail(`port must be between ${min} and ${max}`);
-      const key = `${allocation.ip}:${allocation.port}`;
-      if (seen.has(key)) throw fail(`${key} is listed twice`);
-      seen.add(key);
-      return { ip: allocation.ip, port: allocation.port };
-    });
-  }
-
-  /**
-   * Refuses an address and port another server has, counting a wildcard address (0.0.0.0, ::)
-   * as every address of the host.
-   */
-  async #refuseTakenAllocations(name: string, allocations: readonly Allocation[]): Promise<void> {
-    const taken = (await this.deps.servers.allAllocations()).filter((a) => a.server !== name);
-    for (const allocation of allocations) {
-      const clash = taken.find(
-        (other) =>
-          other.port === allocation.port &&
-          (other.ip === allocation.ip || isWildcard(other.ip) || isWildcard(allocation.ip)),
-      );
-      if (clash) {
-        throw new AppError(
-          'ALLOCATION_TAKEN',
-          `${allocation.ip}:${allocation.port} is taken: server ${clash.server} has ${clash.ip}:${clash.port}`,
-        );
-      }
-    }
-  }
-
-  async updateConfig(user: User, name: string, changes: ConfigChanges): Promise<ServerConfig> {
-    const current = await this.require(user, name, 'server.settings');
-    if (
-      !can(user, 'server.configure-host', { permissions: null, server: name }) &&
-      HOST_FIELDS.some((field) => changes[field] !== undefined)
-    ) {
-      throw new AppError(
-        'FORBIDDEN',
-        'Only an admin may change the commands, limits, runtime and image of a server',
-      );
-    }
-    // A template's start command runs through a shell; any other without one.
-    if (changes.startCommand !== undefined && current.template === null)
-      checkCommand('startCommand', changes.startCommand);
-    if (changes.stopCommand != null) checkCommandText('stopCommand', changes.stopCommand);
-    // A process limit cannot be taken away: null stands for the panel's default.
-    if (changes.limits?.pids === null && this.deps.defaultLimits !== undefined) {
-      const { pids } = await this.deps.defaultLimits();
-      changes = { ...changes, limits: { ...changes.limits, pids } };
-    }
-    const updated: ServerConfig = {
-      ...current,
-      ...changes,
-      limits: { ...current.limits, ...changes.limits },
-    };
-    checkImage(updated);
-    // Checked when it changes (its image, or to the docker runtime), not for every other change.
-    if (updated.image !== current.image || updated.runtime !== current.runtime)
-      await this.#checkImageAllowed(updated);
-    if (updated.runtime !== current.runtime) {
-      const { status } = this.deps.host.state(name);
-      if (status !== 'stopped' && status !== 'crashed') {
-        throw new AppError('CONFLICT', 'Stop the server before changing its runtime');
-      }
-    }
-    await this.deps.servers.update(name, changes);
-    return updated;
   }
 
   /**
@@ -861,99 +634,12 @@ export class ServersService {
   }
 }
 
-const isWildcard = (ip: string): boolean => ip === '0.0.0.0' || ip === '::';
-
 const unknownOwner = (path: string, username: string): AppError =>
   new AppError('VALIDATION_FAILED', `owner: there is no account "${username}"`, {
     details: [{ path, message: 'no such account' }],
   });
 
-const allocationTaken = (): AppError =>
-  new AppError('ALLOCATION_TAKEN', "One of the addresses and ports is another server's");
-
-const unknownVariable = (key: string): AppError =>
-  new AppError('VALIDATION_FAILED', `variables.${key}: not a variable of this server`, {
-    details: [{ path: `body/variables/${key}`, message: 'not a variable of this server' }],
-  });
-
-/**
- * The values of every template variable: `values` over the defaults, each checked against its
- * rules (400 naming the first that fails). `checked`: the names to check (all by default; a
- * change checks what it changes, so a template whose default breaks its own rule stays usable).
- */
-function templateValues(
-  template: Template,
-  values: Readonly<Record<string, string>>,
-  checked?: readonly string[],
-): Record<string, string> {
-  const known = new Set(template.variables.map((variable) => variable.envVariable));
-  for (const key of Object.keys(values)) {
-    if (!known.has(key)) throw unknownVariable(key);
-  }
-  const result: Record<string, string> = {};
-  for (const variable of template.variables) {
-    result[variable.envVariable] = Object.hasOwn(values, variable.envVariable)
-      ? (values[variable.envVariable] ?? '')
-      : variable.defaultValue;
-  }
-  // Checked once all are known: a rule may compare with another variable (`gt:environment.MIN`).
-  for (const variable of template.variables) {
-    if (checked === undefined || checked.includes(variable.envVariable))
-      checkVariable(variable, result[variable.envVariable] ?? '', result);
-  }
-  return result;
-}
-
-function checkVariable(
-  variable: TemplateVariable,
-  value: string,
-  fields: Readonly<Record<string, string>>,
-): void {
-  const problem = checkValue(variable.rules, value === '' ? null : value, fields);
-  if (problem !== null) {
-    throw new AppError('VALIDATION_FAILED', `variables.${variable.envVariable}: ${problem}`, {
-      details: [{ path: `body/variables/${variable.envVariable}`, message: problem }],
-    });
-  }
-  if (/[\0]/.test(value)) {
-    throw new AppError(
-      'VALIDATION_FAILED',
-      `variables.${variable.envVariable}: must not hold NUL`,
-      {
-        details: [{ path: `body/variables/${variable.envVariable}`, message: 'must not hold NUL' }],
-      },
-    );
-  }
-}
-
-/** The docker runtime runs an image: it needs one. */
-function checkImage(config: ServerConfig): void {
-  if (config.runtime === 'docker' && config.image === null) {
-    throw new AppError('VALIDATION_FAILED', 'image: the docker runtime needs an image', {
-      details: [{ path: 'body/image', message: 'the docker runtime needs an image' }],
-    });
-  }
-}
-
-function checkCommand(field: string, command: string): void {
-  const parsed = parseCommand(command);
-  if (!parsed.ok) {
-    throw new AppError('VALIDATION_FAILED', `${field}: ${parsed.reason}`, {
-      details: [{ path: `body/${field}`, message: parsed.reason }],
-    });
-  }
-}
-
 /** How a refusal names what an action needs: `power`, or `backups.*` for seeing backups. */
 export function permissionName(action: ServerAction): string {
   return action === 'server.backups.view' ? 'backups.*' : action.slice('server.'.length);
-}
-
-/** A stop command is a line typed into the console, not a program: it only must be one line. */
-function checkCommandText(field: string, command: string): void {
-  if (/[\r\n]/.test(command)) {
-    throw new AppError('VALIDATION_FAILED', `${field}: must be a single line`, {
-      details: [{ path: `body/${field}`, message: 'must be a single line' }],
-    });
-  }
 }
