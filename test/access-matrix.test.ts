@@ -10,11 +10,17 @@
  */
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
 import WebSocket from 'ws';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../src/domain/policy.js';
-import { TEST_JWT_SECRET, rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import {
+  TEST_JWT_SECRET,
+  rememberSecret,
+  startPanel,
+  suiteScope,
+  type TestPanel,
+} from './helpers/app.js';
 import {
   PASSWORD,
   bearer,
@@ -763,10 +769,11 @@ describe('access matrix', () => {
   let panel: TestPanel;
   let world: World;
 
+  const suite = suiteScope();
   before(async () => {
     // With METRICS_TOKEN, so that /metrics is registered on this port too; the webhooks' URL
     // allowed although it is loopback.
-    panel = await startPanel({
+    panel = await startPanel(suite, {
       METRICS_TOKEN: 'access-matrix-metrics-token',
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1:9',
     });
@@ -886,7 +893,6 @@ describe('access matrix', () => {
     world.ticket = json<{ data: { id: number } }>(ticket).data.id;
     await world.writeFile(FILE);
   });
-  after(() => panel.close());
 
   /** Every caller, one fresh request each; fails once, listing every cell that differs. */
   async function check(route: Row, method: Method | 'HEAD', title: string): Promise<void> {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -19,6 +19,7 @@ import {
   register,
   setRole,
   type Session,
+  type Envelope,
 } from './helpers/factories.js';
 
 interface UserView {
@@ -34,11 +35,6 @@ interface Link {
   url: string;
   expiresAt: string;
 }
-interface Envelope<T> {
-  message: string;
-  data: T;
-}
-
 const DAY_MS = 24 * 60 * 60 * 1000;
 const NEW_PASSWORD = 'a brand new password';
 
@@ -97,8 +93,16 @@ describe('admins manage accounts', () => {
     return json<Envelope<Record<string, unknown>[]>>(response).data;
   };
 
+  after(() => {
+    const log = logLines.join('');
+    for (const secret of secrets) {
+      assert.ok(!log.includes(secret), 'a token or password reached the log');
+    }
+  });
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       { LOG_LEVEL: 'debug', PUBLIC_URL: 'https://panel.example.org/' },
       {
         now: () => new Date(clock),
@@ -111,13 +115,6 @@ describe('admins manage accounts', () => {
     banned = await register(panel, 'outcast');
     await setRole(panel, admin, 'helper', 'support');
     await setRole(panel, admin, 'outcast', 'banned');
-  });
-  after(async () => {
-    const log = logLines.join('');
-    for (const secret of secrets) {
-      assert.ok(!log.includes(secret), 'a token or password reached the log');
-    }
-    await panel.close();
   });
 
   it('makes an account with a password, which signs in at once', async () => {

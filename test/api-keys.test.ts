@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import WebSocket from 'ws';
-import { startPanel, rememberSecret, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, rememberSecret, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -68,8 +68,9 @@ describe('API keys', () => {
     return { ...data, headers: bearer(data.token) };
   }
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({}, { now: () => new Date(clock) });
+    panel = await startPanel(suite, {}, { now: () => new Date(clock) });
     admin = await register(panel, 'admin');
     member = await register(panel, 'member');
     await createServer(panel, admin, 'alpha');
@@ -82,7 +83,6 @@ describe('API keys', () => {
       assert.equal(response.statusCode, 200, response.body);
     }
   });
-  after(() => panel.close());
 
   it('is shown once, stored only as its hash, and listed with its last use', async () => {
     const { key, token, headers } = await makeKey(member, { name: '  deploy script ' });

@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import yazl from 'yazl';
 import { tarOf, type TarEntry } from './helpers/archives.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, createServer, json, register, type Session } from './helpers/factories.js';
 
 interface ZipEntry {
@@ -97,8 +97,9 @@ describe('archives and bulk operations', () => {
     return json<{ message: string }>(response).message;
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({
+    panel = await startPanel(suite, {
       ARCHIVE_MAX_BYTES: String(16 * MIB),
       ARCHIVE_MAX_ENTRIES: '50',
     });
@@ -115,7 +116,6 @@ describe('archives and bulk operations', () => {
     await symlink('nested/deep', path.join(root, 'data/link'));
     await writeFile(path.join(root, 'top.txt'), 'top\n');
   });
-  after(() => panel.close());
 
   for (const format of ['zip', 'tar.gz'] as const) {
     it(`packs and unpacks a tree byte for byte (${format})`, async () => {

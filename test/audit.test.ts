@@ -6,10 +6,10 @@
  * server's; old entries go after the configured retention.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { AUDITED_ROUTES } from '../src/modules/audit/audit-actions.js';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -78,14 +78,14 @@ describe('the audit log', () => {
     return entry;
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ AUDIT_RETENTION_DAYS: '30' });
+    panel = await startPanel(suite, { AUDIT_RETENTION_DAYS: '30' });
     admin = await register(panel, 'admin');
     member = await register(panel, 'member');
     await createServer(panel, admin, 'alpha');
     await createServer(panel, admin, 'beta');
   });
-  after(() => panel.close());
 
   it('has an action for every route that changes something, and only for routes', () => {
     const routes = panel.app.registeredRoutes.map((route) => `${route.method} ${route.url}`);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { SignJWT, base64url } from 'jose';
-import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
+import { TEST_JWT_SECRET, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -17,10 +17,10 @@ const secret = new TextEncoder().encode(TEST_JWT_SECRET);
 
 describe('registration', () => {
   let panel: TestPanel;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
   });
-  after(() => panel.close());
 
   it('makes the first user admin and later ones user, with a working token', async () => {
     const first = await register(panel, 'founder');
@@ -116,34 +116,30 @@ describe('registration', () => {
     assert.deepEqual(response.json(), { message: 'Registration', data: { open: true } });
   });
 
-  it('refuses registration when REGISTRATION=closed, and says so', async () => {
-    const closed = await startPanel({ REGISTRATION: 'closed' });
-    try {
-      const response = await closed.app.inject({
-        method: 'POST',
-        url: '/api/auth/register',
-        payload: { username: 'someone', password: PASSWORD },
-      });
-      assertError(response, 403, 'REGISTRATION_CLOSED');
-      const said = await closed.app.inject({ url: '/api/auth/registration' });
-      assert.deepEqual(said.json(), { message: 'Registration', data: { open: false } });
-    } finally {
-      await closed.close();
-    }
+  it('refuses registration when REGISTRATION=closed, and says so', async (t) => {
+    const closed = await startPanel(t, { REGISTRATION: 'closed' });
+    const response = await closed.app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: { username: 'someone', password: PASSWORD },
+    });
+    assertError(response, 403, 'REGISTRATION_CLOSED');
+    const said = await closed.app.inject({ url: '/api/auth/registration' });
+    assert.deepEqual(said.json(), { message: 'Registration', data: { open: false } });
   });
 });
 
 describe('login', () => {
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({
+    panel = await startPanel(suite, {
       LOGIN_MAX_FAILURES_PER_ACCOUNT: '3',
       LOGIN_MAX_FAILURES_PER_ADDRESS: '8',
     });
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('returns a token for the right password, case-insensitively on the name', async () => {
     await register(panel, 'Alex');
@@ -260,8 +256,9 @@ describe('tokens', () => {
   let user: Session;
   let userId: string;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     user = await register(panel, 'member');
     const payload = JSON.parse(
@@ -269,7 +266,6 @@ describe('tokens', () => {
     ) as { sub: string };
     userId = payload.sub;
   });
-  after(() => panel.close());
 
   const me = (token: string) => panel.app.inject({ url: '/api/auth/me', headers: bearer(token) });
 

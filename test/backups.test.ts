@@ -20,13 +20,13 @@ import {
 } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { tarOf } from './helpers/archives.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -37,6 +37,7 @@ import {
   serverAction,
   type Session,
 } from './helpers/factories.js';
+import { serverRoles } from './helpers/roles.js';
 
 interface BackupBody {
   id: string;
@@ -156,23 +157,14 @@ describe('backups', () => {
   const archiveOf = (server: string, id: string): string =>
     path.join(panel.config.backupDir, server, `${id}.tar.gz`);
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
-    admin = await register(panel, 'admin');
-    user = await register(panel, 'player');
-    stranger = await register(panel, 'stranger');
-    await createServer(panel, admin, 'world');
-    const grant = await panel.app.inject({
-      method: 'PUT',
-      url: '/api/users/player/servers',
-      headers: admin.headers,
-      payload: { servers: ['world'] },
-    });
-    assert.equal(grant.statusCode, 200, grant.body);
-  });
-
-  after(async () => {
-    await panel.close();
+    panel = await startPanel(suite);
+    ({
+      admin,
+      member: user,
+      outsider: stranger,
+    } = await serverRoles(panel, { server: 'world', member: 'player', outsider: 'stranger' }));
   });
 
   it('round-trips a folder byte for byte: download with ranges, restore over changes', async () => {

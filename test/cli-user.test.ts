@@ -11,7 +11,13 @@ import { userInfo } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import WebSocket from 'ws';
-import { rememberSecret, startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import {
+  rememberSecret,
+  startPanel,
+  suiteScope,
+  testEnvironment,
+  type TestPanel,
+} from './helpers/app.js';
 import { runCliProcess, type CliResult } from './helpers/cli.js';
 import { bearer, createServer, json, login, type Session } from './helpers/factories.js';
 
@@ -60,10 +66,8 @@ describe('the user commands', () => {
     rememberSecret(CAROLS_PASSWORD);
     rememberSecret(NEW_PASSWORD);
   });
-  after(async () => {
-    await panel?.close();
-    await cleanup();
-  });
+  const suite = suiteScope();
+  after(() => cleanup());
 
   it('makes the first admin with no panel running, and lists accounts', async () => {
     const empty = await cli(['list']);
@@ -115,6 +119,7 @@ describe('the user commands', () => {
 
   it('works while the panel runs: a new password revokes tokens and closes consoles', async () => {
     panel = await startPanel(
+      suite,
       {
         REGISTRATION: 'closed',
         // The panel's clock is years ahead of the command line's: nothing is pruned as old.

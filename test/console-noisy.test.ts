@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   createServer,
   eventually,
@@ -111,14 +111,14 @@ describe('console: a server that prints without pause', () => {
   let base: string;
   let admin: Session;
   const readers: Reader[] = [];
+  after(() => {
+    for (const reader of readers) reader.close();
+  });
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     base = await panel.listen();
     admin = await register(panel, 'admin');
-  });
-  after(async () => {
-    for (const reader of readers) reader.close();
-    await panel.close();
   });
 
   it('answers requests while its output keeps flowing, and no reader is cut off', async () => {

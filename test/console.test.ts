@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { CLOSE, IN_FLIGHT_BYTES } from '../src/modules/console/console.hub.js';
 import type { ExitInfo, Runtime, RunningProcess } from '../src/host/runtime/runtime.js';
-import { startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, testEnvironment, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   createServer,
@@ -363,18 +363,16 @@ describe('console socket: refused before the upgrade', () => {
   let base: string;
   let admin: Session;
   let player: Session;
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({}, { consoleLimits: { socketsPerUser: 2 } });
+    panel = await startPanel(suite, {}, { consoleLimits: { socketsPerUser: 2 } });
     base = await panel.listen();
     admin = await register(panel, 'admin');
     player = await register(panel, 'player');
     await createServer(panel, admin, 'alpha');
     await createServer(panel, admin, 'beta');
     await setServers(panel, admin, 'player', ['alpha']);
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   it('refuses a missing or bad token with 401', async () => {
@@ -442,14 +440,12 @@ describe('console socket: history and live events', () => {
   let panel: TestPanel;
   let base: string;
   let admin: Session;
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     base = await panel.listen();
     admin = await register(panel, 'admin');
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   it('first sends the lines printed so far as {"type":"history","lines":[…]}', async () => {
@@ -598,16 +594,14 @@ describe('console socket: commands', () => {
   let panel: TestPanel;
   let base: string;
   let admin: Session;
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     base = await panel.listen();
     admin = await register(panel, 'admin');
     await createServer(panel, admin, 'arena');
     await createServer(panel, admin, 'idle');
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   it('writes {"type":"command","command"} to the server and its output comes back', async () => {
@@ -760,18 +754,16 @@ for (const [sandbox, env] of [
     let panel: TestPanel;
     let base: string;
     let admin: Session;
+    after(closeAll);
+    const suite = suiteScope();
     before(async () => {
-      panel = await startPanel(env);
+      panel = await startPanel(suite, env);
       base = await panel.listen();
       admin = await register(panel, 'admin');
       await createServer(panel, admin, 'deaf', {
         startCommand: `sh -c 'exec 0<&-; echo "input closed"; while :; do sleep 1; done'`,
       });
       await createServer(panel, admin, 'listener');
-    });
-    after(async () => {
-      await closeAll();
-      await panel.close();
     });
 
     it('still answers 200 to a command, and the console says it was not read', async () => {
@@ -832,18 +824,16 @@ describe('console socket: losing access closes open sockets at once', () => {
   let base: string;
   let admin: Session;
   let bystander: Session;
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     base = await panel.listen();
     admin = await register(panel, 'admin');
     bystander = await register(panel, 'bystander');
     await createServer(panel, admin, 'shared');
     await createServer(panel, admin, 'elsewhere');
     await setServers(panel, admin, 'bystander', ['shared', 'elsewhere']);
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   /**
@@ -1129,17 +1119,16 @@ describe('console socket: a reader that falls behind', () => {
   let panel: TestPanel;
   let base: string;
   let admin: Session;
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       {},
       { consoleLimits: { maxQueuedBytes: MAX_QUEUED_BYTES, stalledMs: 10 * 60_000 } },
     );
     base = await panel.listen();
     admin = await register(panel, 'admin');
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   it('is told {"type":"skipped","lines":N} where its batches were dropped, then gets the lines after, and stays open', async () => {
@@ -1257,8 +1246,11 @@ describe('console socket: a reader that reads nothing', () => {
   let admin: Session;
   let sloth: Session;
   const logged: string[] = [];
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       { LOG_LEVEL: 'info' },
       {
         consoleLimits: { stalledMs: STALLED_MS, socketsPerUser: 1, maxQueuedBytes: 1024 ** 3 },
@@ -1274,10 +1266,6 @@ describe('console socket: a reader that reads nothing', () => {
     sloth = await register(panel, 'sloth');
     await createServer(panel, admin, 'firehose');
     await setServers(panel, admin, 'sloth', ['firehose']);
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   /**
@@ -1388,8 +1376,11 @@ describe('console socket: an unforeseen failure while handling a message', () =>
   let base: string;
   let admin: Session;
   const logged: string[] = [];
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       { LOG_LEVEL: 'error' },
       {
         runtime: runtimeWithBrokenStdin(),
@@ -1403,10 +1394,6 @@ describe('console socket: an unforeseen failure while handling a message', () =>
     base = await panel.listen();
     admin = await register(panel, 'admin');
     await createServer(panel, admin, 'brittle');
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   it('answers with an INTERNAL error, logs it with its context, and the panel keeps serving', async () => {
@@ -1457,15 +1444,17 @@ describe('console socket: limits on what a client sends', () => {
   let panel: TestPanel;
   let base: string;
   let admin: Session;
+  after(closeAll);
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({}, { consoleLimits: { messagesPerSecond: 1, messageBurst: 3 } });
+    panel = await startPanel(
+      suite,
+      {},
+      { consoleLimits: { messagesPerSecond: 1, messageBurst: 3 } },
+    );
     base = await panel.listen();
     admin = await register(panel, 'admin');
     await createServer(panel, admin, 'gate');
-  });
-  after(async () => {
-    await closeAll();
-    await panel.close();
   });
 
   /** A command message of exactly `bytes` bytes. */

@@ -25,7 +25,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { TEMP_PREFIX } from '../src/host/local/storage.js';
 import { testDialect, testEnvironment } from './helpers/app.js';
-import { PASSWORD } from './helpers/factories.js';
+import { PASSWORD, type Envelope } from './helpers/factories.js';
 
 // ---------------------------------------------------------------------------------------------
 // The panel as a child process
@@ -174,11 +174,6 @@ interface Reply<T> {
   readonly body: T;
   readonly text: string;
   readonly headers: Headers;
-}
-
-interface Envelope<T> {
-  readonly message: string;
-  readonly data: T;
 }
 
 interface Person {

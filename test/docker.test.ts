@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { panelId } from '../src/data-dir.js';
-import { startPanel, TEST_JWT_SECRET, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, TEST_JWT_SECRET, type TestPanel } from './helpers/app.js';
 import { bridgeDockerForTests, dockerForTests, imageGameServerCommand } from './helpers/docker.js';
 import {
   assertError,
@@ -43,8 +43,9 @@ describe('docker runtime guarantees', { skip }, () => {
   let admin: Session;
   const image = docker.ok ? docker.image : '';
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel(docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
+    panel = await startPanel(suite, docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
     admin = await register(panel, 'admin');
     await createServer(panel, admin, 'boxed', {
       startCommand: imageGameServerCommand(),
@@ -56,7 +57,6 @@ describe('docker runtime guarantees', { skip }, () => {
     assert.equal((await serverAction(panel, admin, 'boxed', 'start')).statusCode, 200);
     await consoleHas(panel, admin, 'boxed', 'Done! pid=');
   });
-  after(() => panel.close());
 
   it('makes the container locked down, limited, labelled and with only its folder', async () => {
     if (!docker.ok) return;
@@ -193,11 +193,11 @@ describe('docker runtime with an engine that cannot be reached', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ DOCKER_HOST: 'unix:///nonexistent.sock' });
+    panel = await startPanel(suite, { DOCKER_HOST: 'unix:///nonexistent.sock' });
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('answers 503 RUNTIME_UNAVAILABLE with the reason, never 500', async () => {
     await createServer(panel, admin, 'remote', {
@@ -223,11 +223,11 @@ describe('templates on the docker runtime', { skip }, () => {
   let admin: Session;
   const image = docker.ok ? docker.image : '';
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel(docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
+    panel = await startPanel(suite, docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it("installs in the egg's install image with the folder at /mnt/server, then runs with the variables", async () => {
     if (!docker.ok) return;
@@ -315,12 +315,12 @@ describe('published ports, on an engine with a bridge network', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
     if (!bridge.ok) return;
-    panel = await startPanel({ DOCKER_HOST: bridge.dockerHost });
+    panel = await startPanel(suite, { DOCKER_HOST: bridge.dockerHost });
     admin = await register(panel, 'admin');
   });
-  after(() => (bridge.ok ? panel.close() : undefined));
 
   it(
     "publishes the server's allocation, TCP and UDP, on its address",

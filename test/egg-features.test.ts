@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import {
   FEATURE_LINES,
@@ -20,7 +20,7 @@ import {
   noticeOf,
   type Feature,
 } from '../src/domain/features.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   eventually,
@@ -230,12 +230,12 @@ describe('egg features', () => {
     const hasLine = (text: string) => (frame: Frame) =>
       frame.lines?.some((line) => line.includes(text)) === true;
 
+    const suite = suiteScope();
     before(async () => {
-      panel = await startPanel();
+      panel = await startPanel(suite);
       admin = await register(panel, 'admin');
       user = await register(panel, 'player');
     });
-    after(() => panel.close());
 
     it("raises each feature once per run, from the game's own lines, on every socket", async () => {
       const id = await importEgg(featureEgg('Watched', [...FEATURES]));

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { AppError } from '../src/errors.js';
 import { parseEgg, type ImportedEgg } from '../src/templates/egg.js';
 import { renderText, startScript, templateEnvironment } from '../src/templates/render.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { json, register, type Session } from './helpers/factories.js';
 
 const LIBRARY = path.join(import.meta.dirname, 'fixtures', 'eggs');
@@ -199,11 +199,11 @@ describe('the public egg library through POST /api/templates/import', () => {
 
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it(`imports a sample of ${sample.length} of them, each answering 200 with the parser's warnings`, async () => {
     assert.ok(sample.length > FORMERLY_REFUSED.length / 2, 'a sample to import');

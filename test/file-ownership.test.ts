@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { lstatSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   createServer,
   eventually,
@@ -30,8 +30,9 @@ describe(
     const url = (endpoint: string, query: Record<string, string> = {}) =>
       `/api/servers/world/files${endpoint}?${new URLSearchParams(query).toString()}`;
 
+    const suite = suiteScope();
     before(async () => {
-      panel = await startPanel();
+      panel = await startPanel(suite);
       admin = await register(panel, 'admin');
       // The server appends a line to every file it is given: it must be allowed to.
       await createServer(panel, admin, 'world', {
@@ -39,7 +40,6 @@ describe(
       });
       folder = path.join(panel.config.serversDir, 'world');
     });
-    after(() => panel.close());
 
     it('belong to the server user, who can change them', async () => {
       const owner = statSync(folder);

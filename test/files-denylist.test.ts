@@ -20,11 +20,11 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import yazl from 'yazl';
 import { tarOf } from './helpers/archives.js';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   bearer,
@@ -163,8 +163,9 @@ describe("the template's file deny list in the file manager", () => {
     await symlink('free.txt', path.join(root, 'free-link'));
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     owner = await register(panel, 'owner');
     member = await register(panel, 'member');
@@ -216,7 +217,6 @@ describe("the template's file deny list in the file manager", () => {
     ]);
     zipBad = await zipOf([{ name: 'deep/a/PalServer.sh', body: 'x' }]);
   });
-  after(() => panel.close());
 
   /** Every file route that reads or changes a file, by its key as registered, with its cases. */
   const CASES: Readonly<Record<string, readonly Case[]>> = {

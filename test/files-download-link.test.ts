@@ -6,20 +6,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { redactUrl } from '../src/app.js';
 import { DownloadLinks } from '../src/modules/files/download-links.js';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
-import {
-  PASSWORD,
-  assertError,
-  bearer,
-  createServer,
-  json,
-  register,
-  setRole,
-  type Session,
-} from './helpers/factories.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
+import { PASSWORD, assertError, bearer, json, setRole, type Session } from './helpers/factories.js';
+import { serverRoles } from './helpers/roles.js';
 
 describe('download links', () => {
   let panel: TestPanel;
@@ -55,19 +47,15 @@ describe('download links', () => {
     assert.equal(response.statusCode, 200, response.body);
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({}, { now: () => clock });
-    admin = await register(panel, 'admin');
-    member = await register(panel, 'member');
-    outsider = await register(panel, 'outsider');
-    await createServer(panel, admin, 'world');
-    await grant('member', ['world']);
+    panel = await startPanel(suite, {}, { now: () => clock });
+    ({ admin, member, outsider } = await serverRoles(panel, { server: 'world' }));
     const root = path.join(panel.config.serversDir, 'world');
     await mkdir(path.join(root, 'world'), { recursive: true });
     await writeFile(path.join(root, 'world', 'level.dat'), bytes);
     await writeFile(path.join(root, 'notes.txt'), 'notes\n');
   });
-  after(() => panel.close());
 
   it('streams the file once, without a token, as an attachment', async () => {
     const url = await newLink(member, '/world/../world/level.dat');

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { TEMP_PREFIX } from '../src/host/local/storage.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, createServer, json, register, type Session } from './helpers/factories.js';
 
 const BASE = '/api/servers/world/files';
@@ -23,8 +23,9 @@ let member: Session;
 let root: string;
 let outside: string;
 
+const suite = suiteScope();
 before(async () => {
-  panel = await startPanel();
+  panel = await startPanel(suite);
   admin = await register(panel, 'admin');
   member = await register(panel, 'member');
   await createServer(panel, admin, 'world');
@@ -39,7 +40,6 @@ before(async () => {
   outside = await mkdtemp(path.join(tmpdir(), 'panel-outside-'));
 });
 after(async () => {
-  await panel.close();
   await rm(outside, { recursive: true, force: true });
 });
 

@@ -29,7 +29,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { createServer, json, register, type Session } from './helpers/factories.js';
 
 /** Every request must be answered within this time; a FIFO opened the blocking way never is. */
@@ -797,8 +797,12 @@ interface ListedEntry {
 // ---------------------------------------------------------------------------------------------
 
 describe('file manager security', () => {
+  after(() => {
+    releaseFifo(); // should an open of it still be blocked, the panel could not close
+  });
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     const admin = await register(panel, 'admin');
     player = await register(panel, 'player');
     await createServer(panel, admin, 's1');
@@ -841,8 +845,6 @@ describe('file manager security', () => {
   });
 
   after(async () => {
-    releaseFifo(); // should an open of it still be blocked, the panel could not close
-    await panel.close();
     await rm(outside, { recursive: true, force: true });
   });
 

@@ -6,8 +6,8 @@
  * sign-in tried unless it is an existing account's.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   eventually,
   gameServerCommand,
@@ -68,12 +68,12 @@ describe('text that forges other text', () => {
       ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
     });
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     player = await register(panel, 'player');
   });
-  after(() => panel.close());
 
   it('writes out the control characters of a variable quoted in "[panel] starting:"', async () => {
     const imported = await call(admin, 'POST', '/api/templates/import', egg);

@@ -22,7 +22,7 @@ import * as fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
 import { stringify as toYaml } from 'yaml';
-import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
+import { TEST_JWT_SECRET, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   createServer,
@@ -920,8 +920,17 @@ describe('fuzzing every route from its schema', () => {
   const logLines: string[] = [];
   const collected = new Map<string, { count: number; example: string; log: string }>();
 
+  after(() => {
+    if (COLLECT) {
+      for (const [signature, { count, example, log }] of collected) {
+        console.log(`\n${count}× ${signature}\n  e.g. ${example}\n  log: ${clip(log, 1500)}`);
+      }
+    }
+  });
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       {
         ...(COLLECT ? { LOG_LEVEL: 'error' } : {}),
         // A provider that is never up: its sign-in answers 503 PROVIDER_UNAVAILABLE by design, but
@@ -1009,15 +1018,6 @@ describe('fuzzing every route from its schema', () => {
       // A server a test deleted is gone: nothing to reset.
       assert.ok([200, 404].includes(reset.statusCode), reset.body);
     }
-  });
-
-  after(async () => {
-    if (COLLECT) {
-      for (const [signature, { count, example, log }] of collected) {
-        console.log(`\n${count}× ${signature}\n  e.g. ${example}\n  log: ${clip(log, 1500)}`);
-      }
-    }
-    await panel.close();
   });
 
   /** Credentials for a request. */

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   eventually,
   historyOf,
@@ -37,11 +37,11 @@ describe('the shipped game templates, with the real games', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   const create = async (payload: Record<string, unknown>) => {
     const response = await panel.app.inject({

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, json, register, type Session } from './helpers/factories.js';
 
 const ENDPOINTS = [
@@ -27,11 +27,11 @@ const PUBLIC = new Set(['/api/health', '/api/auth/register', '/api/auth/login'])
 describe('the HTTP surface', () => {
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('answers health publicly in the envelope', async () => {
     const response = await panel.app.inject({ url: '/api/health' });
@@ -214,6 +214,7 @@ describe('the web UI', () => {
   const SCRIPT = `console.log(${JSON.stringify('x'.repeat(2000))});`;
   const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
 
+  const suite = suiteScope();
   before(async () => {
     webRoot = await mkdtemp(path.join(tmpdir(), 'panel-web-'));
     await mkdir(path.join(webRoot, 'assets'));
@@ -222,10 +223,9 @@ describe('the web UI', () => {
     await writeFile(path.join(webRoot, 'assets', 'app-1a2b.js'), SCRIPT);
     await writeFile(path.join(webRoot, 'assets', 'app-1a2b.js.gz'), gzipSync(SCRIPT));
     await writeFile(path.join(webRoot, '.secret'), 'not served');
-    panel = await startPanel({}, { webRoot });
+    panel = await startPanel(suite, {}, { webRoot });
   });
   after(async () => {
-    await panel.close();
     await rm(webRoot, { recursive: true, force: true });
   });
 
@@ -320,16 +320,16 @@ describe('the web UI', () => {
 });
 
 describe('the web UI, not built', () => {
-  it('answers the JSON 404 instead of a page it does not have', async () => {
-    const panel = await startPanel({}, { webRoot: path.join(tmpdir(), 'panel-web-never-built') });
-    try {
-      assertError(
-        await panel.app.inject({ url: '/servers', headers: { accept: 'text/html' } }),
-        404,
-        'NOT_FOUND',
-      );
-    } finally {
-      await panel.close();
-    }
+  it('answers the JSON 404 instead of a page it does not have', async (t) => {
+    const panel = await startPanel(
+      t,
+      {},
+      { webRoot: path.join(tmpdir(), 'panel-web-never-built') },
+    );
+    assertError(
+      await panel.app.inject({ url: '/servers', headers: { accept: 'text/html' } }),
+      404,
+      'NOT_FOUND',
+    );
   });
 });

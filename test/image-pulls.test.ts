@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { panelId } from '../src/data-dir.js';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { dockerForTests, imageGameServerCommand } from './helpers/docker.js';
 import {
   assertError,
@@ -73,9 +73,10 @@ describe('image pulls from a registry', { skip }, () => {
   };
   const tag = setup.ok ? (setup.image.split(':')[1] ?? 'latest') : '';
 
+  const suite = suiteScope();
   before(async () => {
     if (!setup.ok) return;
-    panel = await startPanel({ DOCKER_HOST: setup.dockerHost });
+    panel = await startPanel(suite, { DOCKER_HOST: setup.dockerHost });
     admin = await register(panel, 'admin');
     await removeImagesOf(setup.docker, 'game-panel/payload');
     const payload = await pushPayloadImage(setup.docker, setup.open);
@@ -84,7 +85,6 @@ describe('image pulls from a registry', { skip }, () => {
   });
   after(async () => {
     if (!setup.ok) return;
-    await panel.close();
     await proxy.close();
     await removeImagesOf(setup.docker, 'game-panel/payload');
     await removeImagesOf(setup.docker, 'game-panel/test');

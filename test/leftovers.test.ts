@@ -12,10 +12,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { ServerStorage, TEMP_PREFIX, TRASH_NAME } from '../src/host/local/storage.js';
-import { startPanel, type Panel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type Panel, type TestPanel } from './helpers/app.js';
 import { createServer, eventually, register, type Session } from './helpers/factories.js';
 
 /** An earlier run's temporary file, and one named the way panels named them before runs. */
@@ -43,8 +43,9 @@ describe('leftovers of an earlier run', () => {
   let root: string;
   let trash: string;
 
+  const suite = suiteScope();
   before(async () => {
-    first = await startPanel();
+    first = await startPanel(suite);
     admin = await register(first, 'admin');
     await createServer(first, admin, 'world');
     // The panel that made the server is gone; the next one starts on what it left.
@@ -52,7 +53,6 @@ describe('leftovers of an earlier run', () => {
     root = path.join(first.config.serversDir, 'world');
     trash = path.join(first.config.serversDir, TRASH_NAME);
   });
-  after(() => first.close());
 
   /**
    * The next panel on the same data directory and database, logging at info into `lines`; it

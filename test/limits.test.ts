@@ -9,8 +9,8 @@ import { existsSync as fsExists } from 'node:fs';
 import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -40,8 +40,9 @@ describe('limits in the configuration', () => {
   let admin: Session;
   let user: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     user = await register(panel, 'someone');
     await createServer(panel, admin, 'limited', {
@@ -55,7 +56,6 @@ describe('limits in the configuration', () => {
     });
     assert.equal(granted.statusCode, 200, granted.body);
   });
-  after(() => panel.close());
 
   it('keeps what was set, the default process limit, null for the rest, and shows them in /stats', async () => {
     const config = await panel.app.inject({
@@ -166,11 +166,11 @@ describe('limits enforced by the kernel (process runtime)', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it(
     'sets the limits on the cgroup the server runs in, and removes it after the exit',
@@ -314,12 +314,12 @@ describe('a host where cgroups cannot be written', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
     const nowhere = await mkdtemp(path.join(tmpdir(), 'panel-no-cgroups-'));
-    panel = await startPanel({}, { processRuntime: { cgroupRoot: nowhere } });
+    panel = await startPanel(suite, {}, { processRuntime: { cgroupRoot: nowhere } });
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('refuses a memory limit it cannot enforce (409), and says the process limit is not', async () => {
     await createServer(panel, admin, 'limited', { limits: { memoryBytes: 64 * MIB } });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import {
   FIRST_DELAY_MS,
   LoginThrottle,
   MAX_DELAY_MS,
   type LoginThrottleOptions,
 } from '../src/modules/auth/login-throttle.js';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { PASSWORD, assertError, json, register, type Session } from './helpers/factories.js';
 
 const WINDOW_SECONDS = 900;
@@ -229,8 +229,10 @@ describe('login throttling over HTTP', () => {
   let panel: TestPanel;
   let admin: Session;
   const waits: number[] = [];
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       {
         LOGIN_MAX_FAILURES_PER_ACCOUNT: '3',
         LOGIN_MAX_FAILURES_PER_ADDRESS: '6',
@@ -245,7 +247,6 @@ describe('login throttling over HTTP', () => {
     );
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   const login = (remoteAddress: string, username: string, password: string) =>
     panel.app.inject({
@@ -304,7 +305,7 @@ describe('login throttling over HTTP', () => {
     rememberSecret(json<{ data: { access_token: string } }>(changed).data.access_token);
   });
 
-  it('counts the address Fastify trusts: X-Forwarded-For only behind TRUST_PROXY', async () => {
+  it('counts the address Fastify trusts: X-Forwarded-For only behind TRUST_PROXY', async (t) => {
     const attempt = (forwardedFor: string, password: string) =>
       panel.app.inject({
         method: 'POST',
@@ -317,25 +318,21 @@ describe('login throttling over HTTP', () => {
     for (let i = 0; i < 3; i++) assertError(await attempt(`10.9.0.${i}`, 'guess'), 401);
     assertError(await attempt('10.9.0.99', PASSWORD), 429, 'RATE_LIMITED');
 
-    const proxied = await startPanel({
+    const proxied = await startPanel(t, {
       TRUST_PROXY: '127.0.0.1',
       LOGIN_MAX_FAILURES_PER_ACCOUNT: '2',
     });
-    try {
-      await register(proxied, 'boss');
-      const via = (client: string, password: string) =>
-        proxied.app.inject({
-          method: 'POST',
-          url: '/api/auth/login',
-          remoteAddress: '127.0.0.1',
-          headers: { 'x-forwarded-for': client },
-          payload: { username: 'boss', password },
-        });
-      for (let i = 0; i < 2; i++) assertError(await via('203.0.113.5', 'guess'), 401);
-      assertError(await via('203.0.113.5', PASSWORD), 429, 'RATE_LIMITED');
-      assert.equal((await via('203.0.113.6', PASSWORD)).statusCode, 200);
-    } finally {
-      await proxied.close();
-    }
+    await register(proxied, 'boss');
+    const via = (client: string, password: string) =>
+      proxied.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': client },
+        payload: { username: 'boss', password },
+      });
+    for (let i = 0; i < 2; i++) assertError(await via('203.0.113.5', 'guess'), 401);
+    assertError(await via('203.0.113.5', PASSWORD), 429, 'RATE_LIMITED');
+    assert.equal((await via('203.0.113.6', PASSWORD)).statusCode, 200);
   });
 });

@@ -6,11 +6,18 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer as createTcpServer } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { rememberSecret, startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import {
+  rememberSecret,
+  startPanel,
+  suiteScope,
+  testEnvironment,
+  type Scope,
+  type TestPanel,
+} from './helpers/app.js';
 import {
   assertError,
   bearer,
@@ -49,10 +56,12 @@ function sample(
 
 /** Starts a panel whose log lines are kept, parsed. */
 async function startLogged(
+  t: Scope,
   env: Record<string, string>,
 ): Promise<{ panel: TestPanel; log: { msg: string; url?: string }[] }> {
   const log: { msg: string; url?: string }[] = [];
   const panel = await startPanel(
+    t,
     { LOG_LEVEL: 'info', ...env },
     { logStream: { write: (line: string) => log.push(JSON.parse(line) as { msg: string }) } },
   );
@@ -68,11 +77,11 @@ describe('metrics behind METRICS_TOKEN on the panel port', () => {
     return response.body;
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ METRICS_TOKEN: TOKEN });
+    panel = await startPanel(suite, { METRICS_TOKEN: TOKEN });
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('answers 401 without the token, with a wrong one and with a user token', async () => {
     assertError(await panel.app.inject({ url: '/metrics' }), 401, 'UNAUTHORIZED');
@@ -216,8 +225,8 @@ describe('metrics behind METRICS_TOKEN on the panel port', () => {
 });
 
 describe('metrics on METRICS_ADDRESS', () => {
-  it('serves them there without a token, and not on the panel port', async () => {
-    const { panel, log } = await startLogged({ METRICS_ADDRESS: '127.0.0.1:0' });
+  it('serves them there without a token, and not on the panel port', async (t) => {
+    const { panel, log } = await startLogged(t, { METRICS_ADDRESS: '127.0.0.1:0' });
     let url: string | undefined;
     try {
       url = log.find((line) => line.url !== undefined)?.url;
@@ -255,22 +264,18 @@ describe('metrics on METRICS_ADDRESS', () => {
     await assert.rejects(fetch(url));
   });
 
-  it('serves them on both with METRICS_TOKEN too', async () => {
-    const { panel, log } = await startLogged({
+  it('serves them on both with METRICS_TOKEN too', async (t) => {
+    const { panel, log } = await startLogged(t, {
       METRICS_ADDRESS: '127.0.0.1:0',
       METRICS_TOKEN: TOKEN,
     });
-    try {
-      const url = log.find((line) => line.url !== undefined)?.url;
-      assert.ok(url !== undefined);
-      assert.equal((await fetch(url)).status, 200);
-      assertError(await panel.app.inject({ url: '/metrics' }), 401, 'UNAUTHORIZED');
-      const response = await panel.app.inject({ url: '/metrics', headers: bearer(TOKEN) });
-      assert.equal(response.statusCode, 200);
-      assert.ok(log.every((line) => !JSON.stringify(line).includes(TOKEN)));
-    } finally {
-      await panel.close();
-    }
+    const url = log.find((line) => line.url !== undefined)?.url;
+    assert.ok(url !== undefined);
+    assert.equal((await fetch(url)).status, 200);
+    assertError(await panel.app.inject({ url: '/metrics' }), 401, 'UNAUTHORIZED');
+    const response = await panel.app.inject({ url: '/metrics', headers: bearer(TOKEN) });
+    assert.equal(response.statusCode, 200);
+    assert.ok(log.every((line) => !JSON.stringify(line).includes(TOKEN)));
   });
 
   it('stops the start with a ConfigError naming METRICS_ADDRESS when the address is taken', async () => {
@@ -299,22 +304,18 @@ describe('metrics on METRICS_ADDRESS', () => {
 });
 
 describe('metrics with neither METRICS_TOKEN nor METRICS_ADDRESS', () => {
-  it('are not served at all, and the start-up log says how to serve them', async () => {
-    const { panel, log } = await startLogged({});
-    try {
-      for (const headers of [{}, bearer(TOKEN), { accept: 'text/html' }]) {
-        assertError(await panel.app.inject({ url: '/metrics', headers }), 404, 'NOT_FOUND');
-      }
-      assert.ok(
-        log.some(
-          (line) =>
-            line.msg.includes('metrics are not served') &&
-            line.msg.includes('METRICS_TOKEN') &&
-            line.msg.includes('METRICS_ADDRESS'),
-        ),
-      );
-    } finally {
-      await panel.close();
+  it('are not served at all, and the start-up log says how to serve them', async (t) => {
+    const { panel, log } = await startLogged(t, {});
+    for (const headers of [{}, bearer(TOKEN), { accept: 'text/html' }]) {
+      assertError(await panel.app.inject({ url: '/metrics', headers }), 404, 'NOT_FOUND');
     }
+    assert.ok(
+      log.some(
+        (line) =>
+          line.msg.includes('metrics are not served') &&
+          line.msg.includes('METRICS_TOKEN') &&
+          line.msg.includes('METRICS_ADDRESS'),
+      ),
+    );
   });
 });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import Provider from 'oidc-provider';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   bearer,
@@ -210,9 +210,10 @@ describe('OpenID Connect sign-in', () => {
     anon: {},
   };
 
+  const suite = suiteScope();
   before(async () => {
     provider = await startProvider(accounts);
-    panel = await startPanel({
+    panel = await startPanel(suite, {
       PUBLIC_URL,
       OIDC_PROVIDERS: JSON.stringify([
         {
@@ -228,7 +229,6 @@ describe('OpenID Connect sign-in', () => {
     admin = await register(panel, 'admin');
   });
   after(async () => {
-    await panel.close();
     await provider.close();
   });
 
@@ -493,7 +493,7 @@ describe('OpenID Connect sign-in', () => {
 });
 
 describe('OpenID Connect when things go wrong', () => {
-  it('starts without a reachable provider and answers its login with 503', async () => {
+  it('starts without a reachable provider and answers its login with 503', async (t) => {
     const unused = http.createServer();
     await new Promise<void>((resolve) => unused.listen(0, '127.0.0.1', resolve));
     const port = (unused.address() as AddressInfo).port;
@@ -502,7 +502,7 @@ describe('OpenID Connect when things go wrong', () => {
         resolve();
       }),
     );
-    const panel = await startPanel({
+    const panel = await startPanel(t, {
       PUBLIC_URL,
       OIDC_PROVIDERS: JSON.stringify([
         {
@@ -514,22 +514,18 @@ describe('OpenID Connect when things go wrong', () => {
         },
       ]),
     });
-    try {
-      assert.equal((await panel.app.inject({ url: '/api/health' })).statusCode, 200);
-      const providers = await panel.app.inject({ url: '/api/auth/oidc/providers' });
-      assert.equal(json<{ data: unknown[] }>(providers).data.length, 1);
-      const response = await panel.app.inject({ url: '/api/auth/oidc/down/login' });
-      assertError(response, 503, 'PROVIDER_UNAVAILABLE');
-      assert.ok(!response.body.includes(CLIENT_SECRET));
-      assert.ok(!response.body.includes(String(port)));
-    } finally {
-      await panel.close();
-    }
+    assert.equal((await panel.app.inject({ url: '/api/health' })).statusCode, 200);
+    const providers = await panel.app.inject({ url: '/api/auth/oidc/providers' });
+    assert.equal(json<{ data: unknown[] }>(providers).data.length, 1);
+    const response = await panel.app.inject({ url: '/api/auth/oidc/down/login' });
+    assertError(response, 503, 'PROVIDER_UNAVAILABLE');
+    assert.ok(!response.body.includes(CLIENT_SECRET));
+    assert.ok(!response.body.includes(String(port)));
   });
 
-  it('creates no account when registration is closed', async () => {
+  it('creates no account when registration is closed', async (t) => {
     const provider = await startProvider({ newcomer: { preferred_username: 'newcomer' } });
-    const panel = await startPanel({
+    const panel = await startPanel(t, {
       PUBLIC_URL,
       REGISTRATION: 'closed',
       OIDC_PROVIDERS: JSON.stringify([

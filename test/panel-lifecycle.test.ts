@@ -47,6 +47,7 @@ import { runCliProcess } from './helpers/cli.js';
 import {
   TEST_JWT_SECRET,
   startPanel,
+  suiteScope,
   testDialect,
   testEnvironment,
   type TestPanel,
@@ -859,12 +860,16 @@ for (const mode of ['none', 'bwrap'] as const) {
       return reader.next(from, `the answer to "${command}"`);
     }
 
+    after(() => {
+      reader?.close();
+    });
+    const suite = suiteScope();
     before(async () => {
       setProcessEnv('OIDC_CLIENT_SECRET', `leak-canary-${randomBytes(12).toString('hex')}`);
       setProcessEnv('PANEL_TEST_CANARY', `leak-canary-${randomBytes(12).toString('hex')}`);
       setProcessEnv('JWT_SECRET', TEST_JWT_SECRET);
       hostDataDir = viewDataDir();
-      panel = await startPanel({ SANDBOX: mode, DATA_DIR: hostDataDir });
+      panel = await startPanel(suite, { SANDBOX: mode, DATA_DIR: hostDataDir });
       assert.equal(panel.dataDir, hostDataDir);
       if (panel.config.database.kind === 'postgres') {
         setProcessEnv('DATABASE_URL', panel.config.database.url);
@@ -903,8 +908,6 @@ for (const mode of ['none', 'bwrap'] as const) {
     });
 
     after(async () => {
-      reader?.close();
-      await panel?.close();
       if (hostDataDir !== undefined) {
         await killAll(processesIn(hostDataDir));
         rmSync(hostDataDir, { recursive: true, force: true });

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   createServer,
   eventually,
@@ -109,14 +109,14 @@ describe('patterns run in linear time: hostile lines never stop the panel', () =
       return lines.some((line) => line.startsWith('Done!')) || undefined;
     }, 'the server to print');
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     base = await panel.listen();
     admin = await register(panel, 'admin');
     await health(10); // warm up
     baseline = Math.max(median(await health(20)), 1);
   });
-  after(() => panel.close());
 
   for (const length of [1001, 100_000]) {
     it(`a backup's saved line regex:\\s*\\s*\\s*x against ${length} spaces`, async () => {

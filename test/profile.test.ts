@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TicketStatus } from '../src/domain/ticket.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -13,6 +13,7 @@ import {
   register,
   setRole,
   type Session,
+  type Envelope,
 } from './helpers/factories.js';
 
 interface Stats {
@@ -30,11 +31,6 @@ interface TokenResponse {
   token_type: string;
   username: string;
   role: string;
-}
-
-interface Envelope<T> {
-  message: string;
-  data: T;
 }
 
 type Headers = Record<string, string>;
@@ -117,12 +113,12 @@ async function insertMessage(panel: TestPanel, ticketId: number, authorId: numbe
 describe('own statistics', () => {
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
     for (const name of ['alpha', 'beta', 'gamma']) await createServerRow(panel, name);
   });
-  after(() => panel.close());
 
   it('answers the stats shape with zeros for a new user', async () => {
     const newcomer = await register(panel, 'newcomer');
@@ -197,8 +193,9 @@ describe("another user's statistics", () => {
   let support: Session;
   let player: Session;
   let outlaw: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
     support = await register(panel, 'helper');
     player = await register(panel, 'player');
@@ -209,7 +206,6 @@ describe("another user's statistics", () => {
     const subjectId = await userId(panel, 'subject');
     await insertMessage(panel, await insertTicket(panel, subjectId, 'closed'), subjectId);
   });
-  after(() => panel.close());
 
   it("lets admin and support read another user's stats", async () => {
     for (const reader of [admin, support]) {
@@ -237,11 +233,11 @@ describe("another user's statistics", () => {
 describe('renaming', () => {
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
   });
-  after(() => panel.close());
 
   it('renames the caller: the new name logs in, the old one does not, the token stays', async () => {
     const user = await register(panel, 'oldname');
@@ -324,11 +320,11 @@ describe('renaming', () => {
 describe('changing the password', () => {
   let panel: TestPanel;
   const NEW_PASSWORD = 'a brand new password';
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     await register(panel, 'root');
   });
-  after(() => panel.close());
 
   it('answers a fresh token in data and revokes every earlier token', async () => {
     const user = await register(panel, 'changer');
@@ -386,35 +382,31 @@ describe('changing the password', () => {
     assert.equal((await login(panel, 'shorty')).statusCode, 200);
   });
 
-  it('throttles wrong current passwords like failed logins, so a stolen token cannot guess', async () => {
-    const limited = await startPanel({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' });
-    try {
-      await register(limited, 'root');
-      const victim = await register(limited, 'victim');
-      for (let i = 0; i < 3; i++) {
-        const guess = await changePassword(limited, victim.headers, {
-          old_password: `guess ${i}`,
-          new_password: NEW_PASSWORD,
-        });
-        assertError(guess, 403, 'WRONG_PASSWORD');
-      }
-      const blocked = await changePassword(limited, victim.headers, {
-        old_password: PASSWORD,
+  it('throttles wrong current passwords like failed logins, so a stolen token cannot guess', async (t) => {
+    const limited = await startPanel(t, { LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' });
+    await register(limited, 'root');
+    const victim = await register(limited, 'victim');
+    for (let i = 0; i < 3; i++) {
+      const guess = await changePassword(limited, victim.headers, {
+        old_password: `guess ${i}`,
         new_password: NEW_PASSWORD,
       });
-      assertError(blocked, 429, 'RATE_LIMITED');
-      assert.ok(Number(blocked.headers['retry-after']) >= 1);
-      const rename = await limited.app.inject({
-        method: 'PUT',
-        url: '/api/profile/username',
-        headers: victim.headers,
-        payload: { new_username: 'renamed', password: PASSWORD },
-      });
-      assertError(rename, 429, 'RATE_LIMITED');
-      // The password did not change, and the account still works with its token.
-      assert.equal((await me(limited, victim.token)).statusCode, 200);
-    } finally {
-      await limited.close();
+      assertError(guess, 403, 'WRONG_PASSWORD');
     }
+    const blocked = await changePassword(limited, victim.headers, {
+      old_password: PASSWORD,
+      new_password: NEW_PASSWORD,
+    });
+    assertError(blocked, 429, 'RATE_LIMITED');
+    assert.ok(Number(blocked.headers['retry-after']) >= 1);
+    const rename = await limited.app.inject({
+      method: 'PUT',
+      url: '/api/profile/username',
+      headers: victim.headers,
+      payload: { new_username: 'renamed', password: PASSWORD },
+    });
+    assertError(rename, 429, 'RATE_LIMITED');
+    // The password did not change, and the account still works with its token.
+    assert.equal((await me(limited, victim.token)).statusCode, 200);
   });
 });

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -81,11 +81,11 @@ describe('the disk quota against the panel’s own writes', () => {
     assert.equal(response.statusCode, 200, response.body);
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ MAX_UPLOAD_BYTES: String(64 * 1024 * 1024) });
+    panel = await startPanel(suite, { MAX_UPLOAD_BYTES: String(64 * 1024 * 1024) });
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('refuses an upload past the quota with 413 and leaves nothing on disk', async () => {
     await createServer(panel, admin, 'full', { limits: { diskBytes: 100_000 } });
@@ -272,14 +272,15 @@ describe('a server over its disk quota', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       { DISK_QUOTA_GRACE_SECONDS: '2' },
       { diskCheckMs: 200, diskUsageTtlMs: 200 },
     );
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   const folderOf = (name: string) => path.join(panel.config.serversDir, name);
 

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, json, PASSWORD, register, type Session } from './helpers/factories.js';
 
 const DEFAULTS = {
@@ -43,10 +43,10 @@ function assertRetryAfter(response: LightMyRequestResponse, atMost: number): voi
 
 describe('registration, REGISTRATION unset', () => {
   let panel: TestPanel;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel(DEFAULTS);
+    panel = await startPanel(suite, DEFAULTS);
   });
-  after(() => panel.close());
 
   it('is open for the first account (the admin), then closed until the admin opens it', async () => {
     assert.equal(await registrationOpen(panel), true);
@@ -79,43 +79,35 @@ describe('registration, REGISTRATION unset', () => {
 });
 
 describe('registration, REGISTRATION set', () => {
-  it('decides alone: closed stays closed and open stays open, whatever the setting', async () => {
-    const closed = await startPanel({ ...DEFAULTS, REGISTRATION: 'closed' });
-    try {
-      assert.equal(await registrationOpen(closed), false);
-      assertError(await attempt(closed, 'first'), 403, 'REGISTRATION_CLOSED');
-    } finally {
-      await closed.close();
-    }
-    const open = await startPanel({ ...DEFAULTS, REGISTRATION: 'open' });
-    try {
-      const admin = await register(open, 'admin');
-      const settings = await open.app.inject({
-        url: '/api/admin/settings',
-        headers: admin.headers,
-      });
-      assert.deepEqual(
-        json<{ data: { registrationOpen: boolean; registrationEnv: string } }>(settings).data,
-        {
-          ...json<{ data: object }>(settings).data,
-          registrationOpen: false,
-          registrationEnv: 'open',
-        },
-      );
-      assert.equal(await registrationOpen(open), true);
-      assert.equal((await attempt(open, 'second')).statusCode, 200);
-    } finally {
-      await open.close();
-    }
+  it('decides alone: closed stays closed and open stays open, whatever the setting', async (t) => {
+    const closed = await startPanel(t, { ...DEFAULTS, REGISTRATION: 'closed' });
+    assert.equal(await registrationOpen(closed), false);
+    assertError(await attempt(closed, 'first'), 403, 'REGISTRATION_CLOSED');
+    const open = await startPanel(t, { ...DEFAULTS, REGISTRATION: 'open' });
+    const admin = await register(open, 'admin');
+    const settings = await open.app.inject({
+      url: '/api/admin/settings',
+      headers: admin.headers,
+    });
+    assert.deepEqual(
+      json<{ data: { registrationOpen: boolean; registrationEnv: string } }>(settings).data,
+      {
+        ...json<{ data: object }>(settings).data,
+        registrationOpen: false,
+        registrationEnv: 'open',
+      },
+    );
+    assert.equal(await registrationOpen(open), true);
+    assert.equal((await attempt(open, 'second')).statusCode, 200);
   });
 });
 
 describe('registrations per address', () => {
   let panel: TestPanel;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ ...DEFAULTS, REGISTRATION: 'open' });
+    panel = await startPanel(suite, { ...DEFAULTS, REGISTRATION: 'open' });
   });
-  after(() => panel.close());
 
   it('gives 81 registrations in a burst 5 accounts, then 429 with Retry-After', async () => {
     const answers = await Promise.all(
@@ -157,12 +149,12 @@ describe('tickets and messages per user', () => {
       payload: { text },
     });
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ ...DEFAULTS, REGISTRATION: 'open' });
+    panel = await startPanel(suite, { ...DEFAULTS, REGISTRATION: 'open' });
     admin = await register(panel, 'admin');
     user = await register(panel, 'writer');
   });
-  after(() => panel.close());
 
   it('lets a user open 10 tickets an hour; the 11th gets 429 with Retry-After', async () => {
     for (let index = 0; index < 10; index++) {

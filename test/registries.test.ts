@@ -6,8 +6,8 @@
  * registries, are test/image-pulls.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, json, register, type Session } from './helpers/factories.js';
 
 const PASSWORD = 'registry-token-3b9d-secret';
@@ -27,12 +27,12 @@ describe('container registries', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
     // No engine: servers are only made and changed here, never started.
-    panel = await startPanel({ DOCKER_HOST: 'unix:///nonexistent.sock' });
+    panel = await startPanel(suite, { DOCKER_HOST: 'unix:///nonexistent.sock' });
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
     panel.app.inject({

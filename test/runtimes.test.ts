@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, testEnvironment, type TestPanel } from './helpers/app.js';
 import { startPanelProcess } from './helpers/panel-process.js';
 import { dockerForTests, imageGameServerCommand, IMAGE_NODE } from './helpers/docker.js';
 import {
@@ -85,11 +85,11 @@ for (const kind of ['process', 'docker'] as const) {
     let panel: TestPanel;
     let admin: Session;
 
+    const suite = suiteScope();
     before(async () => {
-      panel = await startPanel(env);
+      panel = await startPanel(suite, env);
       admin = await register(panel, 'admin');
     });
-    after(() => panel.close());
 
     it('starts a server, shows its console (history and live) and echoes commands', async () => {
       await createServer(panel, admin, 'main', { ...gameServer(), stopCommand: 'stop' });

@@ -41,6 +41,7 @@ import { probeUserOf } from '../src/host/runtime/server-user.js';
 import {
   rememberSecret,
   startPanel,
+  suiteScope,
   testDialect,
   testEnvironment,
   type TestPanel,
@@ -473,10 +474,14 @@ describe(
     let probe: Probe | undefined;
     let user: HostUser;
 
+    after(() => {
+      probe?.close();
+    });
+    const suite = suiteScope();
     before(async () => {
       dataDir = hostDataDir();
       // No JWT_SECRET: the panel keeps its generated secret in DATA_DIR/jwt-secret.
-      panel = await startPanel({
+      panel = await startPanel(suite, {
         SANDBOX: 'bwrap',
         DATA_DIR: dataDir,
         JWT_SECRET: '',
@@ -494,9 +499,7 @@ describe(
       user = await serverUser(panel, 'probe');
     });
 
-    after(async () => {
-      probe?.close();
-      await panel?.close();
+    after(() => {
       killLeftovers([], dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     });
@@ -681,16 +684,22 @@ describe(
     let panel: TestPanel | undefined;
     let probe: Probe | undefined;
 
+    after(() => {
+      probe?.close();
+    });
+    const suite = suiteScope();
     before(async () => {
       dataDir = hostDataDir();
-      panel = await startPanel({ SANDBOX: 'bwrap', SERVER_NETWORK: 'none', DATA_DIR: dataDir });
+      panel = await startPanel(suite, {
+        SANDBOX: 'bwrap',
+        SERVER_NETWORK: 'none',
+        DATA_DIR: dataDir,
+      });
       const admin = await register(panel, 'admin');
       probe = await Probe.start(panel, admin, 'probe');
     });
 
-    after(async () => {
-      probe?.close();
-      await panel?.close();
+    after(() => {
       killLeftovers([], dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     });
@@ -718,18 +727,20 @@ describe('a server without a sandbox (panel as root, SANDBOX=none)', { skip: NOT
   let probe: Probe | undefined;
   let user: HostUser;
 
+  after(() => {
+    probe?.close();
+  });
+  const suite = suiteScope();
   before(async () => {
     dataDir = hostDataDir();
-    panel = await startPanel({ SANDBOX: 'none', DATA_DIR: dataDir, JWT_SECRET: '' });
+    panel = await startPanel(suite, { SANDBOX: 'none', DATA_DIR: dataDir, JWT_SECRET: '' });
     rememberSecret(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim());
     admin = await register(panel, 'admin');
     probe = await Probe.start(panel, admin, 'probe');
     user = await serverUser(panel, 'probe');
   });
 
-  after(async () => {
-    probe?.close();
-    await panel?.close();
+  after(() => {
     killLeftovers([], dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -830,6 +841,7 @@ describe('the data directory (panel as root)', { skip: NOT_ROOT }, () => {
   let panel: TestPanel | undefined;
   const modeOf = (file: string) => statSync(file).mode & 0o7777;
 
+  const suite = suiteScope();
   before(async () => {
     dataDir = hostDataDir();
     // As an operator may have made them, open to everyone, with a server folder of root's.
@@ -840,12 +852,11 @@ describe('the data directory (panel as root)', { skip: NOT_ROOT }, () => {
     // An empty file is an empty SQLite database: one left readable by an older panel.
     if (testDialect === 'sqlite')
       writeFileSync(path.join(dataDir, 'panel.sqlite'), '', { mode: 0o644 });
-    panel = await startPanel({ SANDBOX: 'none', DATA_DIR: dataDir, JWT_SECRET: '' });
+    panel = await startPanel(suite, { SANDBOX: 'none', DATA_DIR: dataDir, JWT_SECRET: '' });
     rememberSecret(readFileSync(path.join(dataDir, 'jwt-secret'), 'utf8').trim());
   });
 
-  after(async () => {
-    await panel?.close();
+  after(() => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 

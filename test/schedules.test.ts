@@ -3,12 +3,12 @@
  * schedule. Runs reach the stand-in game server through the servers service, as the real panel.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { ScheduleClock } from '../src/modules/schedules/scheduler.js';
-import { startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, testEnvironment, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -20,6 +20,7 @@ import {
   stats,
   type Session,
 } from './helpers/factories.js';
+import { serverRoles } from './helpers/roles.js';
 
 /** Time that moves only when told; timers fire, in order, as it passes them. */
 class FakeClock implements ScheduleClock {
@@ -150,21 +151,11 @@ describe('schedules', () => {
     );
   };
 
+  const suite = suiteScope();
   before(async () => {
     clock = new FakeClock('2030-03-29T12:00:30.000Z');
-    panel = await startPanel({}, { scheduleClock: clock });
-    admin = await register(panel, 'admin');
-    member = await register(panel, 'member');
-    outsider = await register(panel, 'outsider');
-    await createServer(panel, admin, 'sched');
-    const grant = await request(admin, 'PUT', '/api/users/member/servers', {
-      servers: ['sched'],
-    });
-    assert.equal(grant.statusCode, 200, grant.body);
-  });
-
-  after(async () => {
-    await panel.close();
+    panel = await startPanel(suite, {}, { scheduleClock: clock });
+    ({ admin, member, outsider } = await serverRoles(panel, { server: 'sched' }));
   });
 
   it('makes, lists, reads, changes and deletes a schedule; nextRunAt follows the timezone', async () => {

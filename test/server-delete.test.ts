@@ -18,6 +18,7 @@ import { ServerStorage, TRASH_NAME } from '../src/host/local/storage.js';
 import {
   rememberSecret,
   startPanel,
+  suiteScope,
   testDialect,
   testEnvironment,
   type TestPanel,
@@ -81,11 +82,11 @@ describe('deleting a server', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   const remove = (name: string) =>
     panel.app.inject({ method: 'DELETE', url: `/api/servers/${name}`, headers: admin.headers });

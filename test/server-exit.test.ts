@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { processIdentity } from '../src/host/runtime/process/proc.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   createServer,
   eventually,
@@ -25,9 +25,11 @@ describe('an exit that races the start', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
     // Identifying the process takes 300 ms: the server has long exited when the start goes on.
     panel = await startPanel(
+      suite,
       {},
       {
         processRuntime: {
@@ -40,7 +42,6 @@ describe('an exit that races the start', () => {
     );
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('ends crashed, with its output and exit code, and stop and delete still finish', async () => {
     await createServer(panel, admin, 'quick', { startCommand: "sh -c 'echo hello; exit 3'" });
@@ -80,11 +81,11 @@ describe('a clean exit after a command', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   // `quit` typed into OpenTTD ends it with code 0: that is a stop.
   const quitter = `sh -c 'echo ready; read line; echo "bye after $line"; exit 0'`;
@@ -139,53 +140,44 @@ describe('a clean exit after a command', () => {
 });
 
 describe('a failure while recording an exit', () => {
-  it('is logged and never ends the panel', async () => {
+  it('is logged and never ends the panel', async (t) => {
     const lines: string[] = [];
     const panel = await startPanel(
+      t,
       { LOG_LEVEL: 'error' },
       { logStream: { write: (line: string) => lines.push(line) } },
     );
+    const admin = await register(panel, 'admin');
+    await createServer(panel, admin, 'brief', { startCommand: "sh -c 'sleep 1; exit 1'" });
+    assert.equal((await serverAction(panel, admin, 'brief', 'start')).statusCode, 200);
+    // The database fails under the exit handler: its table is gone for a moment.
+    await sql`alter table servers rename to servers_away`.execute(panel.db.kysely);
     try {
-      const admin = await register(panel, 'admin');
-      await createServer(panel, admin, 'brief', { startCommand: "sh -c 'sleep 1; exit 1'" });
-      assert.equal((await serverAction(panel, admin, 'brief', 'start')).statusCode, 200);
-      // The database fails under the exit handler: its table is gone for a moment.
-      await sql`alter table servers rename to servers_away`.execute(panel.db.kysely);
-      try {
-        await eventually(
-          () =>
-            lines.some((line) => line.includes('could not record a server exit'))
-              ? true
-              : undefined,
-          'the failure to be logged',
-        );
-      } finally {
-        await sql`alter table servers_away rename to servers`.execute(panel.db.kysely);
-      }
-      const health = await panel.app.inject({ url: '/api/health' });
-      assert.equal(health.statusCode, 200);
-      const logged = lines.find((line) => line.includes('could not record a server exit'));
-      assert.match(logged ?? '', /"server":"brief"/);
+      await eventually(
+        () =>
+          lines.some((line) => line.includes('could not record a server exit')) ? true : undefined,
+        'the failure to be logged',
+      );
     } finally {
-      await panel.close();
+      await sql`alter table servers_away rename to servers`.execute(panel.db.kysely);
     }
+    const health = await panel.app.inject({ url: '/api/health' });
+    assert.equal(health.statusCode, 200);
+    const logged = lines.find((line) => line.includes('could not record a server exit'));
+    assert.match(logged ?? '', /"server":"brief"/);
   });
 });
 
 describe('a server named like a file of a cgroup', () => {
-  it('starts and stops like any other', async () => {
-    const panel = await startPanel();
-    try {
-      const admin = await register(panel, 'admin');
-      for (const name of ['tasks', 'cgroup.procs']) {
-        await createServer(panel, admin, name, { startCommand: 'sleep 30' });
-        const started = await serverAction(panel, admin, name, 'start');
-        assert.equal(started.statusCode, 200, started.body);
-        assert.equal((await stats(panel, admin, name)).status, 'running');
-        assert.equal((await serverAction(panel, admin, name, 'stop')).statusCode, 200);
-      }
-    } finally {
-      await panel.close();
+  it('starts and stops like any other', async (t) => {
+    const panel = await startPanel(t);
+    const admin = await register(panel, 'admin');
+    for (const name of ['tasks', 'cgroup.procs']) {
+      await createServer(panel, admin, name, { startCommand: 'sleep 30' });
+      const started = await serverAction(panel, admin, name, 'start');
+      assert.equal(started.statusCode, 200, started.body);
+      assert.equal((await stats(panel, admin, name)).status, 'running');
+      assert.equal((await serverAction(panel, admin, name, 'stop')).statusCode, 200);
     }
   });
 });

@@ -5,9 +5,9 @@
  * as one to an ordinary account, and the People list shows only real grants.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { SERVER_PERMISSIONS } from '../src/domain/policy.js';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, createServer, json, register, type Session } from './helpers/factories.js';
 
 interface Person {
@@ -50,14 +50,14 @@ describe("a server's owner", () => {
       await call(session, 'GET', `/api/servers/${server}/config`),
     ).data.permissions;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     alice = await register(panel, 'alice');
     bob = await register(panel, 'bob');
     carol = await register(panel, 'carol');
   });
-  after(() => panel.close());
 
   it('is named at creation, holds every permission and is marked in People', async () => {
     await createServer(panel, admin, 'owned', { owner: 'alice' });

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -50,8 +50,9 @@ describe('per-server permissions', () => {
   const grant = (by: Session, username: string, permissions: string[], server = 'world') =>
     call(by, 'PUT', `/api/servers/${server}/users/${username}`, { permissions });
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     reader = await register(panel, 'reader');
     owner = await register(panel, 'owner');
@@ -63,7 +64,6 @@ describe('per-server permissions', () => {
     });
     assert.equal(written.statusCode, 200, written.body);
   });
-  after(() => panel.close());
 
   it('lets a holder of files.read see the server and read files, and nothing more', async () => {
     const granted = await grant(admin, 'reader', ['files.read']);

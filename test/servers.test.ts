@@ -3,8 +3,8 @@ import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   historyOf,
   alive,
@@ -19,12 +19,8 @@ import {
   setRole,
   stats,
   type Session,
+  type Envelope,
 } from './helpers/factories.js';
-
-interface Envelope<T> {
-  message: string;
-  data: T;
-}
 
 /** Live processes whose command line contains `marker`, sandbox wrappers left out. */
 function processesWith(marker: string): number[] {
@@ -61,8 +57,9 @@ describe('server endpoints and permissions', () => {
   let helper: Session;
   let outlaw: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     member = await register(panel, 'member');
     outsider = await register(panel, 'outsider');
@@ -82,7 +79,6 @@ describe('server endpoints and permissions', () => {
     }
     await setRole(panel, admin, 'outlaw', 'banned');
   });
-  after(() => panel.close());
 
   it('creates a server with its directory and defaults', async () => {
     const response = await panel.app.inject({
@@ -265,11 +261,11 @@ describe('server lifecycle', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it('starts, takes commands, reports stats, and stops with the stop command', async () => {
     await createServer(panel, admin, 'basic', { stopCommand: 'stop' });
@@ -390,25 +386,21 @@ describe('server lifecycle', () => {
   });
 
   for (const sandbox of ['none', 'auto'] as const) {
-    it(`leaves no process of the tree behind, even one that left the group (SANDBOX=${sandbox})`, async () => {
-      const own = await startPanel({ SANDBOX: sandbox });
-      try {
-        const boss = await register(own, 'boss');
-        const marker = String(randomInt(100_000, 999_999));
-        await createServer(own, boss, 'tree', {
-          startCommand: `sh -c "sleep ${marker}1 & setsid sleep ${marker}2 & sleep ${marker}3"`,
-        });
-        assert.equal((await serverAction(own, boss, 'tree', 'start')).statusCode, 200);
-        await eventually(
-          () => (processesWith(marker).length >= 3 ? true : undefined),
-          'the three sleeps to run',
-        );
-        const stopped = await serverAction(own, boss, 'tree', 'stop');
-        assert.equal(stopped.statusCode, 200, stopped.body);
-        assert.deepEqual(processesWith(marker), []);
-      } finally {
-        await own.close();
-      }
+    it(`leaves no process of the tree behind, even one that left the group (SANDBOX=${sandbox})`, async (t) => {
+      const own = await startPanel(t, { SANDBOX: sandbox });
+      const boss = await register(own, 'boss');
+      const marker = String(randomInt(100_000, 999_999));
+      await createServer(own, boss, 'tree', {
+        startCommand: `sh -c "sleep ${marker}1 & setsid sleep ${marker}2 & sleep ${marker}3"`,
+      });
+      assert.equal((await serverAction(own, boss, 'tree', 'start')).statusCode, 200);
+      await eventually(
+        () => (processesWith(marker).length >= 3 ? true : undefined),
+        'the three sleeps to run',
+      );
+      const stopped = await serverAction(own, boss, 'tree', 'stop');
+      assert.equal(stopped.statusCode, 200, stopped.body);
+      assert.deepEqual(processesWith(marker), []);
     });
   }
 
@@ -492,18 +484,14 @@ describe('server lifecycle', () => {
     assert.equal((await stats(panel, admin, 'cancelled')).status, 'stopped');
   });
 
-  it('reports a program that cannot start as crashed, with the reason in the console', async () => {
-    const own = await startPanel({ SANDBOX: 'none' });
-    try {
-      const boss = await register(own, 'boss');
-      await createServer(own, boss, 'ghost', { startCommand: '/nonexistent/server --nogui' });
-      const response = await serverAction(own, boss, 'ghost', 'start');
-      assert.equal(response.statusCode, 200, response.body);
-      assert.equal(json<Envelope<{ status: string }>>(response).data.status, 'crashed');
-      const lines = await historyOf(own, boss, 'ghost');
-      assert.ok(lines.some((line) => line.includes('Cannot start /nonexistent/server')));
-    } finally {
-      await own.close();
-    }
+  it('reports a program that cannot start as crashed, with the reason in the console', async (t) => {
+    const own = await startPanel(t, { SANDBOX: 'none' });
+    const boss = await register(own, 'boss');
+    await createServer(own, boss, 'ghost', { startCommand: '/nonexistent/server --nogui' });
+    const response = await serverAction(own, boss, 'ghost', 'start');
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(json<Envelope<{ status: string }>>(response).data.status, 'crashed');
+    const lines = await historyOf(own, boss, 'ghost');
+    assert.ok(lines.some((line) => line.includes('Cannot start /nonexistent/server')));
   });
 });

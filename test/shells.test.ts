@@ -5,8 +5,8 @@
  * is no ash). A variable's value is still text, never shell code, under bash.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { bashImageForTests, dockerForTests } from './helpers/docker.js';
 import {
   eventually,
@@ -134,11 +134,11 @@ describe('shells of the process runtime', () => {
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it("runs a start command with the host's bash, values staying text", async () => {
     const id = await importEgg(
@@ -194,11 +194,11 @@ describe('shells of the docker runtime', { skip: docker.ok ? false : docker.why 
   let panel: TestPanel;
   let admin: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel(docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
+    panel = await startPanel(suite, docker.ok ? { DOCKER_HOST: docker.dockerHost } : {});
     admin = await register(panel, 'admin');
   });
-  after(() => panel.close());
 
   it("runs a start command with the image's bash, values staying text", async () => {
     if (!docker.ok) return;

@@ -12,15 +12,22 @@ import { loadConfig as loadConfigPure } from '../src/config.js';
 import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
 import { logFormatOf } from '../src/http/logging.js';
 import { openLine } from '../src/start-message.js';
-import { rememberSecret, startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import {
+  rememberSecret,
+  startPanel,
+  testEnvironment,
+  type Scope,
+  type TestPanel,
+} from './helpers/app.js';
 import { spawnPanel, startPanelProcess } from './helpers/panel-process.js';
 
 const BWRAP = findBubblewrap(process.env.PATH ?? '') !== null;
 const ROOT = process.getuid?.() === 0;
 
-async function startLog(env: Record<string, string>): Promise<string[]> {
+async function startLog(t: Scope, env: Record<string, string>): Promise<string[]> {
   const lines: string[] = [];
   const panel = await startPanel(
+    t,
     { LOG_LEVEL: 'info', ...env },
     { logStream: { write: (line: string) => lines.push(line) } },
   );
@@ -34,24 +41,24 @@ describe('the start-up log', () => {
     {
       skip: BWRAP ? false : 'bubblewrap is not installed here',
     },
-    async () => {
-      const said = (await startLog({ SANDBOX: 'none' })).join('\n');
+    async (t) => {
+      const said = (await startLog(t, { SANDBOX: 'none' })).join('\n');
       assert.match(said, /WITHOUT a sandbox \(SANDBOX=none\)/);
       assert.doesNotMatch(said, /install bubblewrap/);
     },
   );
 
-  it('names the users servers run as (one uid each as root), never root', async () => {
-    const said = (await startLog({})).join('\n');
+  it('names the users servers run as (one uid each as root), never root', async (t) => {
+    const said = (await startLog(t, {})).join('\n');
     if (ROOT)
       assert.match(said, /servers run each as a uid of its own \(200000 \+ the server's id/);
     else assert.match(said, /servers run as the panel's own user .*, all of them/);
     assert.doesNotMatch(said, /uid 0\)/);
   });
 
-  it('warns about, and tightens, a data directory that others could read', async () => {
+  it('warns about, and tightens, a data directory that others could read', async (t) => {
     const lines: string[] = [];
-    const first = await startPanel({});
+    const first = await startPanel(t, {});
     const dataDir = first.dataDir;
     await first.app.close();
     chmodSync(dataDir, 0o755);
@@ -148,18 +155,15 @@ describe('request log lines', () => {
     responseTime?: number;
   }
 
-  async function logOf(level: string, requests: (panel: TestPanel) => Promise<void>) {
+  async function logOf(t: Scope, level: string, requests: (panel: TestPanel) => Promise<void>) {
     const lines: Line[] = [];
     const panel = await startPanel(
+      t,
       { LOG_LEVEL: level },
       { logStream: { write: (line: string) => lines.push(JSON.parse(line) as Line) } },
     );
-    try {
-      lines.length = 0;
-      await requests(panel);
-    } finally {
-      await panel.close();
-    }
+    lines.length = 0;
+    await requests(panel);
     return lines.filter((line) => line.req !== undefined || line.msg.includes('request'));
   }
 
@@ -180,8 +184,8 @@ describe('request log lines', () => {
     await app.inject({ method: 'GET', url: `/api/nothing?token=${token}` });
   };
 
-  it('writes one line per request once answered, and none at info for polling', async () => {
-    const lines = await logOf('info', requests);
+  it('writes one line per request once answered, and none at info for polling', async (t) => {
+    const lines = await logOf(t, 'info', requests);
     assert.deepEqual(
       lines.map((line) => [line.level, line.msg.replace(/\d+ ms$/, 'N ms')]),
       [
@@ -195,8 +199,8 @@ describe('request log lines', () => {
     assert.equal(typeof first.responseTime, 'number');
   });
 
-  it('writes the polled requests at debug', async () => {
-    const lines = await logOf('debug', requests);
+  it('writes the polled requests at debug', async (t) => {
+    const lines = await logOf(t, 'debug', requests);
     const polled = lines.filter((line) => line.level === 20).map((line) => line.msg);
     assert.deepEqual(
       polled.map((msg) => msg.replace(/\d+ ms$/, 'N ms')),

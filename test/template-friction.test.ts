@@ -7,8 +7,8 @@
  * console input.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   eventually,
@@ -60,12 +60,12 @@ describe('the friction around templates', () => {
   let admin: Session;
   let user: Session;
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel({ SERVER_PORT_RANGE: '41000-41002' });
+    panel = await startPanel(suite, { SERVER_PORT_RANGE: '41000-41002' });
     admin = await register(panel, 'admin');
     user = await register(panel, 'player');
   });
-  after(() => panel.close());
 
   const get = (url: string, session?: Session) =>
     panel.app.inject({ url, ...(session ? { headers: session.headers } : {}) });

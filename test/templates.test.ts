@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer as createTcpServer, type Server } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   eventually,
@@ -112,12 +112,12 @@ describe('templates', () => {
     assert.equal(response.statusCode, 200, response.body);
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     user = await register(panel, 'player');
   });
-  after(() => panel.close());
 
   describe('import, list, read and delete', () => {
     it('ships the generic, Minetest and OpenTTD templates', async () => {

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -72,12 +72,12 @@ describe('defaults that bound a tenant', () => {
     }, 'the backup to end');
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     user = await register(panel, 'tenant');
   });
-  after(() => panel.close());
 
   it('gives a new server a process limit of 512, and nothing else, by default', async () => {
     const settings = await panel.app.inject({ url: '/api/admin/settings', headers: admin.headers });
@@ -162,9 +162,10 @@ describe('defaults that bound a tenant', () => {
     },
   );
 
-  it("lowers the panel's own oom_score_adj where it may, and says so at start-up", async () => {
+  it("lowers the panel's own oom_score_adj where it may, and says so at start-up", async (t) => {
     const lines: string[] = [];
     const other = await startPanel(
+      t,
       { LOG_LEVEL: 'info' },
       { logStream: { write: (line: string) => lines.push(line) } },
     );

@@ -4,8 +4,8 @@
  * through cursors.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, testEnvironment, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, testEnvironment, type TestPanel } from './helpers/app.js';
 import { assertError, json, register, setRole, type Session } from './helpers/factories.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -135,8 +135,9 @@ describe('ticket size limits and paging', () => {
     }
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     staff = await register(panel, 'staff');
     alice = await register(panel, 'alice');
@@ -145,7 +146,6 @@ describe('ticket size limits and paging', () => {
     await setRole(panel, admin, 'staff', 'support');
     await setRole(panel, admin, 'outlaw', 'banned');
   });
-  after(() => panel.close());
 
   describe('the length limit (default 64 KiB of UTF-8)', () => {
     it('refuses a message one byte over the limit with 413 and stores nothing', async () => {
@@ -225,41 +225,37 @@ describe('ticket size limits and paging', () => {
       assert.equal(await storedMessages(ticket.id), 0);
     });
 
-    it('follows TICKET_MESSAGE_MAX_BYTES, even when the escaped body is larger than MAX_BODY_BYTES', async () => {
+    it('follows TICKET_MESSAGE_MAX_BYTES, even when the escaped body is larger than MAX_BODY_BYTES', async (t) => {
       const limit = 256 * 1024;
-      const own = await startPanel({ TICKET_MESSAGE_MAX_BYTES: String(limit) });
-      try {
-        const owner = await register(own, 'owner');
-        const created = await own.app.inject({
+      const own = await startPanel(t, { TICKET_MESSAGE_MAX_BYTES: String(limit) });
+      const owner = await register(own, 'owner');
+      const created = await own.app.inject({
+        method: 'POST',
+        url: '/api/tickets/create',
+        headers: owner.headers,
+        payload: { title: 'Configured', description: 'd' },
+      });
+      const id = json<{ data: Ticket }>(created).data.id;
+      const say = (text: string) =>
+        own.app.inject({
           method: 'POST',
-          url: '/api/tickets/create',
+          url: `/api/tickets/${id}/message`,
           headers: owner.headers,
-          payload: { title: 'Configured', description: 'd' },
+          payload: { text },
         });
-        const id = json<{ data: Ticket }>(created).data.id;
-        const say = (text: string) =>
-          own.app.inject({
-            method: 'POST',
-            url: `/api/tickets/${id}/message`,
-            headers: owner.headers,
-            payload: { text },
-          });
-        // Each U+0001 is 6 bytes of JSON: the body is 1.5 MiB, over the default MAX_BODY_BYTES.
-        const escaped = '\u0001'.repeat(limit);
-        const accepted = await say(escaped);
-        assert.equal(accepted.statusCode, 200, accepted.body.slice(0, 300));
-        assertError(await say('a'.repeat(limit + 1)), 413, 'PAYLOAD_TOO_LARGE');
-        assertError(await say(`${escaped}a`), 413, 'PAYLOAD_TOO_LARGE');
-        const detail = json<{ data: Ticket }>(
-          await own.app.inject({ url: `/api/tickets/${id}`, headers: owner.headers }),
-        ).data;
-        assert.deepEqual(
-          detail.messages.map((message) => message.text),
-          [escaped],
-        );
-      } finally {
-        await own.close();
-      }
+      // Each U+0001 is 6 bytes of JSON: the body is 1.5 MiB, over the default MAX_BODY_BYTES.
+      const escaped = '\u0001'.repeat(limit);
+      const accepted = await say(escaped);
+      assert.equal(accepted.statusCode, 200, accepted.body.slice(0, 300));
+      assertError(await say('a'.repeat(limit + 1)), 413, 'PAYLOAD_TOO_LARGE');
+      assertError(await say(`${escaped}a`), 413, 'PAYLOAD_TOO_LARGE');
+      const detail = json<{ data: Ticket }>(
+        await own.app.inject({ url: `/api/tickets/${id}`, headers: owner.headers }),
+      ).data;
+      assert.deepEqual(
+        detail.messages.map((message) => message.text),
+        [escaped],
+      );
     });
 
     it('reads TICKET_MESSAGE_MAX_BYTES once, with a one-line error naming it', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, json, register, setRole, type Session } from './helpers/factories.js';
 
 interface Person {
@@ -57,8 +57,9 @@ describe('tickets', () => {
       headers: session.headers,
       payload: { status } as Record<string, unknown>,
     });
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'admin');
     staff = await register(panel, 'staff');
     alice = await register(panel, 'alice');
@@ -67,7 +68,6 @@ describe('tickets', () => {
     await setRole(panel, admin, 'staff', 'support');
     await setRole(panel, admin, 'outlaw', 'banned');
   });
-  after(() => panel.close());
 
   it('opens a pending ticket that keeps its text exactly as sent', async () => {
     const description = 'Line one\nLine two ünïcødé 🎮\r\n<script>alert("x")</script> & \t\u0001?';
@@ -243,82 +243,78 @@ describe('tickets', () => {
     assert.equal((await write(alice, ticket.id, 'thanks for reopening')).statusCode, 200);
   });
 
-  it('lists own tickets for users and all for staff, newest activity first, by status and page', async () => {
-    const own = await startPanel();
-    try {
-      const boss = await register(own, 'boss');
-      const helper = await register(own, 'helper');
-      const user1 = await register(own, 'user1');
-      const user2 = await register(own, 'user2');
-      await own.app.inject({
-        method: 'PUT',
-        url: '/api/users/helper/role',
-        headers: boss.headers,
-        payload: { role: 'support' },
-      });
-      const make = async (session: Session, title: string) => {
-        const response = await own.app.inject({
-          method: 'POST',
-          url: '/api/tickets/create',
-          headers: session.headers,
-          payload: { title, description: 'd' },
-        });
-        return json<{ data: Ticket }>(response).data.id;
-      };
-      const first = await make(user1, 'first');
-      const second = await make(user2, 'second');
-      const third = await make(user1, 'third');
-      // A message makes the first ticket the most recently active one.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      await own.app.inject({
+  it('lists own tickets for users and all for staff, newest activity first, by status and page', async (t) => {
+    const own = await startPanel(t);
+    const boss = await register(own, 'boss');
+    const helper = await register(own, 'helper');
+    const user1 = await register(own, 'user1');
+    const user2 = await register(own, 'user2');
+    await own.app.inject({
+      method: 'PUT',
+      url: '/api/users/helper/role',
+      headers: boss.headers,
+      payload: { role: 'support' },
+    });
+    const make = async (session: Session, title: string) => {
+      const response = await own.app.inject({
         method: 'POST',
-        url: `/api/tickets/${first}/message`,
-        headers: user1.headers,
-        payload: { text: 'bump' },
+        url: '/api/tickets/create',
+        headers: session.headers,
+        payload: { title, description: 'd' },
       });
-      await own.app.inject({
-        method: 'PUT',
-        url: `/api/tickets/${second}/status`,
-        headers: helper.headers,
-        payload: { status: 'closed' },
-      });
+      return json<{ data: Ticket }>(response).data.id;
+    };
+    const first = await make(user1, 'first');
+    const second = await make(user2, 'second');
+    const third = await make(user1, 'third');
+    // A message makes the first ticket the most recently active one.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await own.app.inject({
+      method: 'POST',
+      url: `/api/tickets/${first}/message`,
+      headers: user1.headers,
+      payload: { text: 'bump' },
+    });
+    await own.app.inject({
+      method: 'PUT',
+      url: `/api/tickets/${second}/status`,
+      headers: helper.headers,
+      payload: { status: 'closed' },
+    });
 
-      const listOf = async (session: Session, query = '') => {
-        const response = await own.app.inject({
-          url: `/api/tickets${query}`,
-          headers: session.headers,
-        });
-        assert.equal(response.statusCode, 200, response.body);
-        const data = json<{ data: Summary[] }>(response).data;
-        return {
-          titles: data.map((t) => t.title),
-          data,
-          total: Number(response.headers['x-total-count']),
-        };
+    const listOf = async (session: Session, query = '') => {
+      const response = await own.app.inject({
+        url: `/api/tickets${query}`,
+        headers: session.headers,
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const data = json<{ data: Summary[] }>(response).data;
+      return {
+        titles: data.map((t) => t.title),
+        data,
+        total: Number(response.headers['x-total-count']),
       };
-      assert.deepEqual((await listOf(user1)).titles, ['first', 'third']);
-      assert.deepEqual((await listOf(user2)).titles, ['second']);
-      assert.deepEqual((await listOf(boss)).titles, ['second', 'first', 'third']);
-      assert.deepEqual((await listOf(helper)).titles, ['second', 'first', 'third']);
-      assert.deepEqual((await listOf(boss, '?status=closed')).titles, ['second']);
-      assert.deepEqual((await listOf(user1, '?status=closed')).titles, []);
-      assert.deepEqual((await listOf(boss, '?status=pending')).titles, ['first', 'third']);
-      const page = await listOf(boss, '?limit=1&offset=1');
-      assert.deepEqual(page.titles, ['first']);
-      assert.equal(page.total, 3);
-      assert.equal(page.data[0]?.messageCount, 1);
-      assert.ok(!('messages' in page.data[0]), 'lists carry a count, not the messages');
-      assert.deepEqual((await listOf(boss, '?offset=10')).titles, []);
-      for (const query of ['?limit=0', '?limit=201', '?offset=-1', '?status=open', '?limit=x']) {
-        assertError(
-          await own.app.inject({ url: `/api/tickets${query}`, headers: boss.headers }),
-          400,
-        );
-      }
-      assert.equal(third > second, true);
-    } finally {
-      await own.close();
+    };
+    assert.deepEqual((await listOf(user1)).titles, ['first', 'third']);
+    assert.deepEqual((await listOf(user2)).titles, ['second']);
+    assert.deepEqual((await listOf(boss)).titles, ['second', 'first', 'third']);
+    assert.deepEqual((await listOf(helper)).titles, ['second', 'first', 'third']);
+    assert.deepEqual((await listOf(boss, '?status=closed')).titles, ['second']);
+    assert.deepEqual((await listOf(user1, '?status=closed')).titles, []);
+    assert.deepEqual((await listOf(boss, '?status=pending')).titles, ['first', 'third']);
+    const page = await listOf(boss, '?limit=1&offset=1');
+    assert.deepEqual(page.titles, ['first']);
+    assert.equal(page.total, 3);
+    assert.equal(page.data[0]?.messageCount, 1);
+    assert.ok(!('messages' in page.data[0]), 'lists carry a count, not the messages');
+    assert.deepEqual((await listOf(boss, '?offset=10')).titles, []);
+    for (const query of ['?limit=0', '?limit=201', '?offset=-1', '?status=open', '?limit=x']) {
+      assertError(
+        await own.app.inject({ url: `/api/tickets${query}`, headers: boss.headers }),
+        400,
+      );
     }
+    assert.equal(third > second, true);
   });
 
   it('stores 50 messages posted in parallel to one ticket, none lost, in order of arrival', async () => {
@@ -347,51 +343,47 @@ describe('tickets', () => {
     assert.deepEqual(times, [...times].sort(), 'times follow the order of arrival');
   });
 
-  it('counts tickets by status and messages written in profile statistics', async () => {
-    const own = await startPanel();
-    try {
-      const boss = await register(own, 'boss');
-      const user = await register(own, 'counted');
-      const ids: number[] = [];
-      for (const title of ['a', 'b', 'c']) {
-        const response = await own.app.inject({
-          method: 'POST',
-          url: '/api/tickets/create',
-          headers: user.headers,
-          payload: { title, description: 'd' },
-        });
-        ids.push(json<{ data: Ticket }>(response).data.id);
-      }
-      const say = (session: Session, id: number) =>
-        own.app.inject({
-          method: 'POST',
-          url: `/api/tickets/${id}/message`,
-          headers: session.headers,
-          payload: { text: 'x' },
-        });
-      await say(user, ids[0]!);
-      await say(user, ids[1]!);
-      await say(boss, ids[1]!);
-      const status = (id: number, value: string) =>
-        own.app.inject({
-          method: 'PUT',
-          url: `/api/tickets/${id}/status`,
-          headers: boss.headers,
-          payload: { status: value },
-        });
-      await status(ids[0]!, 'in_progress');
-      await status(ids[1]!, 'closed');
-      const stats = json<{ data: { tickets: unknown; messagesWritten: number } }>(
-        await own.app.inject({ url: '/api/profile/stats', headers: user.headers }),
-      ).data;
-      assert.deepEqual(stats.tickets, { total: 3, pending: 1, in_progress: 1, closed: 1 });
-      assert.equal(stats.messagesWritten, 2);
-      const bossStats = json<{ data: { tickets: unknown; messagesWritten: number } }>(
-        await own.app.inject({ url: '/api/profile/stats/counted', headers: boss.headers }),
-      ).data;
-      assert.deepEqual(bossStats, stats);
-    } finally {
-      await own.close();
+  it('counts tickets by status and messages written in profile statistics', async (t) => {
+    const own = await startPanel(t);
+    const boss = await register(own, 'boss');
+    const user = await register(own, 'counted');
+    const ids: number[] = [];
+    for (const title of ['a', 'b', 'c']) {
+      const response = await own.app.inject({
+        method: 'POST',
+        url: '/api/tickets/create',
+        headers: user.headers,
+        payload: { title, description: 'd' },
+      });
+      ids.push(json<{ data: Ticket }>(response).data.id);
     }
+    const say = (session: Session, id: number) =>
+      own.app.inject({
+        method: 'POST',
+        url: `/api/tickets/${id}/message`,
+        headers: session.headers,
+        payload: { text: 'x' },
+      });
+    await say(user, ids[0]!);
+    await say(user, ids[1]!);
+    await say(boss, ids[1]!);
+    const status = (id: number, value: string) =>
+      own.app.inject({
+        method: 'PUT',
+        url: `/api/tickets/${id}/status`,
+        headers: boss.headers,
+        payload: { status: value },
+      });
+    await status(ids[0]!, 'in_progress');
+    await status(ids[1]!, 'closed');
+    const stats = json<{ data: { tickets: unknown; messagesWritten: number } }>(
+      await own.app.inject({ url: '/api/profile/stats', headers: user.headers }),
+    ).data;
+    assert.deepEqual(stats.tickets, { total: 3, pending: 1, in_progress: 1, closed: 1 });
+    assert.equal(stats.messagesWritten, 2);
+    const bossStats = json<{ data: { tickets: unknown; messagesWritten: number } }>(
+      await own.app.inject({ url: '/api/profile/stats/counted', headers: boss.headers }),
+    ).data;
+    assert.deepEqual(bossStats, stats);
   });
 });

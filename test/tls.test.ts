@@ -16,7 +16,7 @@ import { connect } from 'node:tls';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { isLoopbackHost, transportReport } from '../src/http/tls.js';
-import { startPanel, testEnvironment } from './helpers/app.js';
+import { startPanel, testEnvironment, type Scope } from './helpers/app.js';
 import { makeTestCa, type Certificate, type TestCa } from './helpers/certificates.js';
 import { eventually } from './helpers/factories.js';
 import { spawnPanel, startPanelProcess } from './helpers/panel-process.js';
@@ -227,9 +227,13 @@ describe('TLS served by the panel', () => {
 });
 
 describe('the start-up log about plain HTTP', () => {
-  async function startLog(env: Record<string, string>): Promise<{ level: number; msg: string }[]> {
+  async function startLog(
+    t: Scope,
+    env: Record<string, string>,
+  ): Promise<{ level: number; msg: string }[]> {
     const lines: string[] = [];
     const panel = await startPanel(
+      t,
       { LOG_LEVEL: 'info', ...env },
       { logStream: { write: (line: string) => lines.push(line) } },
     );
@@ -238,8 +242,8 @@ describe('the start-up log about plain HTTP', () => {
   }
   const WARN = 40;
 
-  it('warns when the panel listens without TLS on an address that is not loopback', async () => {
-    const lines = await startLog({ HOST: '0.0.0.0', PORT: '8000' });
+  it('warns when the panel listens without TLS on an address that is not loopback', async (t) => {
+    const lines = await startLog(t, { HOST: '0.0.0.0', PORT: '8000' });
     const line = lines.find((entry) => entry.msg.includes('over plain HTTP'));
     assert.ok(line, 'a line about plain HTTP');
     assert.equal(line.level, WARN);
@@ -249,8 +253,8 @@ describe('the start-up log about plain HTTP', () => {
     );
   });
 
-  it('only notes a TLS proxy in front when PUBLIC_URL is https, and says nothing on loopback', async () => {
-    const behindProxy = await startLog({
+  it('only notes a TLS proxy in front when PUBLIC_URL is https, and says nothing on loopback', async (t) => {
+    const behindProxy = await startLog(t, {
       HOST: '0.0.0.0',
       PUBLIC_URL: 'https://panel.example.org',
     });
@@ -259,7 +263,7 @@ describe('the start-up log about plain HTTP', () => {
     assert.ok(line.level < WARN, 'not a warning');
     assert.match(line.msg, /behind a TLS proxy/);
 
-    const loopback = await startLog({ HOST: '127.0.0.1' });
+    const loopback = await startLog(t, { HOST: '127.0.0.1' });
     assert.equal(loopback.filter((entry) => entry.msg.includes('over plain HTTP')).length, 0);
   });
 

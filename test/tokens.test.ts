@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { TOKEN_LIFETIME_SECONDS, createTokenService } from '../src/modules/auth/tokens.js';
-import { TEST_JWT_SECRET, startPanel, type TestPanel } from './helpers/app.js';
+import { TEST_JWT_SECRET, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, bearer, register } from './helpers/factories.js';
 
 const SECRET = new TextEncoder().encode('the secret of these tests, long enough for HS256');
@@ -219,13 +219,13 @@ describe('token verification through the API', () => {
     );
   };
 
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     const user = await register(panel, 'holder');
     const payload = user.token.split('.')[1] ?? '';
     userId = (JSON.parse(Buffer.from(payload, 'base64url').toString()) as { sub: string }).sub;
   });
-  after(() => panel.close());
 
   it('answers a token forged the same way with the right claims', async () => {
     assert.equal((await me(forge(HEADER, {}))).statusCode, 200);

@@ -5,9 +5,9 @@
  * an admin requires it of, and what the database keeps.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -45,15 +45,16 @@ describe('two-factor sign-in', () => {
     );
   };
 
+  const suite = suiteScope();
   before(async () => {
     panel = await startPanel(
+      suite,
       { LOGIN_MAX_FAILURES_PER_ACCOUNT: '8' },
       { now: () => new Date(clock) },
     );
     admin = await register(panel, 'admin');
     alice = await register(panel, 'alice');
   });
-  after(() => panel.close());
 
   it('enrols with the password, a QR code and a confirming code', async () => {
     assertError(

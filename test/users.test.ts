@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { startPanel, type TestPanel } from './helpers/app.js';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   PASSWORD,
   assertError,
@@ -12,6 +12,7 @@ import {
   register,
   setRole,
   type Session,
+  type Envelope,
 } from './helpers/factories.js';
 
 interface UserView {
@@ -20,11 +21,6 @@ interface UserView {
   servers: string[];
   createdAt: string;
   lastLoginAt: string | null;
-}
-
-interface Envelope<T> {
-  message: string;
-  data: T;
 }
 
 type Headers = Record<string, string>;
@@ -82,8 +78,9 @@ describe('listing users', () => {
   let support: Session;
   let player: Session;
   let outlaw: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
     await register(panel, 'Zulu');
     player = await register(panel, 'alpha');
@@ -93,7 +90,6 @@ describe('listing users', () => {
     await setRole(panel, admin, 'helper', 'support');
     await setRole(panel, admin, 'outlaw', 'banned');
   });
-  after(() => panel.close());
 
   it('lists every user in the envelope, sorted by name regardless of case', async () => {
     assert.equal((await login(panel, 'mike')).statusCode, 200);
@@ -132,8 +128,9 @@ describe('who may administer users', () => {
   let support: Session;
   let player: Session;
   let outlaw: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
     support = await register(panel, 'helper');
     player = await register(panel, 'player');
@@ -143,7 +140,6 @@ describe('who may administer users', () => {
     await setRole(panel, admin, 'outlaw', 'banned');
     await createServerRow(panel, 'alpha');
   });
-  after(() => panel.close());
 
   /** Every write on `target`: role, servers and delete. */
   const writes = (headers: Headers) => [
@@ -184,11 +180,11 @@ describe('who may administer users', () => {
 describe('changing roles', () => {
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
   });
-  after(() => panel.close());
 
   it('changes a role and answers the user in the envelope', async () => {
     await register(panel, 'promoted');
@@ -242,11 +238,11 @@ describe('changing roles', () => {
 describe('the last admin', () => {
   let panel: TestPanel;
   let root: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     root = await register(panel, 'root');
   });
-  after(() => panel.close());
 
   it('cannot demote or delete themselves while they are the only admin (409)', async () => {
     for (const role of ['user', 'support', 'banned']) {
@@ -277,13 +273,13 @@ describe('two admins demoting each other at once', () => {
   let panel: TestPanel;
   let east: Session;
   let west: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     east = await register(panel, 'east');
     west = await register(panel, 'west');
     await setRole(panel, east, 'west', 'admin');
   });
-  after(() => panel.close());
 
   it('always leaves exactly one admin', async () => {
     for (let round = 0; round < 10; round++) {
@@ -319,13 +315,13 @@ describe("setting a user's servers", () => {
   let panel: TestPanel;
   let admin: Session;
   let member: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
     member = await register(panel, 'member');
     for (const name of ['alpha', 'beta', 'gamma']) await createServerRow(panel, name);
   });
-  after(() => panel.close());
 
   const serversInMe = async (session: Session) =>
     json<{ servers: string[] }>(await me(panel, session.token)).servers;
@@ -389,12 +385,12 @@ describe("setting a user's servers", () => {
 describe('deleting users', () => {
   let panel: TestPanel;
   let admin: Session;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     admin = await register(panel, 'root');
     await createServerRow(panel, 'alpha');
   });
-  after(() => panel.close());
 
   it('answers the stored name and drops the server access, whatever the case in the path', async () => {
     await register(panel, 'Mixed.Case');
@@ -514,11 +510,11 @@ describe('deleting users', () => {
 
 describe('password hashes never leave the panel', () => {
   let panel: TestPanel;
+  const suite = suiteScope();
   before(async () => {
-    panel = await startPanel();
+    panel = await startPanel(suite);
     await createServerRow(panel, 'alpha');
   });
-  after(() => panel.close());
 
   /** Every hash the database has held during this test, deleted and replaced ones included. */
   const seenHashes = new Set<string>();

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import type { ExitInfo, RunningProcess, Runtime } from '../src/host/runtime/runtime.js';
 import type { ResolvedAddress } from '../src/modules/webhooks/url-guard.js';
-import { rememberSecret, startPanel, type TestPanel } from './helpers/app.js';
+import { rememberSecret, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,
   createServer,
@@ -256,10 +256,12 @@ describe('webhooks', () => {
       return list.length >= count && list.every((d) => d.status !== 'pending') ? list : undefined;
     }, `${count} deliveries of webhook ${id} to end`);
 
+  const suite = suiteScope();
   before(async () => {
     await receiver.start();
     allowed = `127.0.0.1:${receiver.port}`;
     panel = await startPanel(
+      suite,
       { WEBHOOK_ALLOWED_HOSTS: allowed, PUBLIC_URL: 'https://panel.example.test' },
       { webhookRetryDelaysMs: RETRIES, webhookResolver: resolver },
     );
@@ -269,7 +271,6 @@ describe('webhooks', () => {
     await setRole(panel, admin, support.username, 'support');
   });
   after(async () => {
-    await panel.close();
     await receiver.close();
   });
 
@@ -608,35 +609,32 @@ describe('webhooks', () => {
     }
   });
 
-  it('tells of a server that ran out of memory', async () => {
+  it('tells of a server that ran out of memory', async (t) => {
     const other = await startPanel(
+      t,
       { WEBHOOK_ALLOWED_HOSTS: allowed },
       { runtime: outOfMemoryRuntime(), logStream: { write: () => undefined } },
     );
-    try {
-      const owner = await register(other, 'oom-admin');
-      const response = await other.app.inject({
-        method: 'POST',
-        url: '/api/admin/webhooks',
-        headers: owner.headers,
-        payload: { url: `${receiver.url}/oom`, events: ['server.crashed', 'server.out-of-memory'] },
-      });
-      assert.equal(response.statusCode, 200, response.body);
-      const { secret } = json<{ data: { secret: string } }>(response).data;
-      rememberSecret(secret);
-      await createServer(other, owner, 'hungry', { autoRestart: false });
-      assert.equal((await serverAction(other, owner, 'hungry', 'start')).statusCode, 200);
-      const payload = await eventually(
-        () => receiver.on('/oom').map((request) => verified(request, secret))[0],
-        'the out-of-memory event',
-      );
-      assert.equal(payload.event, 'server.out-of-memory');
-      assert.deepEqual(payload.data, { server: 'hungry', exitCode: null, signal: 'SIGKILL' });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(receiver.on('/oom').length, 1, 'not also sent as server.crashed');
-    } finally {
-      await other.close();
-    }
+    const owner = await register(other, 'oom-admin');
+    const response = await other.app.inject({
+      method: 'POST',
+      url: '/api/admin/webhooks',
+      headers: owner.headers,
+      payload: { url: `${receiver.url}/oom`, events: ['server.crashed', 'server.out-of-memory'] },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    const { secret } = json<{ data: { secret: string } }>(response).data;
+    rememberSecret(secret);
+    await createServer(other, owner, 'hungry', { autoRestart: false });
+    assert.equal((await serverAction(other, owner, 'hungry', 'start')).statusCode, 200);
+    const payload = await eventually(
+      () => receiver.on('/oom').map((request) => verified(request, secret))[0],
+      'the out-of-memory event',
+    );
+    assert.equal(payload.event, 'server.out-of-memory');
+    assert.deepEqual(payload.data, { server: 'hungry', exitCode: null, signal: 'SIGKILL' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(receiver.on('/oom').length, 1, 'not also sent as server.crashed');
   });
 
   it('sends a test ping; a new secret signs from then on', async () => {
@@ -733,9 +731,10 @@ describe('webhooks', () => {
     await call('DELETE', `/${webhook.id}`);
   });
 
-  it('keeps pending deliveries across a restart of the panel', async () => {
+  it('keeps pending deliveries across a restart of the panel', async (t) => {
     const hour = 3_600_000;
     const first = await startPanel(
+      t,
       { WEBHOOK_ALLOWED_HOSTS: allowed },
       { webhookRetryDelaysMs: [hour], logStream: { write: () => undefined } },
     );

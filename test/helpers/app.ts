@@ -2,12 +2,17 @@
  * A fresh panel per test file: its own data directory and its own database, a SQLite file by
  * default or, when TEST_DATABASE_URL is set, a fresh database on that PostgreSQL server (dropped
  * on close). Everything goes through the real HTTP surface with `app.inject`.
+ *
+ * A panel closes itself when its scope ends: `startPanel(t, …)` in a test registers
+ * `t.after(close)`, and in a `before` hook it is given the `suiteScope()` of its describe block.
+ * An explicit `close()` stays for tests that stop a panel on purpose (closing twice is harmless).
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 import pg from 'pg';
 import { buildApp, type AppOverrides } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -24,7 +29,30 @@ export interface TestPanel {
   readonly dataDir: string;
   /** Listens on a free loopback port (once; for WebSocket clients) and answers its base URL. */
   listen(): Promise<string>;
+  /** Closes the app, the second handle and the database; once, however often it is called. */
   close(): Promise<void>;
+}
+
+/**
+ * What a panel closes with: anything with an `after(fn)` that runs `fn` when it ends. A test's
+ * context `t` is one; for a describe block (or a file's top level) it is `suiteScope()`.
+ */
+export interface Scope {
+  after(fn: () => Promise<void>): void;
+}
+
+/**
+ * The scope of the describe block (or test file) whose body calls it, synchronously: what is
+ * registered on it runs, in order, in one `after` hook of that block, where the call stands among
+ * its other `after` hooks. Node 20's suite context has no `after` of its own, and `after` called
+ * inside a `before` hook would belong to the hook.
+ */
+export function suiteScope(): Scope {
+  const cleanups: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+  return { after: (fn) => void cleanups.push(fn) };
 }
 
 /** The database the tests run on, for messages and for skipping dialect-specific checks. */
@@ -114,7 +142,9 @@ export function rememberSecret(secret: string): void {
 }
 rememberSecret(TEST_JWT_SECRET);
 
+/** Starts a panel that `scope` closes when it ends (see the opening comment). */
 export async function startPanel(
+  scope: Scope,
   env: Record<string, string> = {},
   overrides: Omit<AppOverrides, 'db'> = {},
 ): Promise<TestPanel> {
@@ -131,6 +161,14 @@ export async function startPanel(
   await app.ready();
   const db = await openDatabase(config.database);
   let listening: Promise<string> | undefined;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await app.close();
+      await db.close();
+      await cleanup();
+    })());
+  scope.after(close);
   return {
     app,
     db,
@@ -140,10 +178,6 @@ export async function startPanel(
       listening ??= app.listen({ host: '127.0.0.1', port: 0 });
       return listening;
     },
-    async close() {
-      await app.close();
-      await db.close();
-      await cleanup();
-    },
+    close,
   };
 }

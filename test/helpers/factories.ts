@@ -22,6 +22,12 @@ export const bearer = (token: string): { authorization: string } => ({
   authorization: `Bearer ${token}`,
 });
 
+/** The success body of every route that answers data: `{ message, data }` (docs/api.md). */
+export interface Envelope<T> {
+  readonly message: string;
+  readonly data: T;
+}
+
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- a typed view of a test's response body; the caller names the shape it asserts on
 export function json<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T;
