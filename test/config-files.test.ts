@@ -18,7 +18,7 @@ import {
   type ConfigFileAccess,
   type ConfigFileResult,
 } from '../src/host/local/config-files.js';
-import { ServerStorage } from '../src/host/local/storage.js';
+import { ServerStorage } from '../src/host/local/storage/server-storage.js';
 
 const BAIT = 'BAIT: must never be read or changed\nserver-port=1\n';
 const SIBLING = 'server-port=2\n';

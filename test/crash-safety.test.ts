@@ -23,7 +23,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { TEMP_PREFIX } from '../src/host/local/storage.js';
+import { TEMP_PREFIX } from '../src/host/local/storage/atomic.js';
 import { testDialect, testEnvironment } from './helpers/app.js';
 import { PASSWORD, type Envelope } from './helpers/factories.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { TEMP_PREFIX } from '../src/host/local/storage.js';
+import { TEMP_PREFIX } from '../src/host/local/storage/atomic.js';
 import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, createServer, json, register, type Session } from './helpers/factories.js';
 

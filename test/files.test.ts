@@ -15,7 +15,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { before, describe, it } from 'node:test';
-import { ServerStorage, TEMP_PREFIX } from '../src/host/local/storage.js';
+import { ServerStorage } from '../src/host/local/storage/server-storage.js';
+import { TEMP_PREFIX } from '../src/host/local/storage/atomic.js';
 import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import {
   assertError,

@@ -14,7 +14,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { buildApp, type AppOverrides } from '../src/app.js';
-import { ServerStorage, TEMP_PREFIX, TRASH_NAME } from '../src/host/local/storage.js';
+import { ServerStorage } from '../src/host/local/storage/server-storage.js';
+import { TEMP_PREFIX } from '../src/host/local/storage/atomic.js';
+import { TRASH_NAME } from '../src/host/local/storage/trash.js';
 import { startPanel, suiteScope, type Panel, type TestPanel } from './helpers/app.js';
 import { createServer, eventually, register, type Session } from './helpers/factories.js';
 

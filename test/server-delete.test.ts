@@ -14,7 +14,8 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { ServerStorage, TRASH_NAME } from '../src/host/local/storage.js';
+import { ServerStorage } from '../src/host/local/storage/server-storage.js';
+import { TRASH_NAME } from '../src/host/local/storage/trash.js';
 import {
   rememberSecret,
   startPanel,

@@ -14,7 +14,7 @@ import { AppError } from '../errors.js';
 /** Longest name one directory entry may have on Linux, in bytes. */
 export const MAX_NAME_BYTES = 255;
 /**
- * Names of the panel's temporary files (see storage.ts), hidden, and removed after a restart:
+ * Names of the panel's temporary files (see src/host/local/storage/atomic.ts), hidden, and removed after a restart:
  * no segment of a path a person gives may start with it, so nobody can make or reach one.
  */
 export const RESERVED_PREFIX = '.panel-tmp-';

@@ -13,7 +13,7 @@ import type { FeatureNotice } from '../domain/features.js';
 import type { RegistryAuth } from '../domain/registry.js';
 import type { InstallState, ServerRecord, ServerStatus } from '../domain/server.js';
 import type { TemplateDefinition } from '../domain/template.js';
-import type { ServerStorage } from './local/storage.js';
+import type { ServerStorage } from './local/storage/server-storage.js';
 
 /** One line of a server's console history. */
 export interface ConsoleLine {

@@ -1,7 +1,7 @@
 /**
  * The formats of archives the file manager packs and unpacks: zip (yazl, yauzl) and tar, plain
  * or gzip-compressed (node-tar's parser and header encoder). This module only reads and writes
- * bytes: it never opens a path. The storage module (storage.ts) opens the archive, hands its
+ * bytes: it never opens a path. The storage (storage/archives.ts, storage/restore.ts) opens the archive, hands its
  * descriptor here, and decides where, and whether, each entry is written.
  */
 import type { FileHandle } from 'node:fs/promises';

@@ -18,7 +18,7 @@ import type { ConfigFileRule, ConfigParser } from '../../domain/template.js';
 import { userPath } from '../../domain/paths.js';
 import { AppError } from '../../errors.js';
 import { ConfigFileError, editConfig, type Replacement } from './config-formats.js';
-import type { ServerStorage } from './storage.js';
+import type { ServerStorage } from './storage/server-storage.js';
 
 /** Largest config file read: a bigger one is reported, not parsed. */
 export const CONFIG_FILE_MAX_BYTES = 4 * 1024 * 1024;

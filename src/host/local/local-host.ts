@@ -16,7 +16,8 @@ import type { Runtime } from '../runtime/runtime.js';
 import { LineMatcher } from './line-watch.js';
 import { checkPortsFree } from './ports.js';
 import { prepareConfigFiles } from './prepare-files.js';
-import { ServerStorage, type FileOwner } from './storage.js';
+import { ServerStorage } from './storage/server-storage.js';
+import type { FileOwner } from './storage/types.js';
 import { Supervisor, type Runtimes } from './supervisor.js';
 
 export interface LocalHostOptions {

@@ -9,7 +9,7 @@ import type { TemplateDefinition } from '../../domain/template.js';
 import type { Logger } from '../../log.js';
 import { renderText } from '../../templates/render.js';
 import { applyConfigFiles, serverConfigFiles } from './config-files.js';
-import type { ServerStorage } from './storage.js';
+import type { ServerStorage } from './storage/server-storage.js';
 
 export async function prepareConfigFiles(
   storage: ServerStorage,

@@ -48,7 +48,8 @@ import { OutputTail } from './output-tail.js';
 import { ImagePulls } from './image-pulls.js';
 import { installLaunch, serverLaunch } from './launch.js';
 import type { LineMatcher } from './line-watch.js';
-import type { FileOwner, ServerStorage } from './storage.js';
+import type { ServerStorage } from './storage/server-storage.js';
+import type { FileOwner } from './storage/types.js';
 
 /** At most this many automatic restarts inside the window; then the server stays crashed. */
 const MAX_RESTARTS = 3;

@@ -9,7 +9,7 @@
  * result. Bytes that writes under way have claimed (`Reservation`) are held apart until the
  * write ends, so two writes can never both fit in the same room.
  *
- * This module only keeps the books; `measure` (storage.ts) is what reads the disk.
+ * This module only keeps the books; `measure` (storage/walk.ts) is what reads the disk.
  */
 import { AppError } from '../../errors.js';
 

@@ -33,7 +33,7 @@ import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { BackupHost } from '../../host/host.js';
 import { archiveWriter } from '../../host/local/archive-formats.js';
-import type { OpenedFile } from '../../host/local/storage.js';
+import type { OpenedFile } from '../../host/local/storage/types.js';
 import type { Logger } from '../../log.js';
 import { compileLinePattern } from '../../templates/patterns.js';
 import type { DownloadLinks } from '../files/download-links.js';

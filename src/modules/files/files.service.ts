@@ -19,7 +19,7 @@ import { can } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
 import type { ArchiveLimits } from '../../host/local/archive-formats.js';
-import type { Entry, OpenedFile } from '../../host/local/storage.js';
+import type { Entry, OpenedFile } from '../../host/local/storage/types.js';
 import type { ServerConfig } from '../../domain/server.js';
 import type { Template } from '../../domain/template.js';
 import type { PathGuard } from '../../host/local/guard.js';
