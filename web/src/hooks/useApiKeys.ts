@@ -1,17 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 export const API_KEYS_KEY = ['profile', 'api-keys'] as const;
 
-type ListAnswer =
-  paths['/api/profile/api-keys']['get']['responses'][200]['content']['application/json'];
 /** One of the caller's API keys as the API shows it: never its token, only the token's start. */
-export type ApiKey = ListAnswer['data'][number];
+export type ApiKey = AnswerData<'/api/profile/api-keys', 'get'>[number];
 /** What the create form sends: a name, and optionally an expiry, servers and permissions. */
-export type NewApiKey =
-  paths['/api/profile/api-keys']['post']['requestBody']['content']['application/json'];
+export type NewApiKey = RequestBody<'/api/profile/api-keys', 'post'>;
 
 /** The caller's own API keys, newest first. */
 export function useApiKeys() {

@@ -1,24 +1,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 import { navigateToDownload } from './download';
 
-type ListAnswer =
-  paths['/api/servers/{server}/backups']['get']['responses'][200]['content']['application/json'];
 /** A backup as the API answers it: its archive's facts, its progress and its last restore. */
-export type Backup = ListAnswer['data'][number];
+export type Backup = AnswerData<'/api/servers/{server}/backups', 'get'>[number];
 /** What the create form sends: an optional name and gitignore patterns. */
-export type BackupInput =
-  paths['/api/servers/{server}/backups']['post']['requestBody']['content']['application/json'];
-type SettingsAnswer =
-  paths['/api/servers/{server}/backup-settings']['get']['responses'][200]['content']['application/json'];
+export type BackupInput = RequestBody<'/api/servers/{server}/backups', 'post'>;
 /** Retention, admin limits and the save commands of a server's backups. */
-export type BackupSettings = SettingsAnswer['data'];
+export type BackupSettings = AnswerData<'/api/servers/{server}/backup-settings', 'get'>;
 /** Any subset of the settings (maxCount and maxBytes: admins only, else 403). */
-export type BackupSettingsInput = NonNullable<
-  paths['/api/servers/{server}/backup-settings']['put']['requestBody']
->['content']['application/json'];
+export type BackupSettingsInput = RequestBody<'/api/servers/{server}/backup-settings', 'put'>;
 
 const backupsKey = (server: string) => ['server', server, 'backups'] as const;
 const settingsKey = (server: string) => ['server', server, 'backup-settings'] as const;

@@ -1,21 +1,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 const REGISTRIES_KEY = ['admin', 'registries'] as const;
 
-type Answer =
-  paths['/api/admin/registries']['get']['responses'][200]['content']['application/json'];
 /** The listed registries and whether images may come only from them (admins). */
-export type RegistrySettings = Answer['data'];
+export type RegistrySettings = AnswerData<'/api/admin/registries', 'get'>;
 /** A listed registry as the API shows it: never its password. */
 export type Registry = RegistrySettings['registries'][number];
-export type NewRegistry =
-  paths['/api/admin/registries']['post']['requestBody']['content']['application/json'];
+export type NewRegistry = RequestBody<'/api/admin/registries', 'post'>;
 /** A new username, password or both; null for either removes both. */
-export type RegistryChanges =
-  paths['/api/admin/registries/{host}']['put']['requestBody']['content']['application/json'];
+export type RegistryChanges = RequestBody<'/api/admin/registries/{host}', 'put'>;
 
 /** The registries (admins only; `enabled` false for anyone else). */
 export function useRegistries(enabled = true) {

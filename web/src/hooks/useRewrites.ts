@@ -1,12 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 
-type Answer =
-  paths['/api/servers/{server}/config-files']['get']['responses'][200]['content']['application/json'];
 /** A file's keys that the server's template rewrites at every start, and where each comes from. */
-export type RewrittenFile = Answer['data'][number];
+export type RewrittenFile = AnswerData<'/api/servers/{server}/config-files', 'get'>[number];
 
 /**
  * The keys of `path` the server's template rewrites at every start (none for a server without

@@ -1,15 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
-type ListAnswer =
-  paths['/api/servers/{server}/schedules']['get']['responses'][200]['content']['application/json'];
 /** A schedule as the API answers it: when, what, its next run and how its last run went. */
-export type Schedule = ListAnswer['data'][number];
+export type Schedule = AnswerData<'/api/servers/{server}/schedules', 'get'>[number];
 /** What the create and edit form sends. */
-export type ScheduleInput =
-  paths['/api/servers/{server}/schedules']['post']['requestBody']['content']['application/json'];
+export type ScheduleInput = RequestBody<'/api/servers/{server}/schedules', 'post'>;
 
 const schedulesKey = (server: string) => ['server', server, 'schedules'] as const;
 

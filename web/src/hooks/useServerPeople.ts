@@ -1,14 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 import type { Permission } from '../pages/server/permissions';
 import { USERS_KEY } from './useUsers';
 
-type ListAnswer =
-  paths['/api/servers/{server}/users']['get']['responses'][200]['content']['application/json'];
 /** Someone with the server in their list, and what they may do on it. */
-export type Person = ListAnswer['data'][number];
+export type Person = AnswerData<'/api/servers/{server}/users', 'get'>[number];
 
 const peopleKey = (server: string) => ['server', server, 'people'] as const;
 

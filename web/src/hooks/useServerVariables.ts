@@ -1,12 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 import { configKey } from './useServer';
 
-type VariablesAnswer =
-  paths['/api/servers/{server}/variables']['get']['responses'][200]['content']['application/json'];
-export type ServerVariable = VariablesAnswer['data'][number];
+export type ServerVariable = AnswerData<'/api/servers/{server}/variables', 'get'>[number];
 export interface Allocation {
   readonly ip: string;
   readonly port: number;

@@ -1,12 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { RequestBody } from '../api/types';
 
 export const SERVERS_KEY = ['servers'] as const;
 
-export type NewServer =
-  paths['/api/servers/create']['post']['requestBody']['content']['application/json'];
+export type NewServer = RequestBody<'/api/servers/create', 'post'>;
 
 /** How often the server list (and so each status) is asked for again while it is shown. */
 export const SERVERS_INTERVAL_MS = 5000;

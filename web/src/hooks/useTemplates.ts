@@ -1,16 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 
 export const TEMPLATES_KEY = ['templates'] as const;
 const templateKey = (id: string) => ['templates', id] as const;
 
-type ListAnswer = paths['/api/templates']['get']['responses'][200]['content']['application/json'];
-export type TemplateSummary = ListAnswer['data'][number];
-type OneAnswer =
-  paths['/api/templates/{id}']['get']['responses'][200]['content']['application/json'];
-export type Template = OneAnswer['data'];
+export type TemplateSummary = AnswerData<'/api/templates', 'get'>[number];
+export type Template = AnswerData<'/api/templates/{id}', 'get'>;
 export type TemplateVariable = Template['variables'][number];
 
 /** Every template (anyone signed in may read them). */

@@ -1,16 +1,14 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { Query, RequestBody } from '../api/types';
 
 export const TICKETS_KEY = ['tickets'] as const;
 const ticketKey = (id: number) => ['ticket', id] as const;
 
-type Status =
-  paths['/api/tickets/{id}/status']['put']['requestBody']['content']['application/json']['status'];
-export type NewTicket =
-  paths['/api/tickets/create']['post']['requestBody']['content']['application/json'];
-export type TicketListQuery = paths['/api/tickets']['get']['parameters']['query'];
+type Status = RequestBody<'/api/tickets/{id}/status', 'put'>['status'];
+export type NewTicket = RequestBody<'/api/tickets/create', 'post'>;
+export type TicketListQuery = Query<'/api/tickets', 'get'>;
 
 /**
  * A page of the tickets the caller may see (own ones; every one for admin and support), newest

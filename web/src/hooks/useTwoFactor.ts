@@ -1,15 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { RequestBody } from '../api/types';
 import { ME_KEY } from './useMe';
 
 export const TWO_FACTOR_KEY = ['profile', '2fa'] as const;
 const POLICY_KEY = ['admin', 'two-factor'] as const;
 
 /** A role that may be required to use two-factor sign-in. */
-export type TwoFactorRole =
-  paths['/api/admin/two-factor']['put']['requestBody']['content']['application/json']['requiredFor'][number];
+export type TwoFactorRole = RequestBody<'/api/admin/two-factor', 'put'>['requiredFor'][number];
 
 /** Whether the caller's two-factor sign-in is on, since when, recovery codes left, required. */
 export function useTwoFactorStatus() {

@@ -1,24 +1,18 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { unwrap } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 const WEBHOOKS_KEY = ['admin', 'webhooks'] as const;
 const deliveriesKey = (id: number) => [...WEBHOOKS_KEY, id, 'deliveries'] as const;
 
-type ListAnswer =
-  paths['/api/admin/webhooks']['get']['responses'][200]['content']['application/json'];
-type DeliveriesAnswer =
-  paths['/api/admin/webhooks/{id}/deliveries']['get']['responses'][200]['content']['application/json'];
 /** A webhook as the API shows it: never its secret. */
-export type Webhook = ListAnswer['data'][number];
+export type Webhook = AnswerData<'/api/admin/webhooks', 'get'>[number];
 export type WebhookEvent = Webhook['events'][number];
-export type Delivery = DeliveriesAnswer['data'][number];
-export type NewWebhook =
-  paths['/api/admin/webhooks']['post']['requestBody']['content']['application/json'];
+export type Delivery = AnswerData<'/api/admin/webhooks/{id}/deliveries', 'get'>[number];
+export type NewWebhook = RequestBody<'/api/admin/webhooks', 'post'>;
 /** Any of url, events, description and enabled: the rest stays. */
-export type WebhookChanges =
-  paths['/api/admin/webhooks/{id}']['put']['requestBody']['content']['application/json'];
+export type WebhookChanges = RequestBody<'/api/admin/webhooks/{id}', 'put'>;
 
 /** While a delivery of the history shown is pending, it is asked for this often. */
 export const DELIVERIES_BUSY_INTERVAL_MS = 2_000;
