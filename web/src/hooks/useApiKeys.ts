@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData, RequestBody } from '../api/types';
 
@@ -15,7 +15,7 @@ export function useApiKeys() {
   const { api } = useServices();
   return useQuery({
     queryKey: API_KEYS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/profile/api-keys'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/profile/api-keys')),
   });
 }
 
@@ -24,8 +24,7 @@ export function useCreateApiKey() {
   const { api } = useServices();
   const queries = useQueryClient();
   return useMutation({
-    mutationFn: async (body: NewApiKey) =>
-      (await unwrap(api.POST('/api/profile/api-keys', { body }))).data,
+    mutationFn: async (body: NewApiKey) => unwrapData(api.POST('/api/profile/api-keys', { body })),
     onSuccess: () => queries.invalidateQueries({ queryKey: API_KEYS_KEY }),
   });
 }

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { Answer, AnswerData, Query } from '../api/types';
 
@@ -18,7 +18,7 @@ export interface AuditPage {
 async function pageOf(
   request: Promise<{ data?: ListAnswer; error?: unknown; response: Response }>,
 ): Promise<AuditPage> {
-  const { data } = await unwrap(request);
+  const data = await unwrapData(request);
   const header = (await request).response.headers.get('X-Total-Count');
   return { entries: data, total: header === null ? data.length : Number(header) };
 }

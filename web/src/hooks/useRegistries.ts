@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData, RequestBody } from '../api/types';
 
@@ -18,7 +18,7 @@ export function useRegistries(enabled = true) {
   const { api } = useServices();
   return useQuery({
     queryKey: REGISTRIES_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/registries'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/admin/registries')),
     enabled,
   });
 }
@@ -34,7 +34,7 @@ export function useRegistryRule() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (restricted: boolean) =>
-      (await unwrap(api.PUT('/api/admin/registries', { body: { restricted } }))).data,
+      unwrapData(api.PUT('/api/admin/registries', { body: { restricted } })),
     // A reading already on its way (after a registry was added or removed) would answer the
     // rule as it was before this change, and put the checkbox back: it is dropped.
     onMutate: () => queries.cancelQueries({ queryKey: REGISTRIES_KEY }),
@@ -49,7 +49,7 @@ export function useAddRegistry() {
   const changed = useRegistriesChanged();
   return useMutation({
     mutationFn: async (body: NewRegistry) =>
-      (await unwrap(api.POST('/api/admin/registries', { body }))).data,
+      unwrapData(api.POST('/api/admin/registries', { body })),
     onSuccess: changed,
   });
 }
@@ -59,8 +59,7 @@ export function useUpdateRegistry(host: string) {
   const changed = useRegistriesChanged();
   return useMutation({
     mutationFn: async (body: RegistryChanges) =>
-      (await unwrap(api.PUT('/api/admin/registries/{host}', { params: { path: { host } }, body })))
-        .data,
+      unwrapData(api.PUT('/api/admin/registries/{host}', { params: { path: { host } }, body })),
     onSuccess: changed,
   });
 }

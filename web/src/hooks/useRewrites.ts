@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData } from '../api/types';
 
@@ -15,12 +15,10 @@ export function useRewrites(server: string, path: string) {
   return useQuery({
     queryKey: ['server', server, 'config-files', path] as const,
     queryFn: async () =>
-      (
-        await unwrap(
-          api.GET('/api/servers/{server}/config-files', {
-            params: { path: { server }, query: { path } },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.GET('/api/servers/{server}/config-files', {
+          params: { path: { server }, query: { path } },
+        }),
+      ),
   });
 }

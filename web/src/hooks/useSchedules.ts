@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData, RequestBody } from '../api/types';
 
@@ -19,8 +19,7 @@ export function useSchedules(server: string) {
   return useQuery({
     queryKey: schedulesKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/schedules', { params: { path: { server } } })))
-        .data,
+      unwrapData(api.GET('/api/servers/{server}/schedules', { params: { path: { server } } })),
     refetchInterval: SCHEDULES_INTERVAL_MS,
   });
 }
@@ -35,11 +34,9 @@ export function useCreateSchedule(server: string) {
   const changed = useSchedulesChanged(server);
   return useMutation({
     mutationFn: async (body: ScheduleInput) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/schedules', { params: { path: { server } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/schedules', { params: { path: { server } }, body }),
+      ),
     onSuccess: changed,
   });
 }
@@ -49,14 +46,12 @@ export function useUpdateSchedule(server: string) {
   const changed = useSchedulesChanged(server);
   return useMutation({
     mutationFn: async ({ id, body }: { id: number; body: ScheduleInput }) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/schedules/{id}', {
-            params: { path: { server, id } },
-            body,
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/schedules/{id}', {
+          params: { path: { server, id } },
+          body,
+        }),
+      ),
     onSuccess: changed,
   });
 }

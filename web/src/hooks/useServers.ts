@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { RequestBody } from '../api/types';
 
@@ -15,7 +15,7 @@ export function useServers() {
   const { api } = useServices();
   return useQuery({
     queryKey: SERVERS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/servers'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/servers')),
     refetchInterval: SERVERS_INTERVAL_MS,
   });
 }
@@ -31,7 +31,7 @@ export function useFreePort(enabled: boolean) {
     queryKey: [...SERVERS_KEY, 'free-port'],
     enabled,
     retry: false,
-    queryFn: async () => (await unwrap(api.GET('/api/servers/allocations/free'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/servers/allocations/free')),
   });
 }
 
@@ -40,7 +40,7 @@ export function useCreateServer() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (server: NewServer) =>
-      (await unwrap(api.POST('/api/servers/create', { body: server }))).data,
+      unwrapData(api.POST('/api/servers/create', { body: server })),
     onSuccess: () => queries.invalidateQueries({ queryKey: SERVERS_KEY }),
   });
 }

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData, RequestBody } from '../api/types';
 
@@ -14,7 +14,7 @@ export function usePanelSettings(enabled = true) {
   const { api } = useServices();
   return useQuery({
     queryKey: SETTINGS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/settings'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/admin/settings')),
     enabled,
   });
 }
@@ -24,7 +24,7 @@ export function useSaveSettings() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (body: SettingsChanges) =>
-      (await unwrap(api.PUT('/api/admin/settings', { body }))).data,
+      unwrapData(api.PUT('/api/admin/settings', { body })),
     onSuccess: async (data) => {
       queries.setQueryData(SETTINGS_KEY, data);
       await queries.invalidateQueries({ queryKey: ['registration'] });

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData } from '../api/types';
 
@@ -15,7 +15,7 @@ export function useTemplates() {
   const { api } = useServices();
   return useQuery({
     queryKey: TEMPLATES_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/templates'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/templates')),
   });
 }
 
@@ -26,7 +26,7 @@ export function useTemplate(id: string | null) {
     queryKey: templateKey(id ?? ''),
     enabled: id !== null,
     queryFn: async () =>
-      (await unwrap(api.GET('/api/templates/{id}', { params: { path: { id: id ?? '' } } }))).data,
+      unwrapData(api.GET('/api/templates/{id}', { params: { path: { id: id ?? '' } } })),
   });
 }
 
@@ -50,16 +50,14 @@ export function useImportTemplate() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (text: string) =>
-      (
-        await unwrap(
-          api.POST('/api/templates/import', {
-            body: text,
-            // The text goes as it is: the API reads JSON and YAML eggs itself.
-            bodySerializer: (body: unknown) => String(body),
-            headers: { 'Content-Type': eggContentType(text) },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/templates/import', {
+          body: text,
+          // The text goes as it is: the API reads JSON and YAML eggs itself.
+          bodySerializer: (body: unknown) => String(body),
+          headers: { 'Content-Type': eggContentType(text) },
+        }),
+      ),
     onSuccess: () => queries.invalidateQueries({ queryKey: TEMPLATES_KEY }),
   });
 }

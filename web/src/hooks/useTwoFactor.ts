@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { RequestBody } from '../api/types';
 import { ME_KEY } from './useMe';
@@ -15,7 +15,7 @@ export function useTwoFactorStatus() {
   const { api } = useServices();
   return useQuery({
     queryKey: TWO_FACTOR_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/profile/2fa'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/profile/2fa')),
   });
 }
 
@@ -29,7 +29,7 @@ export function useTwoFactorSetup() {
   const { api } = useServices();
   return useMutation({
     mutationFn: async (password: string) =>
-      (await unwrap(api.POST('/api/profile/2fa/setup', { body: { password } }))).data,
+      unwrapData(api.POST('/api/profile/2fa/setup', { body: { password } })),
   });
 }
 
@@ -43,7 +43,7 @@ export function useTwoFactorEnable() {
   const changed = useStatusChanged();
   return useMutation({
     mutationFn: async (code: string) =>
-      (await unwrap(api.POST('/api/profile/2fa/enable', { body: { code } }))).data.recoveryCodes,
+      (await unwrapData(api.POST('/api/profile/2fa/enable', { body: { code } }))).recoveryCodes,
     onSuccess: changed,
   });
 }
@@ -81,7 +81,7 @@ export function useRenewRecoveryCodes() {
   const changed = useStatusChanged();
   return useMutation({
     mutationFn: async (body: PasswordAndCode) =>
-      (await unwrap(api.POST('/api/profile/2fa/recovery-codes', { body: { ...body } }))).data
+      (await unwrapData(api.POST('/api/profile/2fa/recovery-codes', { body: { ...body } })))
         .recoveryCodes,
     onSuccess: changed,
   });
@@ -92,7 +92,7 @@ export function useTwoFactorPolicy(enabled: boolean) {
   const { api } = useServices();
   return useQuery({
     queryKey: POLICY_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/two-factor'))).data.requiredFor,
+    queryFn: async () => (await unwrapData(api.GET('/api/admin/two-factor'))).requiredFor,
     enabled,
   });
 }
@@ -102,8 +102,11 @@ export function useSetTwoFactorPolicy() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (requiredFor: readonly TwoFactorRole[]) =>
-      (await unwrap(api.PUT('/api/admin/two-factor', { body: { requiredFor: [...requiredFor] } })))
-        .data.requiredFor,
+      (
+        await unwrapData(
+          api.PUT('/api/admin/two-factor', { body: { requiredFor: [...requiredFor] } }),
+        )
+      ).requiredFor,
     onSuccess: (requiredFor) => {
       queries.setQueryData(POLICY_KEY, requiredFor);
       // The admin's own role may now require it of them.

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { succeeded, unwrap } from '../api/client';
+import { succeeded, unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData, RequestBody } from '../api/types';
 import { ME_KEY } from './useMe';
@@ -14,7 +14,7 @@ export function useUsers() {
   const { api } = useServices();
   return useQuery({
     queryKey: USERS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/users'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/users')),
   });
 }
 
@@ -81,7 +81,7 @@ export function useCreateUser() {
   const { api } = useServices();
   const refetch = useRefetchAfterChange();
   return useMutation({
-    mutationFn: async (body: NewUser) => (await unwrap(api.POST('/api/users', { body }))).data,
+    mutationFn: async (body: NewUser) => unwrapData(api.POST('/api/users', { body })),
     onSettled: refetch,
   });
 }
@@ -96,11 +96,9 @@ export function useResetPassword(username: string) {
   const refetch = useRefetchAfterChange();
   return useMutation({
     mutationFn: async (body: PasswordReset) =>
-      (
-        await unwrap(
-          api.PUT('/api/users/{username}/password', { params: { path: { username } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/users/{username}/password', { params: { path: { username } }, body }),
+      ),
     onSettled: refetch,
   });
 }

@@ -1,5 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { AnswerData, RequestBody } from '../api/types';
 
@@ -22,7 +22,7 @@ export function useWebhooks() {
   const { api } = useServices();
   return useQuery({
     queryKey: WEBHOOKS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/webhooks'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/admin/webhooks')),
     // A delivery's outcome arrives later (retries with back-off): the list follows it.
     refetchInterval: (query) =>
       query.state.data?.some((hook) => hook.lastDelivery?.status === 'pending') === true
@@ -41,8 +41,7 @@ export function useCreateWebhook() {
   const { api } = useServices();
   const changed = useWebhooksChanged();
   return useMutation({
-    mutationFn: async (body: NewWebhook) =>
-      (await unwrap(api.POST('/api/admin/webhooks', { body }))).data,
+    mutationFn: async (body: NewWebhook) => unwrapData(api.POST('/api/admin/webhooks', { body })),
     onSuccess: changed,
   });
 }
@@ -52,7 +51,7 @@ export function useUpdateWebhook(id: number) {
   const changed = useWebhooksChanged();
   return useMutation({
     mutationFn: async (body: WebhookChanges) =>
-      (await unwrap(api.PUT('/api/admin/webhooks/{id}', { params: { path: { id } }, body }))).data,
+      unwrapData(api.PUT('/api/admin/webhooks/{id}', { params: { path: { id } }, body })),
     onSuccess: changed,
   });
 }
@@ -71,7 +70,7 @@ export function useRotateWebhookSecret(id: number) {
   const { api } = useServices();
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.POST('/api/admin/webhooks/{id}/secret', { params: { path: { id } } }))).data
+      (await unwrapData(api.POST('/api/admin/webhooks/{id}/secret', { params: { path: { id } } })))
         .secret,
   });
 }
@@ -82,7 +81,7 @@ export function useTestWebhook(id: number) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.POST('/api/admin/webhooks/{id}/test', { params: { path: { id } } }))).data,
+      unwrapData(api.POST('/api/admin/webhooks/{id}/test', { params: { path: { id } } })),
     onSuccess: () => queries.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
   });
 }
@@ -96,7 +95,7 @@ export function useDeliveries(id: number, query: { limit: number; offset: number
       const answer = api.GET('/api/admin/webhooks/{id}/deliveries', {
         params: { path: { id }, query },
       });
-      const { data } = await unwrap(answer);
+      const data = await unwrapData(answer);
       const header = (await answer).response.headers.get('X-Total-Count');
       return { deliveries: data, total: header === null ? data.length : Number(header) };
     },
