@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { STORAGE_KEY } from '../session/session';
 import { createSessionStore } from '../session/store';
-import { createApi, unwrap } from './client';
+import { createApi, unwrap, unwrapData } from './client';
 import { ApiError } from './errors';
 
 const session = { token: 'tok.en.value', username: 'alex', role: 'user' } as const;
@@ -32,6 +32,13 @@ describe('the API client', () => {
     const { api, requests } = setUp(() => json(200, { message: 'OK', data: [] }));
     expect(await unwrap(api.GET('/api/servers'))).toEqual({ message: 'OK', data: [] });
     expect(requests[0]?.headers.get('Authorization')).toBe('Bearer tok.en.value');
+  });
+
+  it("answers the envelope's data, and throws the API's error of a refusal", async () => {
+    const { api } = setUp(() => json(200, { message: 'OK', data: [] }));
+    expect(await unwrapData(api.GET('/api/servers'))).toEqual([]);
+    const refused = setUp(() => json(403, { message: 'Not yours', code: 'FORBIDDEN' }));
+    await expect(unwrapData(refused.api.GET('/api/servers'))).rejects.toThrow('Not yours');
   });
 
   it('ends the session on a 401 of a request that carried a token', async () => {

@@ -78,6 +78,16 @@ export async function unwrap<A extends Answer>(
   return data as Exclude<A['data'], undefined>;
 }
 
+/**
+ * The `data` of a successful answer's envelope (`{ message, data }`, docs/api.md): what
+ * `(await unwrap(request)).data` was written out for. Throws the API's error as `unwrap` does.
+ */
+export async function unwrapData<A extends Answer & { readonly data?: { readonly data: unknown } }>(
+  request: Promise<A>,
+): Promise<Exclude<A['data'], undefined>['data']> {
+  return (await unwrap(request)).data;
+}
+
 /** Resolves when an answer without a body (204) succeeded; throws the API's error otherwise. */
 export async function succeeded(request: Promise<Answer>): Promise<void> {
   const { error, response } = await request;

@@ -1,24 +1,21 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 export const API_KEYS_KEY = ['profile', 'api-keys'] as const;
 
-type ListAnswer =
-  paths['/api/profile/api-keys']['get']['responses'][200]['content']['application/json'];
 /** One of the caller's API keys as the API shows it: never its token, only the token's start. */
-export type ApiKey = ListAnswer['data'][number];
+export type ApiKey = AnswerData<'/api/profile/api-keys', 'get'>[number];
 /** What the create form sends: a name, and optionally an expiry, servers and permissions. */
-export type NewApiKey =
-  paths['/api/profile/api-keys']['post']['requestBody']['content']['application/json'];
+export type NewApiKey = RequestBody<'/api/profile/api-keys', 'post'>;
 
 /** The caller's own API keys, newest first. */
 export function useApiKeys() {
   const { api } = useServices();
   return useQuery({
     queryKey: API_KEYS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/profile/api-keys'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/profile/api-keys')),
   });
 }
 
@@ -27,8 +24,7 @@ export function useCreateApiKey() {
   const { api } = useServices();
   const queries = useQueryClient();
   return useMutation({
-    mutationFn: async (body: NewApiKey) =>
-      (await unwrap(api.POST('/api/profile/api-keys', { body }))).data,
+    mutationFn: async (body: NewApiKey) => unwrapData(api.POST('/api/profile/api-keys', { body })),
     onSuccess: () => queries.invalidateQueries({ queryKey: API_KEYS_KEY }),
   });
 }

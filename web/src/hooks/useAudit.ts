@@ -1,15 +1,13 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { Answer, AnswerData, Query } from '../api/types';
 
-type ListAnswer = paths['/api/audit']['get']['responses'][200]['content']['application/json'];
+type ListAnswer = Answer<'/api/audit', 'get'>;
 /** One recorded action: who, how, what, on which server, and whether it went through. */
-export type AuditEntry = ListAnswer['data'][number];
-export type AuditQuery = NonNullable<paths['/api/audit']['get']['parameters']['query']>;
-export type ServerAuditQuery = NonNullable<
-  paths['/api/servers/{server}/audit']['get']['parameters']['query']
->;
+export type AuditEntry = AnswerData<'/api/audit', 'get'>[number];
+export type AuditQuery = Query<'/api/audit', 'get'>;
+export type ServerAuditQuery = Query<'/api/servers/{server}/audit', 'get'>;
 
 /** A page of entries and the number of all entries matching the filters (`X-Total-Count`). */
 export interface AuditPage {
@@ -20,7 +18,7 @@ export interface AuditPage {
 async function pageOf(
   request: Promise<{ data?: ListAnswer; error?: unknown; response: Response }>,
 ): Promise<AuditPage> {
-  const { data } = await unwrap(request);
+  const data = await unwrapData(request);
   const header = (await request).response.headers.get('X-Total-Count');
   return { entries: data, total: header === null ? data.length : Number(header) };
 }

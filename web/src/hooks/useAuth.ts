@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 
 export interface Credentials {
@@ -60,7 +60,7 @@ export function useProviders() {
   const { api } = useServices();
   return useQuery({
     queryKey: ['oidc-providers'],
-    queryFn: async () => (await unwrap(api.GET('/api/auth/oidc/providers'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/auth/oidc/providers')),
     staleTime: 5 * 60_000,
   });
 }
@@ -70,7 +70,7 @@ export function useRegistrationOpen(): boolean | undefined {
   const { api } = useServices();
   return useQuery({
     queryKey: ['registration'],
-    queryFn: async () => (await unwrap(api.GET('/api/auth/registration'))).data.open,
+    queryFn: async () => (await unwrapData(api.GET('/api/auth/registration'))).open,
     staleTime: 5 * 60_000,
   }).data;
 }

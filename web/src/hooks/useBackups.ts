@@ -1,24 +1,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 import { navigateToDownload } from './download';
 
-type ListAnswer =
-  paths['/api/servers/{server}/backups']['get']['responses'][200]['content']['application/json'];
 /** A backup as the API answers it: its archive's facts, its progress and its last restore. */
-export type Backup = ListAnswer['data'][number];
+export type Backup = AnswerData<'/api/servers/{server}/backups', 'get'>[number];
 /** What the create form sends: an optional name and gitignore patterns. */
-export type BackupInput =
-  paths['/api/servers/{server}/backups']['post']['requestBody']['content']['application/json'];
-type SettingsAnswer =
-  paths['/api/servers/{server}/backup-settings']['get']['responses'][200]['content']['application/json'];
+export type BackupInput = RequestBody<'/api/servers/{server}/backups', 'post'>;
 /** Retention, admin limits and the save commands of a server's backups. */
-export type BackupSettings = SettingsAnswer['data'];
+export type BackupSettings = AnswerData<'/api/servers/{server}/backup-settings', 'get'>;
 /** Any subset of the settings (maxCount and maxBytes: admins only, else 403). */
-export type BackupSettingsInput = NonNullable<
-  paths['/api/servers/{server}/backup-settings']['put']['requestBody']
->['content']['application/json'];
+export type BackupSettingsInput = RequestBody<'/api/servers/{server}/backup-settings', 'put'>;
 
 const backupsKey = (server: string) => ['server', server, 'backups'] as const;
 const settingsKey = (server: string) => ['server', server, 'backup-settings'] as const;
@@ -40,8 +33,7 @@ export function useBackups(server: string) {
   return useQuery({
     queryKey: backupsKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/backups', { params: { path: { server } } })))
-        .data,
+      unwrapData(api.GET('/api/servers/{server}/backups', { params: { path: { server } } })),
     refetchInterval: (query) =>
       query.state.data?.some(isBusy) === true ? BACKUPS_BUSY_INTERVAL_MS : BACKUPS_IDLE_INTERVAL_MS,
   });
@@ -58,11 +50,7 @@ export function useCreateBackup(server: string) {
   const changed = useBackupsChanged(server);
   return useMutation({
     mutationFn: async (body: BackupInput) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/backups', { params: { path: { server } }, body }),
-        )
-      ).data,
+      unwrapData(api.POST('/api/servers/{server}/backups', { params: { path: { server } }, body })),
     onSuccess: changed,
   });
 }
@@ -84,14 +72,12 @@ export function useLockBackup(server: string) {
   const changed = useBackupsChanged(server);
   return useMutation({
     mutationFn: async ({ id, locked }: { id: string; locked: boolean }) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/backups/{id}/lock', {
-            params: { path: { server, id } },
-            body: { locked },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/backups/{id}/lock', {
+          params: { path: { server, id } },
+          body: { locked },
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -119,13 +105,11 @@ export function useDownloadBackup(server: string) {
   const { api } = useServices();
   return useMutation({
     mutationFn: async (id: string) => {
-      const link = (
-        await unwrap(
-          api.POST('/api/servers/{server}/backups/{id}/download-link', {
-            params: { path: { server, id } },
-          }),
-        )
-      ).data;
+      const link = await unwrapData(
+        api.POST('/api/servers/{server}/backups/{id}/download-link', {
+          params: { path: { server, id } },
+        }),
+      );
       navigateToDownload(link.url);
       return link;
     },
@@ -137,11 +121,9 @@ export function useBackupSettings(server: string) {
   return useQuery({
     queryKey: settingsKey(server),
     queryFn: async () =>
-      (
-        await unwrap(
-          api.GET('/api/servers/{server}/backup-settings', { params: { path: { server } } }),
-        )
-      ).data,
+      unwrapData(
+        api.GET('/api/servers/{server}/backup-settings', { params: { path: { server } } }),
+      ),
     // The form holds what the person typed; a refetch must not replace it.
     refetchOnWindowFocus: false,
   });
@@ -152,11 +134,9 @@ export function useSaveBackupSettings(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (body: BackupSettingsInput) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/backup-settings', { params: { path: { server } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/backup-settings', { params: { path: { server } }, body }),
+      ),
     onSuccess: (settings) => {
       queries.setQueryData(settingsKey(server), settings);
     },

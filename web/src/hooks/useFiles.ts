@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { Api } from '../api/client';
 import { navigateToDownload } from './download';
@@ -14,13 +14,11 @@ const contentKey = (server: string, path: string) =>
   [...filesKey(server), 'content', path] as const;
 
 async function listFolder(api: Api, server: string, folder: string) {
-  return (
-    await unwrap(
-      api.GET('/api/servers/{server}/files', {
-        params: { path: { server }, query: { path: folder } },
-      }),
-    )
-  ).data;
+  return unwrapData(
+    api.GET('/api/servers/{server}/files', {
+      params: { path: { server }, query: { path: folder } },
+    }),
+  );
 }
 
 /** A folder's entries, folders first, then by name (the API's order). */
@@ -49,14 +47,12 @@ export function useCreateEntry(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async (entry: { type: 'file' | 'folder'; name: string; path: string }) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/create', {
-            params: { path: { server } },
-            body: entry,
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/files/create', {
+          params: { path: { server } },
+          body: entry,
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -66,13 +62,11 @@ export function useRenameEntry(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async ({ path, name }: { path: string; name: string }) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/files/rename', {
-            params: { path: { server }, query: { old_path: path, new_name: name } },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/files/rename', {
+          params: { path: { server }, query: { old_path: path, new_name: name } },
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -82,14 +76,12 @@ export function useMoveEntry(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async ({ source, destination }: { source: string; destination: string }) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/move', {
-            params: { path: { server } },
-            body: { source, destination },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/files/move', {
+          params: { path: { server } },
+          body: { source, destination },
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -100,14 +92,12 @@ export function useDeleteEntries(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async (paths: string[]) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/delete', {
-            params: { path: { server } },
-            body: { paths },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/files/delete', {
+          params: { path: { server } },
+          body: { paths },
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -118,11 +108,9 @@ export function useMoveEntries(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async (body: { paths: string[]; destination: string }) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/move-many', { params: { path: { server } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/files/move-many', { params: { path: { server } }, body }),
+      ),
     onSuccess: changed,
   });
 }
@@ -132,13 +120,11 @@ export function useDeleteEntry(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async (path: string) =>
-      (
-        await unwrap(
-          api.DELETE('/api/servers/{server}/files', {
-            params: { path: { server }, query: { path } },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.DELETE('/api/servers/{server}/files', {
+          params: { path: { server }, query: { path } },
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -149,11 +135,9 @@ export function useCompress(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async (body: { paths: string[]; destination: string; format: 'zip' | 'tar.gz' }) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/compress', { params: { path: { server } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/files/compress', { params: { path: { server } }, body }),
+      ),
     onSuccess: changed,
   });
 }
@@ -164,14 +148,12 @@ export function useDecompress(server: string) {
   const changed = useFilesChanged(server);
   return useMutation({
     mutationFn: async (body: { path: string; destination: string }) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/decompress', {
-            params: { path: { server } },
-            body,
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/files/decompress', {
+          params: { path: { server } },
+          body,
+        }),
+      ),
     onSuccess: changed,
   });
 }
@@ -184,14 +166,12 @@ export function useDownload(server: string) {
   const { api } = useServices();
   return useMutation({
     mutationFn: async (path: string) => {
-      const link = (
-        await unwrap(
-          api.POST('/api/servers/{server}/files/download-link', {
-            params: { path: { server } },
-            body: { path },
-          }),
-        )
-      ).data;
+      const link = await unwrapData(
+        api.POST('/api/servers/{server}/files/download-link', {
+          params: { path: { server } },
+          body: { path },
+        }),
+      );
       navigateToDownload(link.url);
       return link;
     },
@@ -204,13 +184,11 @@ export function useFileContent(server: string, path: string) {
   return useQuery({
     queryKey: contentKey(server, path),
     queryFn: async () =>
-      (
-        await unwrap(
-          api.GET('/api/servers/{server}/files/content', {
-            params: { path: { server }, query: { path } },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.GET('/api/servers/{server}/files/content', {
+          params: { path: { server }, query: { path } },
+        }),
+      ),
     // The editor holds what the person typed; a refetch must not replace it.
     staleTime: Infinity,
     refetchOnWindowFocus: false,
@@ -222,14 +200,12 @@ export function useSaveFile(server: string, path: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (content: string) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/files/content', {
-            params: { path: { server }, query: { path } },
-            body: { content },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/files/content', {
+          params: { path: { server }, query: { path } },
+          body: { content },
+        }),
+      ),
     onSuccess: (_entry, content) => {
       queries.setQueryData(contentKey(server, path), { path, content });
       return queries.invalidateQueries({ queryKey: folderKey(server, parentOf(path)) });

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import { configKey, statsKey } from './useServer';
 import { SERVERS_KEY } from './useServers';
@@ -21,8 +21,7 @@ export function useInstall(server: string) {
   const refetch = useRefetch(server);
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.POST('/api/servers/{server}/install', { params: { path: { server } } })))
-        .data,
+      unwrapData(api.POST('/api/servers/{server}/install', { params: { path: { server } } })),
     onSettled: refetch,
   });
 }
@@ -33,14 +32,12 @@ export function useSetInstallState(server: string) {
   const refetch = useRefetch(server);
   return useMutation({
     mutationFn: async (state: 'installed' | 'not-installed') =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/install', {
-            params: { path: { server } },
-            body: { state },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/install', {
+          params: { path: { server } },
+          body: { state },
+        }),
+      ),
     onSettled: refetch,
   });
 }

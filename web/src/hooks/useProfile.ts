@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import { API_KEYS_KEY } from './useApiKeys';
 import { ME_KEY } from './useMe';
@@ -12,7 +12,7 @@ export function useProfileStats() {
   const { api } = useServices();
   return useQuery({
     queryKey: PROFILE_STATS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/profile/stats'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/profile/stats')),
   });
 }
 

@@ -1,28 +1,24 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 const REGISTRIES_KEY = ['admin', 'registries'] as const;
 
-type Answer =
-  paths['/api/admin/registries']['get']['responses'][200]['content']['application/json'];
 /** The listed registries and whether images may come only from them (admins). */
-export type RegistrySettings = Answer['data'];
+export type RegistrySettings = AnswerData<'/api/admin/registries', 'get'>;
 /** A listed registry as the API shows it: never its password. */
 export type Registry = RegistrySettings['registries'][number];
-export type NewRegistry =
-  paths['/api/admin/registries']['post']['requestBody']['content']['application/json'];
+export type NewRegistry = RequestBody<'/api/admin/registries', 'post'>;
 /** A new username, password or both; null for either removes both. */
-export type RegistryChanges =
-  paths['/api/admin/registries/{host}']['put']['requestBody']['content']['application/json'];
+export type RegistryChanges = RequestBody<'/api/admin/registries/{host}', 'put'>;
 
 /** The registries (admins only; `enabled` false for anyone else). */
 export function useRegistries(enabled = true) {
   const { api } = useServices();
   return useQuery({
     queryKey: REGISTRIES_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/registries'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/admin/registries')),
     enabled,
   });
 }
@@ -38,7 +34,7 @@ export function useRegistryRule() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (restricted: boolean) =>
-      (await unwrap(api.PUT('/api/admin/registries', { body: { restricted } }))).data,
+      unwrapData(api.PUT('/api/admin/registries', { body: { restricted } })),
     // A reading already on its way (after a registry was added or removed) would answer the
     // rule as it was before this change, and put the checkbox back: it is dropped.
     onMutate: () => queries.cancelQueries({ queryKey: REGISTRIES_KEY }),
@@ -53,7 +49,7 @@ export function useAddRegistry() {
   const changed = useRegistriesChanged();
   return useMutation({
     mutationFn: async (body: NewRegistry) =>
-      (await unwrap(api.POST('/api/admin/registries', { body }))).data,
+      unwrapData(api.POST('/api/admin/registries', { body })),
     onSuccess: changed,
   });
 }
@@ -63,8 +59,7 @@ export function useUpdateRegistry(host: string) {
   const changed = useRegistriesChanged();
   return useMutation({
     mutationFn: async (body: RegistryChanges) =>
-      (await unwrap(api.PUT('/api/admin/registries/{host}', { params: { path: { host } }, body })))
-        .data,
+      unwrapData(api.PUT('/api/admin/registries/{host}', { params: { path: { host } }, body })),
     onSuccess: changed,
   });
 }

@@ -1,12 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 
-type Answer =
-  paths['/api/servers/{server}/config-files']['get']['responses'][200]['content']['application/json'];
 /** A file's keys that the server's template rewrites at every start, and where each comes from. */
-export type RewrittenFile = Answer['data'][number];
+export type RewrittenFile = AnswerData<'/api/servers/{server}/config-files', 'get'>[number];
 
 /**
  * The keys of `path` the server's template rewrites at every start (none for a server without
@@ -17,12 +15,10 @@ export function useRewrites(server: string, path: string) {
   return useQuery({
     queryKey: ['server', server, 'config-files', path] as const,
     queryFn: async () =>
-      (
-        await unwrap(
-          api.GET('/api/servers/{server}/config-files', {
-            params: { path: { server }, query: { path } },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.GET('/api/servers/{server}/config-files', {
+          params: { path: { server }, query: { path } },
+        }),
+      ),
   });
 }

@@ -1,15 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
-type ListAnswer =
-  paths['/api/servers/{server}/schedules']['get']['responses'][200]['content']['application/json'];
 /** A schedule as the API answers it: when, what, its next run and how its last run went. */
-export type Schedule = ListAnswer['data'][number];
+export type Schedule = AnswerData<'/api/servers/{server}/schedules', 'get'>[number];
 /** What the create and edit form sends. */
-export type ScheduleInput =
-  paths['/api/servers/{server}/schedules']['post']['requestBody']['content']['application/json'];
+export type ScheduleInput = RequestBody<'/api/servers/{server}/schedules', 'post'>;
 
 const schedulesKey = (server: string) => ['server', server, 'schedules'] as const;
 
@@ -22,8 +19,7 @@ export function useSchedules(server: string) {
   return useQuery({
     queryKey: schedulesKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/schedules', { params: { path: { server } } })))
-        .data,
+      unwrapData(api.GET('/api/servers/{server}/schedules', { params: { path: { server } } })),
     refetchInterval: SCHEDULES_INTERVAL_MS,
   });
 }
@@ -38,11 +34,9 @@ export function useCreateSchedule(server: string) {
   const changed = useSchedulesChanged(server);
   return useMutation({
     mutationFn: async (body: ScheduleInput) =>
-      (
-        await unwrap(
-          api.POST('/api/servers/{server}/schedules', { params: { path: { server } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/servers/{server}/schedules', { params: { path: { server } }, body }),
+      ),
     onSuccess: changed,
   });
 }
@@ -52,14 +46,12 @@ export function useUpdateSchedule(server: string) {
   const changed = useSchedulesChanged(server);
   return useMutation({
     mutationFn: async ({ id, body }: { id: number; body: ScheduleInput }) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/schedules/{id}', {
-            params: { path: { server, id } },
-            body,
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/schedules/{id}', {
+          params: { path: { server, id } },
+          body,
+        }),
+      ),
     onSuccess: changed,
   });
 }

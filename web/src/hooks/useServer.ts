@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import { SERVERS_KEY } from './useServers';
 
@@ -15,8 +15,7 @@ export function useServerConfig(server: string) {
   return useQuery({
     queryKey: configKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/config', { params: { path: { server } } })))
-        .data,
+      unwrapData(api.GET('/api/servers/{server}/config', { params: { path: { server } } })),
   });
 }
 
@@ -26,7 +25,7 @@ export function useServerStats(server: string) {
   return useQuery({
     queryKey: statsKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/stats', { params: { path: { server } } }))).data,
+      unwrapData(api.GET('/api/servers/{server}/stats', { params: { path: { server } } })),
     refetchInterval: STATS_INTERVAL_MS,
   });
 }

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import { configKey, statsKey } from './useServer';
 import { SERVERS_KEY } from './useServers';
@@ -15,7 +15,7 @@ export function useAcceptEula(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.POST('/api/servers/{server}/eula', { params: { path: { server } } }))).data,
+      unwrapData(api.POST('/api/servers/{server}/eula', { params: { path: { server } } })),
     onSettled: async () => {
       await Promise.all([
         queries.invalidateQueries({ queryKey: statsKey(server) }),
@@ -31,7 +31,7 @@ export function useImageChoice(server: string) {
   return useQuery({
     queryKey: imageKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/image', { params: { path: { server } } }))).data,
+      unwrapData(api.GET('/api/servers/{server}/image', { params: { path: { server } } })),
   });
 }
 
@@ -45,14 +45,12 @@ export function useChooseImage(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (image: string) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/image', {
-            params: { path: { server } },
-            body: { image },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/image', {
+          params: { path: { server } },
+          body: { image },
+        }),
+      ),
     onSuccess: async (saved) => {
       queries.setQueryData(imageKey(server), saved);
       await queries.invalidateQueries({ queryKey: configKey(server) });

@@ -1,14 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 import type { Permission } from '../pages/server/permissions';
 import { USERS_KEY } from './useUsers';
 
-type ListAnswer =
-  paths['/api/servers/{server}/users']['get']['responses'][200]['content']['application/json'];
 /** Someone with the server in their list, and what they may do on it. */
-export type Person = ListAnswer['data'][number];
+export type Person = AnswerData<'/api/servers/{server}/users', 'get'>[number];
 
 const peopleKey = (server: string) => ['server', server, 'people'] as const;
 
@@ -18,7 +16,7 @@ export function useServerPeople(server: string) {
   return useQuery({
     queryKey: peopleKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/users', { params: { path: { server } } }))).data,
+      unwrapData(api.GET('/api/servers/{server}/users', { params: { path: { server } } })),
   });
 }
 
@@ -42,14 +40,12 @@ export function useGrant(server: string) {
   const changed = usePeopleChanged(server);
   return useMutation({
     mutationFn: async ({ username, permissions }: Grant) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/users/{username}', {
-            params: { path: { server, username } },
-            body: { permissions: [...permissions] },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/users/{username}', {
+          params: { path: { server, username } },
+          body: { permissions: [...permissions] },
+        }),
+      ),
     onSuccess: changed,
   });
 }

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 import type { ConfigChanges } from '../pages/server/settings/settingsForm';
 import { configKey } from './useServer';
@@ -14,14 +14,12 @@ export function useUpdateServerConfig(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (changes: ConfigChanges) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/config', {
-            params: { path: { server } },
-            body: changes,
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/config', {
+          params: { path: { server } },
+          body: changes,
+        }),
+      ),
     onSuccess: async (saved) => {
       queries.setQueryData(configKey(server), saved);
       await queries.invalidateQueries({ queryKey: SERVERS_KEY });
@@ -35,7 +33,7 @@ export function useDeleteServer(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.DELETE('/api/servers/{server}', { params: { path: { server } } }))).data,
+      unwrapData(api.DELETE('/api/servers/{server}', { params: { path: { server } } })),
     onSuccess: async () => {
       queries.removeQueries({ queryKey: ['server', server] });
       await queries.invalidateQueries({ queryKey: SERVERS_KEY });

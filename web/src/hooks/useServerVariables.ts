@@ -1,12 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 import { configKey } from './useServer';
 
-type VariablesAnswer =
-  paths['/api/servers/{server}/variables']['get']['responses'][200]['content']['application/json'];
-export type ServerVariable = VariablesAnswer['data'][number];
+export type ServerVariable = AnswerData<'/api/servers/{server}/variables', 'get'>[number];
 export interface Allocation {
   readonly ip: string;
   readonly port: number;
@@ -20,8 +18,7 @@ export function useServerVariables(server: string) {
   return useQuery({
     queryKey: variablesKey(server),
     queryFn: async () =>
-      (await unwrap(api.GET('/api/servers/{server}/variables', { params: { path: { server } } })))
-        .data,
+      unwrapData(api.GET('/api/servers/{server}/variables', { params: { path: { server } } })),
   });
 }
 
@@ -31,14 +28,12 @@ export function useUpdateVariables(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (variables: Record<string, string>) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/variables', {
-            params: { path: { server } },
-            body: { variables },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/variables', {
+          params: { path: { server } },
+          body: { variables },
+        }),
+      ),
     onSuccess: (saved) => {
       queries.setQueryData(variablesKey(server), saved);
     },
@@ -51,14 +46,12 @@ export function useUpdateAllocations(server: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (allocations: Allocation[]) =>
-      (
-        await unwrap(
-          api.PUT('/api/servers/{server}/allocations', {
-            params: { path: { server } },
-            body: { allocations },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/servers/{server}/allocations', {
+          params: { path: { server } },
+          body: { allocations },
+        }),
+      ),
     onSuccess: (saved) => {
       queries.setQueryData(configKey(server), saved);
     },

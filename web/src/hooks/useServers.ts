@@ -1,12 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { RequestBody } from '../api/types';
 
 export const SERVERS_KEY = ['servers'] as const;
 
-export type NewServer =
-  paths['/api/servers/create']['post']['requestBody']['content']['application/json'];
+export type NewServer = RequestBody<'/api/servers/create', 'post'>;
 
 /** How often the server list (and so each status) is asked for again while it is shown. */
 export const SERVERS_INTERVAL_MS = 5000;
@@ -16,7 +15,7 @@ export function useServers() {
   const { api } = useServices();
   return useQuery({
     queryKey: SERVERS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/servers'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/servers')),
     refetchInterval: SERVERS_INTERVAL_MS,
   });
 }
@@ -32,7 +31,7 @@ export function useFreePort(enabled: boolean) {
     queryKey: [...SERVERS_KEY, 'free-port'],
     enabled,
     retry: false,
-    queryFn: async () => (await unwrap(api.GET('/api/servers/allocations/free'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/servers/allocations/free')),
   });
 }
 
@@ -41,7 +40,7 @@ export function useCreateServer() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (server: NewServer) =>
-      (await unwrap(api.POST('/api/servers/create', { body: server }))).data,
+      unwrapData(api.POST('/api/servers/create', { body: server })),
     onSuccess: () => queries.invalidateQueries({ queryKey: SERVERS_KEY }),
   });
 }

@@ -3,7 +3,7 @@
  * only in their JSON bodies, never in a URL, so no server log or proxy sees it.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
 
 const LINK_KEY = 'set-password-link';
@@ -20,7 +20,7 @@ export function useLinkCheck(token: string | null) {
     queryKey: [LINK_KEY, token],
     queryFn: async () => {
       if (token === null) throw new Error('no token');
-      return (await unwrap(api.POST('/api/auth/set-password/check', { body: { token } }))).data;
+      return unwrapData(api.POST('/api/auth/set-password/check', { body: { token } }));
     },
     enabled: token !== null,
     staleTime: Infinity,

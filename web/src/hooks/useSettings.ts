@@ -1,22 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 const SETTINGS_KEY = ['admin', 'settings'] as const;
 
-type Answer = paths['/api/admin/settings']['get']['responses'][200]['content']['application/json'];
 /** The panel's settings as an admin sees them (docs/security.md, "Defaults that bound a tenant"). */
-export type PanelSettings = Answer['data'];
-export type SettingsChanges =
-  paths['/api/admin/settings']['put']['requestBody']['content']['application/json'];
+export type PanelSettings = AnswerData<'/api/admin/settings', 'get'>;
+export type SettingsChanges = RequestBody<'/api/admin/settings', 'put'>;
 
 /** The panel's settings (admins only; `enabled` false for anyone else). */
 export function usePanelSettings(enabled = true) {
   const { api } = useServices();
   return useQuery({
     queryKey: SETTINGS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/settings'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/admin/settings')),
     enabled,
   });
 }
@@ -26,7 +24,7 @@ export function useSaveSettings() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (body: SettingsChanges) =>
-      (await unwrap(api.PUT('/api/admin/settings', { body }))).data,
+      unwrapData(api.PUT('/api/admin/settings', { body })),
     onSuccess: async (data) => {
       queries.setQueryData(SETTINGS_KEY, data);
       await queries.invalidateQueries({ queryKey: ['registration'] });

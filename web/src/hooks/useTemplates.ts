@@ -1,16 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData } from '../api/types';
 
 export const TEMPLATES_KEY = ['templates'] as const;
 const templateKey = (id: string) => ['templates', id] as const;
 
-type ListAnswer = paths['/api/templates']['get']['responses'][200]['content']['application/json'];
-export type TemplateSummary = ListAnswer['data'][number];
-type OneAnswer =
-  paths['/api/templates/{id}']['get']['responses'][200]['content']['application/json'];
-export type Template = OneAnswer['data'];
+export type TemplateSummary = AnswerData<'/api/templates', 'get'>[number];
+export type Template = AnswerData<'/api/templates/{id}', 'get'>;
 export type TemplateVariable = Template['variables'][number];
 
 /** Every template (anyone signed in may read them). */
@@ -18,7 +15,7 @@ export function useTemplates() {
   const { api } = useServices();
   return useQuery({
     queryKey: TEMPLATES_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/templates'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/templates')),
   });
 }
 
@@ -29,7 +26,7 @@ export function useTemplate(id: string | null) {
     queryKey: templateKey(id ?? ''),
     enabled: id !== null,
     queryFn: async () =>
-      (await unwrap(api.GET('/api/templates/{id}', { params: { path: { id: id ?? '' } } }))).data,
+      unwrapData(api.GET('/api/templates/{id}', { params: { path: { id: id ?? '' } } })),
   });
 }
 
@@ -53,16 +50,14 @@ export function useImportTemplate() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (text: string) =>
-      (
-        await unwrap(
-          api.POST('/api/templates/import', {
-            body: text,
-            // The text goes as it is: the API reads JSON and YAML eggs itself.
-            bodySerializer: (body: unknown) => String(body),
-            headers: { 'Content-Type': eggContentType(text) },
-          }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/templates/import', {
+          body: text,
+          // The text goes as it is: the API reads JSON and YAML eggs itself.
+          bodySerializer: (body: unknown) => String(body),
+          headers: { 'Content-Type': eggContentType(text) },
+        }),
+      ),
     onSuccess: () => queries.invalidateQueries({ queryKey: TEMPLATES_KEY }),
   });
 }

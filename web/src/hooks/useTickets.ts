@@ -1,16 +1,14 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { Query, RequestBody } from '../api/types';
 
 export const TICKETS_KEY = ['tickets'] as const;
 const ticketKey = (id: number) => ['ticket', id] as const;
 
-type Status =
-  paths['/api/tickets/{id}/status']['put']['requestBody']['content']['application/json']['status'];
-export type NewTicket =
-  paths['/api/tickets/create']['post']['requestBody']['content']['application/json'];
-export type TicketListQuery = paths['/api/tickets']['get']['parameters']['query'];
+type Status = RequestBody<'/api/tickets/{id}/status', 'put'>['status'];
+export type NewTicket = RequestBody<'/api/tickets/create', 'post'>;
+export type TicketListQuery = Query<'/api/tickets', 'get'>;
 
 /**
  * A page of the tickets the caller may see (own ones; every one for admin and support), newest
@@ -23,7 +21,7 @@ export function useTickets(query: TicketListQuery) {
     queryKey: [...TICKETS_KEY, query],
     queryFn: async () => {
       const answer = api.GET('/api/tickets', { params: { query } });
-      const { data } = await unwrap(answer);
+      const data = await unwrapData(answer);
       const header = (await answer).response.headers.get('X-Total-Count');
       return { tickets: data, total: header === null ? data.length : Number(header) };
     },
@@ -36,8 +34,7 @@ export function useTicket(id: number) {
   const { api } = useServices();
   return useQuery({
     queryKey: ticketKey(id),
-    queryFn: async () =>
-      (await unwrap(api.GET('/api/tickets/{id}', { params: { path: { id } } }))).data,
+    queryFn: async () => unwrapData(api.GET('/api/tickets/{id}', { params: { path: { id } } })),
     // A refusal (404 for a ticket one may not see) is an answer, not a hiccup to retry.
     retry: false,
   });
@@ -49,7 +46,7 @@ export function useCreateTicket() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (ticket: NewTicket) =>
-      (await unwrap(api.POST('/api/tickets/create', { body: ticket }))).data,
+      unwrapData(api.POST('/api/tickets/create', { body: ticket })),
     onSuccess: async (ticket) => {
       queries.setQueryData(ticketKey(ticket.id), ticket);
       await queries.invalidateQueries({ queryKey: TICKETS_KEY });
@@ -63,11 +60,9 @@ export function useReply(id: number) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (text: string) =>
-      (
-        await unwrap(
-          api.POST('/api/tickets/{id}/message', { params: { path: { id } }, body: { text } }),
-        )
-      ).data,
+      unwrapData(
+        api.POST('/api/tickets/{id}/message', { params: { path: { id } }, body: { text } }),
+      ),
     onSettled: async () => {
       await Promise.all([
         queries.invalidateQueries({ queryKey: ticketKey(id) }),
@@ -83,11 +78,9 @@ export function useSetStatus(id: number) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (status: Status) =>
-      (
-        await unwrap(
-          api.PUT('/api/tickets/{id}/status', { params: { path: { id } }, body: { status } }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/tickets/{id}/status', { params: { path: { id } }, body: { status } }),
+      ),
     onSuccess: async (ticket) => {
       queries.setQueryData(ticketKey(id), ticket);
       await queries.invalidateQueries({ queryKey: TICKETS_KEY });

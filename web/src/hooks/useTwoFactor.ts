@@ -1,22 +1,21 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { RequestBody } from '../api/types';
 import { ME_KEY } from './useMe';
 
 export const TWO_FACTOR_KEY = ['profile', '2fa'] as const;
 const POLICY_KEY = ['admin', 'two-factor'] as const;
 
 /** A role that may be required to use two-factor sign-in. */
-export type TwoFactorRole =
-  paths['/api/admin/two-factor']['put']['requestBody']['content']['application/json']['requiredFor'][number];
+export type TwoFactorRole = RequestBody<'/api/admin/two-factor', 'put'>['requiredFor'][number];
 
 /** Whether the caller's two-factor sign-in is on, since when, recovery codes left, required. */
 export function useTwoFactorStatus() {
   const { api } = useServices();
   return useQuery({
     queryKey: TWO_FACTOR_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/profile/2fa'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/profile/2fa')),
   });
 }
 
@@ -30,7 +29,7 @@ export function useTwoFactorSetup() {
   const { api } = useServices();
   return useMutation({
     mutationFn: async (password: string) =>
-      (await unwrap(api.POST('/api/profile/2fa/setup', { body: { password } }))).data,
+      unwrapData(api.POST('/api/profile/2fa/setup', { body: { password } })),
   });
 }
 
@@ -44,7 +43,7 @@ export function useTwoFactorEnable() {
   const changed = useStatusChanged();
   return useMutation({
     mutationFn: async (code: string) =>
-      (await unwrap(api.POST('/api/profile/2fa/enable', { body: { code } }))).data.recoveryCodes,
+      (await unwrapData(api.POST('/api/profile/2fa/enable', { body: { code } }))).recoveryCodes,
     onSuccess: changed,
   });
 }
@@ -82,7 +81,7 @@ export function useRenewRecoveryCodes() {
   const changed = useStatusChanged();
   return useMutation({
     mutationFn: async (body: PasswordAndCode) =>
-      (await unwrap(api.POST('/api/profile/2fa/recovery-codes', { body: { ...body } }))).data
+      (await unwrapData(api.POST('/api/profile/2fa/recovery-codes', { body: { ...body } })))
         .recoveryCodes,
     onSuccess: changed,
   });
@@ -93,7 +92,7 @@ export function useTwoFactorPolicy(enabled: boolean) {
   const { api } = useServices();
   return useQuery({
     queryKey: POLICY_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/two-factor'))).data.requiredFor,
+    queryFn: async () => (await unwrapData(api.GET('/api/admin/two-factor'))).requiredFor,
     enabled,
   });
 }
@@ -103,8 +102,11 @@ export function useSetTwoFactorPolicy() {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (requiredFor: readonly TwoFactorRole[]) =>
-      (await unwrap(api.PUT('/api/admin/two-factor', { body: { requiredFor: [...requiredFor] } })))
-        .data.requiredFor,
+      (
+        await unwrapData(
+          api.PUT('/api/admin/two-factor', { body: { requiredFor: [...requiredFor] } }),
+        )
+      ).requiredFor,
     onSuccess: (requiredFor) => {
       queries.setQueryData(POLICY_KEY, requiredFor);
       // The admin's own role may now require it of them.

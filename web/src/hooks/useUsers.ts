@@ -1,13 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { succeeded, unwrap } from '../api/client';
+import { succeeded, unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 import { ME_KEY } from './useMe';
 
 export const USERS_KEY = ['users'] as const;
 
-type UsersAnswer = paths['/api/users']['get']['responses'][200]['content']['application/json'];
-export type User = UsersAnswer['data'][number];
+export type User = AnswerData<'/api/users', 'get'>[number];
 export type Role = User['role'];
 
 /** Every account (admin and support; a user gets the API's 403). */
@@ -15,7 +14,7 @@ export function useUsers() {
   const { api } = useServices();
   return useQuery({
     queryKey: USERS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/users'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/users')),
   });
 }
 
@@ -72,20 +71,17 @@ export function useDeleteUser(username: string) {
   });
 }
 
-type NewUserAnswer =
-  paths['/api/users']['post']['responses'][201]['content']['application/json']['data'];
 /** A one-time link where a person sets their password: shown to the admin once. */
-export type SetPasswordLink = NonNullable<NewUserAnswer['setPasswordLink']>;
-export type NewUser = paths['/api/users']['post']['requestBody']['content']['application/json'];
-export type PasswordReset =
-  paths['/api/users/{username}/password']['put']['requestBody']['content']['application/json'];
+export type SetPasswordLink = NonNullable<AnswerData<'/api/users', 'post', 201>['setPasswordLink']>;
+export type NewUser = RequestBody<'/api/users', 'post'>;
+export type PasswordReset = RequestBody<'/api/users/{username}/password', 'put'>;
 
 /** Makes an account (admin): answers it, and the one-time link when no password was given. */
 export function useCreateUser() {
   const { api } = useServices();
   const refetch = useRefetchAfterChange();
   return useMutation({
-    mutationFn: async (body: NewUser) => (await unwrap(api.POST('/api/users', { body }))).data,
+    mutationFn: async (body: NewUser) => unwrapData(api.POST('/api/users', { body })),
     onSettled: refetch,
   });
 }
@@ -100,11 +96,9 @@ export function useResetPassword(username: string) {
   const refetch = useRefetchAfterChange();
   return useMutation({
     mutationFn: async (body: PasswordReset) =>
-      (
-        await unwrap(
-          api.PUT('/api/users/{username}/password', { params: { path: { username } }, body }),
-        )
-      ).data,
+      unwrapData(
+        api.PUT('/api/users/{username}/password', { params: { path: { username } }, body }),
+      ),
     onSettled: refetch,
   });
 }

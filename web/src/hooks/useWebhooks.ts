@@ -1,24 +1,18 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { unwrap } from '../api/client';
+import { unwrap, unwrapData } from '../api/client';
 import { useServices } from '../api/context';
-import type { paths } from '../api/schema';
+import type { AnswerData, RequestBody } from '../api/types';
 
 const WEBHOOKS_KEY = ['admin', 'webhooks'] as const;
 const deliveriesKey = (id: number) => [...WEBHOOKS_KEY, id, 'deliveries'] as const;
 
-type ListAnswer =
-  paths['/api/admin/webhooks']['get']['responses'][200]['content']['application/json'];
-type DeliveriesAnswer =
-  paths['/api/admin/webhooks/{id}/deliveries']['get']['responses'][200]['content']['application/json'];
 /** A webhook as the API shows it: never its secret. */
-export type Webhook = ListAnswer['data'][number];
+export type Webhook = AnswerData<'/api/admin/webhooks', 'get'>[number];
 export type WebhookEvent = Webhook['events'][number];
-export type Delivery = DeliveriesAnswer['data'][number];
-export type NewWebhook =
-  paths['/api/admin/webhooks']['post']['requestBody']['content']['application/json'];
+export type Delivery = AnswerData<'/api/admin/webhooks/{id}/deliveries', 'get'>[number];
+export type NewWebhook = RequestBody<'/api/admin/webhooks', 'post'>;
 /** Any of url, events, description and enabled: the rest stays. */
-export type WebhookChanges =
-  paths['/api/admin/webhooks/{id}']['put']['requestBody']['content']['application/json'];
+export type WebhookChanges = RequestBody<'/api/admin/webhooks/{id}', 'put'>;
 
 /** While a delivery of the history shown is pending, it is asked for this often. */
 export const DELIVERIES_BUSY_INTERVAL_MS = 2_000;
@@ -28,7 +22,7 @@ export function useWebhooks() {
   const { api } = useServices();
   return useQuery({
     queryKey: WEBHOOKS_KEY,
-    queryFn: async () => (await unwrap(api.GET('/api/admin/webhooks'))).data,
+    queryFn: async () => unwrapData(api.GET('/api/admin/webhooks')),
     // A delivery's outcome arrives later (retries with back-off): the list follows it.
     refetchInterval: (query) =>
       query.state.data?.some((hook) => hook.lastDelivery?.status === 'pending') === true
@@ -47,8 +41,7 @@ export function useCreateWebhook() {
   const { api } = useServices();
   const changed = useWebhooksChanged();
   return useMutation({
-    mutationFn: async (body: NewWebhook) =>
-      (await unwrap(api.POST('/api/admin/webhooks', { body }))).data,
+    mutationFn: async (body: NewWebhook) => unwrapData(api.POST('/api/admin/webhooks', { body })),
     onSuccess: changed,
   });
 }
@@ -58,7 +51,7 @@ export function useUpdateWebhook(id: number) {
   const changed = useWebhooksChanged();
   return useMutation({
     mutationFn: async (body: WebhookChanges) =>
-      (await unwrap(api.PUT('/api/admin/webhooks/{id}', { params: { path: { id } }, body }))).data,
+      unwrapData(api.PUT('/api/admin/webhooks/{id}', { params: { path: { id } }, body })),
     onSuccess: changed,
   });
 }
@@ -77,7 +70,7 @@ export function useRotateWebhookSecret(id: number) {
   const { api } = useServices();
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.POST('/api/admin/webhooks/{id}/secret', { params: { path: { id } } }))).data
+      (await unwrapData(api.POST('/api/admin/webhooks/{id}/secret', { params: { path: { id } } })))
         .secret,
   });
 }
@@ -88,7 +81,7 @@ export function useTestWebhook(id: number) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async () =>
-      (await unwrap(api.POST('/api/admin/webhooks/{id}/test', { params: { path: { id } } }))).data,
+      unwrapData(api.POST('/api/admin/webhooks/{id}/test', { params: { path: { id } } })),
     onSuccess: () => queries.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
   });
 }
@@ -102,7 +95,7 @@ export function useDeliveries(id: number, query: { limit: number; offset: number
       const answer = api.GET('/api/admin/webhooks/{id}/deliveries', {
         params: { path: { id }, query },
       });
-      const { data } = await unwrap(answer);
+      const data = await unwrapData(answer);
       const header = (await answer).response.headers.get('X-Total-Count');
       return { deliveries: data, total: header === null ? data.length : Number(header) };
     },

@@ -2,6 +2,7 @@ import { useState, type SyntheticEvent } from 'react';
 import { errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field } from '../../components/Field';
+import { FormButtons } from '../../components/FormButtons';
 import {
   useEnrolmentDone,
   useRenewRecoveryCodes,
@@ -197,22 +198,16 @@ function Enrol({ onEnabled }: { onEnabled: (codes: readonly string[]) => void })
         }}
       />
       {enable.isError && <Alert tone="error">{errorMessage(enable.error)}</Alert>}
-      <div className={styles.buttons}>
-        <button type="submit" className="button primary" disabled={enable.isPending}>
-          {enable.isPending ? 'Turning on…' : 'Turn on'}
-        </button>
-        <button
-          type="button"
-          className="button secondary"
-          onClick={() => {
-            enable.reset();
-            setup.reset();
-            setCode('');
-          }}
-        >
-          Cancel
-        </button>
-      </div>
+      <FormButtons
+        submit="Turn on"
+        pendingSubmit="Turning on…"
+        pending={enable.isPending}
+        onCancel={() => {
+          enable.reset();
+          setup.reset();
+          setCode('');
+        }}
+      />
     </form>
   );
 }

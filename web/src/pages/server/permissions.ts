@@ -1,8 +1,10 @@
-import type { paths } from '../../api/schema';
+import type { RequestBody } from '../../api/types';
 
 /** One thing a person may do on a server (docs/api.md, "Per-server permissions"). */
-export type Permission =
-  paths['/api/servers/{server}/users/{username}']['put']['requestBody']['content']['application/json']['permissions'][number];
+export type Permission = RequestBody<
+  '/api/servers/{server}/users/{username}',
+  'put'
+>['permissions'][number];
 
 const DESCRIPTIONS = {
   'console.read': 'Read the console',

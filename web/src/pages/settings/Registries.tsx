@@ -4,6 +4,7 @@ import { Alert } from '../../components/Alert';
 import cards from '../../components/Cards.module.css';
 import { Confirm } from '../../components/Confirm';
 import { Field } from '../../components/Field';
+import { FormButtons } from '../../components/FormButtons';
 import {
   useAddRegistry,
   useDeleteRegistry,
@@ -275,14 +276,13 @@ function CredentialsForm({
         />
       </div>
       {generalError(error) != null && <Alert tone="error">{errorMessage(error)}</Alert>}
-      <div className={cards.buttons}>
-        <button type="submit" className="button primary" disabled={pending}>
-          {pending ? 'Saving…' : 'Save credentials'}
-        </button>
-        <button type="button" className="button secondary" disabled={pending} onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons
+        submit="Save credentials"
+        pendingSubmit="Saving…"
+        pending={pending}
+        onCancel={onCancel}
+        lockCancel
+      />
     </form>
   );
 }

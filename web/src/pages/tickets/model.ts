@@ -3,12 +3,9 @@
  * URL, the length limit of a text, and one thread made of the description, the messages and the
  * status changes.
  */
-import type { paths } from '../../api/schema';
+import type { AnswerData } from '../../api/types';
 
-type TicketAnswer =
-  paths['/api/tickets/{id}']['get']['responses'][200]['content']['application/json']['data'];
-
-export type Ticket = TicketAnswer;
+export type Ticket = AnswerData<'/api/tickets/{id}', 'get'>;
 export type TicketStatus = Ticket['status'];
 export type Person = Ticket['owner'];
 export type Message = Ticket['messages'][number];

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type SyntheticEvent } from 'react';
 import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field, SelectField } from '../../components/Field';
+import { FormButtons } from '../../components/FormButtons';
 import { useCreateUser, type Role, type SetPasswordLink } from '../../hooks/useUsers';
 import page from '../Page.module.css';
 import {
@@ -159,23 +160,18 @@ export function AddUser() {
           {create.isError && (refusal === undefined || refusal.rest) && (
             <Alert tone="error">{errorMessage(create.error)}</Alert>
           )}
-          <div className={styles.buttons}>
-            <button type="submit" className="button primary" disabled={create.isPending}>
-              {create.isPending ? 'Adding…' : 'Add user'}
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              onClick={() => {
-                setDraft(EMPTY);
-                setProblems({});
-                create.reset();
-                setOpen(false);
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <FormButtons
+            className={styles.buttons}
+            submit="Add user"
+            pendingSubmit="Adding…"
+            pending={create.isPending}
+            onCancel={() => {
+              setDraft(EMPTY);
+              setProblems({});
+              create.reset();
+              setOpen(false);
+            }}
+          />
         </form>
       )}
     </section>

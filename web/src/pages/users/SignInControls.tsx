@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type SyntheticEvent } from 'react';
 import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Confirm } from '../../components/Confirm';
+import { FormButtons } from '../../components/FormButtons';
 import {
   useResetPassword,
   useTurnOffTwoFactor,
@@ -163,18 +164,14 @@ function ResetPassword({ user, isMe }: { user: User; isMe: boolean }) {
       {reset.isError && (refusal === undefined || refusal.rest) && (
         <Alert tone="error">{errorMessage(reset.error)}</Alert>
       )}
-      <div className={styles.buttons}>
-        <button type="submit" className={`button ${styles.danger}`} disabled={reset.isPending}>
-          {reset.isPending
-            ? 'Resetting…'
-            : draft.choice === 'link'
-              ? 'Make the link'
-              : 'Set the password'}
-        </button>
-        <button type="button" className="button secondary" onClick={close}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons
+        className={styles.buttons}
+        submitClassName={`button ${styles.danger}`}
+        submit={draft.choice === 'link' ? 'Make the link' : 'Set the password'}
+        pendingSubmit="Resetting…"
+        pending={reset.isPending}
+        onCancel={close}
+      />
     </form>
   );
 }

@@ -2,9 +2,9 @@ import { useId, useState, type SyntheticEvent } from 'react';
 import { ApiError, errorMessage } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field } from '../../components/Field';
+import { FormButtons } from '../../components/FormButtons';
 import type { WebhookEvent } from '../../hooks/useWebhooks';
 import { describeEvent, EVENTS, type WebhookForm as Form } from './events';
-import cards from '../../components/Cards.module.css';
 import styles from './Webhooks.module.css';
 
 /**
@@ -123,16 +123,13 @@ export function WebhookForm({
         <label htmlFor={enabledId}>Enabled: send deliveries</label>
       </div>
       {error != null && <Alert tone="error">{errorMessage(error)}</Alert>}
-      <div className={cards.buttons}>
-        <button type="submit" className="button primary" disabled={pending}>
-          {pending ? pendingAction : action}
-        </button>
-        {onCancel !== undefined && (
-          <button type="button" className="button secondary" disabled={pending} onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormButtons
+        submit={action}
+        pendingSubmit={pendingAction}
+        pending={pending}
+        onCancel={onCancel}
+        lockCancel
+      />
     </form>
   );
 }

@@ -3,6 +3,7 @@ import { errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { Confirm } from '../../../components/Confirm';
 import { Field } from '../../../components/Field';
+import { FormButtons } from '../../../components/FormButtons';
 import { useDeleteEntries, useMoveEntries, type FileEntry } from '../../../hooks/useFiles';
 import { normalise } from './paths';
 import styles from './Files.module.css';
@@ -130,20 +131,14 @@ export function BulkActions({
               setDestination(event.target.value);
             }}
           />
-          <div className={styles.buttons}>
-            <button type="submit" className="button primary" disabled={move.isPending}>
-              {move.isPending ? 'Moving…' : 'Move'}
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              onClick={() => {
-                open('idle');
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <FormButtons
+            submit="Move"
+            pendingSubmit="Moving…"
+            pending={move.isPending}
+            onCancel={() => {
+              open('idle');
+            }}
+          />
         </form>
       )}
       {mode === 'delete' && count > 0 && (

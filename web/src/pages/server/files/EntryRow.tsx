@@ -15,6 +15,7 @@ import {
 import { formatBytes } from '../format';
 import { filesUrl, formatModified, join, nameProblem, normalise, parent } from './paths';
 import { Confirm } from '../../../components/Confirm';
+import { FormButtons } from '../../../components/FormButtons';
 import styles from './Files.module.css';
 
 type Mode = 'idle' | 'rename' | 'move' | 'delete';
@@ -219,20 +220,13 @@ export function EntryRow({
             }}
           />
           {problem !== null && <Alert tone="error">{problem}</Alert>}
-          <div className={styles.buttons}>
-            <button type="submit" className="button primary" disabled={rename.isPending}>
-              Rename
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              onClick={() => {
-                open('idle');
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <FormButtons
+            submit="Rename"
+            pending={rename.isPending}
+            onCancel={() => {
+              open('idle');
+            }}
+          />
         </form>
       )}
       {mode === 'move' && (
@@ -249,20 +243,13 @@ export function EntryRow({
               setDestination(event.target.value);
             }}
           />
-          <div className={styles.buttons}>
-            <button type="submit" className="button primary" disabled={move.isPending}>
-              Move
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              onClick={() => {
-                open('idle');
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <FormButtons
+            submit="Move"
+            pending={move.isPending}
+            onCancel={() => {
+              open('idle');
+            }}
+          />
         </form>
       )}
       {mode === 'delete' && (

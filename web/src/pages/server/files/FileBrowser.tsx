@@ -9,7 +9,7 @@ import { EntryRow } from './EntryRow';
 import styles from './Files.module.css';
 import { NewEntryForm } from './NewEntryForm';
 import { Uploads } from './Uploads';
-import { useUploads } from './useUploads';
+import { useUploads } from '../../../hooks/useUploads';
 
 const hasFiles = (event: DragEvent) => event.dataTransfer.types.includes('Files');
 

@@ -2,6 +2,7 @@ import { useState, type SyntheticEvent } from 'react';
 import { errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { Field } from '../../../components/Field';
+import { FormButtons } from '../../../components/FormButtons';
 import { useCreateEntry } from '../../../hooks/useFiles';
 import { nameProblem } from './paths';
 import styles from './Files.module.css';
@@ -44,14 +45,11 @@ export function NewEntryForm({
       />
       {problem !== null && <Alert tone="error">{problem}</Alert>}
       {create.isError && <Alert tone="error">{errorMessage(create.error)}</Alert>}
-      <div className={styles.buttons}>
-        <button type="submit" className="button primary" disabled={create.isPending}>
-          {type === 'file' ? 'Create file' : 'Create folder'}
-        </button>
-        <button type="button" className="button secondary" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormButtons
+        submit={type === 'file' ? 'Create file' : 'Create folder'}
+        pending={create.isPending}
+        onCancel={onDone}
+      />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { Alert } from '../../../components/Alert';
 import { formatBytes } from '../format';
 import styles from './Files.module.css';
-import type { UploadItem } from './useUploads';
+import type { UploadItem } from '../../../hooks/useUploads';
 
 const percent = (item: UploadItem) =>
   item.total === 0 ? 100 : Math.floor((item.sent / item.total) * 100);

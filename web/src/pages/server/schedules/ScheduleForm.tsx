@@ -2,8 +2,8 @@ import { useState, type SyntheticEvent } from 'react';
 import { ApiError, errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { Field, SelectField } from '../../../components/Field';
+import { FormButtons } from '../../../components/FormButtons';
 import type { Schedule, ScheduleInput } from '../../../hooks/useSchedules';
-import cards from '../../../components/Cards.module.css';
 import styles from './Schedules.module.css';
 
 type Action = ScheduleInput['tasks'][number]['action'];
@@ -231,16 +231,12 @@ export function ScheduleForm({
       </fieldset>
 
       {error != null && <Alert tone="error">{errorMessage(error)}</Alert>}
-      <div className={cards.buttons}>
-        <button type="submit" className="button primary" disabled={pending}>
-          {pending ? 'Saving…' : submitLabel}
-        </button>
-        {onCancel !== undefined && (
-          <button type="button" className="button secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormButtons
+        submit={submitLabel}
+        pendingSubmit="Saving…"
+        pending={pending}
+        onCancel={onCancel}
+      />
     </form>
   );
 }

@@ -3,6 +3,7 @@ import { useNavigate } from 'react-router';
 import { errorMessage } from '../../../api/errors';
 import { Alert } from '../../../components/Alert';
 import { Field } from '../../../components/Field';
+import { FormButtons } from '../../../components/FormButtons';
 import { useDeleteServer } from '../../../hooks/useServerSettings';
 import page from '../../Page.module.css';
 import styles from './Settings.module.css';
@@ -49,27 +50,18 @@ export function DeleteServer({ server, displayName }: { server: string; displayN
           />
           {remove.isError && <Alert tone="error">{errorMessage(remove.error)}</Alert>}
           {remove.isPending && <Alert tone="info">Stopping and deleting…</Alert>}
-          <div className={styles.buttons}>
-            <button
-              type="submit"
-              className={`button ${styles.danger}`}
-              disabled={typed !== server || remove.isPending}
-            >
-              Delete server
-            </button>
-            <button
-              type="button"
-              className="button secondary"
-              disabled={remove.isPending}
-              onClick={() => {
-                setConfirming(false);
-                setTyped('');
-                remove.reset();
-              }}
-            >
-              Cancel
-            </button>
-          </div>
+          <FormButtons
+            submit="Delete server"
+            submitClassName={`button ${styles.danger}`}
+            disabled={typed !== server}
+            pending={remove.isPending}
+            onCancel={() => {
+              setConfirming(false);
+              setTyped('');
+              remove.reset();
+            }}
+            lockCancel
+          />
         </form>
       ) : (
         <div>

@@ -3,17 +3,11 @@
  * that is sent), and the API's refusals placed next to their fields.
  */
 import type { ApiError, ErrorDetail } from '../../../api/errors';
-import type { paths } from '../../../api/schema';
+import type { AnswerData, RequestBody } from '../../../api/types';
 
-type ConfigPath = paths['/api/servers/{server}/config'];
 /** The configuration, as read or as saved (a save does not answer the caller's permissions). */
-export type ServerConfig = Omit<
-  ConfigPath['get']['responses'][200]['content']['application/json']['data'],
-  'permissions'
->;
-export type ConfigChanges = NonNullable<
-  ConfigPath['put']['requestBody']
->['content']['application/json'];
+export type ServerConfig = Omit<AnswerData<'/api/servers/{server}/config', 'get'>, 'permissions'>;
+export type ConfigChanges = RequestBody<'/api/servers/{server}/config', 'put'>;
 type Limits = ServerConfig['limits'];
 export type LimitKey = keyof Limits;
 export type Runtime = ServerConfig['runtime'];

@@ -1,8 +1,12 @@
+/**
+ * The uploads of a server's Files tab, as the page shows them: each file its own request
+ * (`startUpload`), progress and Cancel; a 401 ends the session as the API client's does.
+ */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { useServices } from '../../../api/context';
-import { ApiError, errorMessage } from '../../../api/errors';
-import { useRefreshFiles } from '../../../hooks/useFiles';
-import { startUpload } from './upload';
+import { useServices } from '../api/context';
+import { ApiError, errorMessage } from '../api/errors';
+import { startUpload } from '../pages/server/files/upload';
+import { useRefreshFiles } from './useFiles';
 
 export interface UploadItem {
   readonly id: number;
