@@ -3,6 +3,11 @@ import js from '@eslint/js';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
+const CHILD_PROCESS = {
+  name: 'node:child_process',
+  message: 'Only src/host/runtime may spawn processes.',
+};
+
 export default tseslint.config(
   {
     ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'web/src/api/schema.d.ts'],
@@ -17,13 +22,40 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-restricted-imports': ['error', { paths: [CHILD_PROCESS] }],
+    },
+  },
+  {
+    // The modules reach the machine only through the port, src/host/host.ts (docs/host.md).
+    files: ['src/modules/**/*.ts'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: [
+          paths: [CHILD_PROCESS],
+          patterns: [
             {
-              name: 'node:child_process',
-              message: 'Only src/host/runtime may spawn processes.',
+              regex: '(^|/)host/(local|runtime)(/|$)',
+              message:
+                'Modules use the ServerHost port (src/host/host.ts), not its implementation.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The port owns its language: it names nothing of an implementation.
+    files: ['src/host/host.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [CHILD_PROCESS],
+          patterns: [
+            {
+              regex: '^\\./(local|runtime)(/|$)',
+              message: 'The port declares its own types; implementations import them from it.',
             },
           ],
         },
@@ -41,6 +73,24 @@ export default tseslint.config(
         {
           allowForKnownSafeCalls: [
             { from: 'package', package: 'node:test', name: ['describe', 'it', 'test'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The port's conformance suite knows no implementation but the file that builds them.
+    files: ['test/host-port/**/*.ts'],
+    ignores: ['test/host-port/implementations.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)host/(local|runtime)(/|$)',
+              message: 'The conformance suite is written against the port only.',
+            },
           ],
         },
       ],

@@ -13,7 +13,8 @@ import type { FeatureNotice } from '../domain/features.js';
 import type { RegistryAuth } from '../domain/registry.js';
 import type { InstallState, ServerRecord, ServerStatus } from '../domain/server.js';
 import type { TemplateDefinition } from '../domain/template.js';
-import type { ServerStorage } from './local/storage/server-storage.js';
+import type { FileHandle } from 'node:fs/promises';
+import type { Readable, Writable } from 'node:stream';
 
 /** One line of a server's console history. */
 export interface ConsoleLine {
@@ -83,33 +84,202 @@ export interface ServerConsole {
   notices(): readonly FeatureNotice[];
 }
 
-/**
- * The files of the servers' folders. Every path is a list of segments already checked by
- * `userPath` (src/domain/paths.ts); the storage resolves it inside the server's folder only.
- */
-export type ServerFiles = Pick<
-  ServerStorage,
-  | 'list'
-  | 'createEntry'
-  | 'openFile'
-  | 'readText'
-  | 'writeText'
-  | 'upload'
-  | 'renameEntry'
-  | 'move'
-  | 'deleteEntry'
-  | 'deleteMany'
-  | 'moveMany'
-  | 'compress'
-  | 'decompress'
-  | 'diskUsage'
->;
+export type EntryType = 'file' | 'folder' | 'symlink';
 
-/** What backups read from and write into the servers' folders (see the storage). */
-export type ServerBackupFiles = Pick<
-  ServerStorage,
-  'packServer' | 'replaceFromArchive' | 'diskUsage' | 'readText'
->;
+/** An entry of a server's folder, as the file manager shows it. */
+export interface Entry {
+  readonly name: string;
+  /** From the server's root, `/`-separated. */
+  readonly path: string;
+  readonly type: EntryType;
+  readonly size: number;
+  /** ISO-8601. */
+  readonly modified: string;
+}
+
+/** A regular file opened for reading; the caller owns the handle and must close it. */
+export interface OpenedFile {
+  readonly handle: FileHandle;
+  readonly name: string;
+  readonly size: number;
+  readonly modified: Date;
+}
+
+/** What one extraction may unpack; past them the archive is refused and nothing is kept. */
+export interface ArchiveLimits {
+  /** Bytes of all entries together (413). */
+  readonly maxBytes: number;
+  /** Entries, folders and symlinks included (413). */
+  readonly maxEntries: number;
+  /** Unpacked bytes per archive byte (400: a zip bomb), checked once past `ratioFloorBytes`. */
+  readonly maxRatio: number;
+  readonly ratioFloorBytes: number;
+}
+
+/** A place in a folder as a deny list sees it (src/templates/denylist.ts builds them). */
+export interface GuardCursor {
+  enter(name: string): GuardCursor;
+  /** The rule that denies this path itself (a folder when `folder`), or null. */
+  rule(folder: boolean): string | null;
+  /** False when no rule can deny anything below this path. */
+  readonly live: boolean;
+}
+
+/**
+ * What a caller may not touch in a server's folder (its template's file deny list). The files
+ * refuse every path it denies, as written and as it resolves through symlinks, and everything
+ * inside a folder renamed, moved, deleted, packed or unpacked: 403 FILE_DENIED naming the path
+ * and the rule, before anything is changed.
+ */
+export interface PathGuard {
+  root(): GuardCursor;
+  /** The rule that denies `segments` or one of the folders on the way, or null. */
+  ruleFor(segments: readonly string[], folder: boolean): string | null;
+}
+
+/** What packing a whole server leaves out, and what it reports. */
+export interface PackOptions {
+  /** True: leave the entry out (a folder with everything in it). `segments`: from the root. */
+  readonly skip?: (segments: readonly string[], folder: boolean) => boolean;
+  /** Called once an entry is written: its kind and its bytes (a symlink's: its target). */
+  readonly packed?: (kind: EntryType, bytes: number) => void;
+}
+
+/**
+ * The files of the servers' folders, for the file manager. Every path is a list of plain
+ * segments (`userPath`, src/domain/paths.ts, makes them); whatever a caller passes, nothing
+ * outside the server's folder is reached, through `..` or a symlink at any depth (403
+ * PATH_OUTSIDE). `guard`: a deny list (null: nothing denied). `quota`: the bytes the whole folder
+ * may hold, counting only growth (413 QUOTA_EXCEEDED before anything is kept; null: none). A
+ * failure leaves nothing half-done: no partial file, no temporary one.
+ */
+export interface ServerFiles {
+  /** The entries of a folder: folders first, then by name; temporary files are not shown. */
+  list(server: string, segments: readonly string[]): Promise<Entry[]>;
+  /** Creates an empty file or a folder `name` in the folder `parent` (409 when it exists). */
+  createEntry(
+    server: string,
+    parent: readonly string[],
+    name: string,
+    type: 'file' | 'folder',
+    guard?: PathGuard | null,
+  ): Promise<Entry>;
+  /** Opens a regular file for reading, following symlinks that stay inside. */
+  openFile(
+    server: string,
+    segments: readonly string[],
+    guard?: PathGuard | null,
+  ): Promise<OpenedFile>;
+  /** A text file's content: UTF-8 only (else 400), at most `maxBytes` (else 413). */
+  readText(
+    server: string,
+    segments: readonly string[],
+    maxBytes: number,
+    guard?: PathGuard | null,
+  ): Promise<string>;
+  /** Replaces (or creates) a file's content atomically, keeping its mode; its folder must exist. */
+  writeText(
+    server: string,
+    segments: readonly string[],
+    content: string,
+    quota?: number | null,
+    guard?: PathGuard | null,
+  ): Promise<Entry>;
+  /**
+   * Streams `source` into the file `name` in `folder`, replacing a file there only once it is
+   * complete; over `maxBytes` (413), past the quota or aborted, nothing is left behind.
+   */
+  upload(
+    server: string,
+    folder: readonly string[],
+    name: string,
+    source: Readable,
+    maxBytes: number | null,
+    quota?: number | null,
+    guard?: PathGuard | null,
+  ): Promise<Entry>;
+  /** Renames an entry inside its folder (a symlink is renamed, not its target). */
+  renameEntry(
+    server: string,
+    segments: readonly string[],
+    newName: string,
+    guard?: PathGuard | null,
+  ): Promise<Entry>;
+  /**
+   * Moves an entry with `mv` meaning: into `destination` when that is a folder, else to that
+   * path; never replacing what is at the target (409).
+   */
+  move(
+    server: string,
+    source: readonly string[],
+    destination: readonly string[],
+    guard?: PathGuard | null,
+  ): Promise<Entry>;
+  /** Deletes a file, a symlink (not its target) or a folder with everything in it. */
+  deleteEntry(server: string, segments: readonly string[], guard?: PathGuard | null): Promise<void>;
+  /** Deletes several entries, every one checked first; answers the paths deleted. */
+  deleteMany(
+    server: string,
+    paths: readonly (readonly string[])[],
+    guard?: PathGuard | null,
+  ): Promise<string[]>;
+  /** Moves several entries into the existing folder `destination`, every one checked first. */
+  moveMany(
+    server: string,
+    sources: readonly (readonly string[])[],
+    destination: readonly string[],
+    guard?: PathGuard | null,
+  ): Promise<Entry[]>;
+  /**
+   * Packs `sources` (symlinks as symlinks, never followed; special files skipped) into a new
+   * archive at `destination`; nothing is left on failure, and nothing there is replaced (409).
+   */
+  compress(
+    server: string,
+    sources: readonly (readonly string[])[],
+    destination: readonly string[],
+    format: 'zip' | 'tar.gz',
+    quota?: number | null,
+    guard?: PathGuard | null,
+  ): Promise<Entry>;
+  /** Unpacks the archive at `archive` into the folder `destination`, all or nothing. */
+  decompress(
+    server: string,
+    archive: readonly string[],
+    destination: readonly string[],
+    limits: ArchiveLimits,
+    quota?: number | null,
+    guard?: PathGuard | null,
+  ): Promise<Entry[]>;
+  /**
+   * Bytes held by the files and symlinks of the server's folder: the figure quotas are held
+   * against (measured at most 10 s ago, moved by the panel's own writes since).
+   */
+  diskUsage(server: string): Promise<number>;
+}
+
+/** What backups read from and write into the servers' folders. */
+export interface ServerBackupFiles extends Pick<ServerFiles, 'readText' | 'diskUsage'> {
+  /**
+   * Writes the whole server folder as a .tar.gz into `into`, as `compress` packs (symlinks as
+   * symlinks, special and temporary files left out), leaving out what `options.skip` answers true
+   * for. Resolves once `into` has taken the last byte; rejects (and destroys nothing of the
+   * folder) when packing or `into` fails.
+   */
+  packServer(server: string, into: Writable, options: PackOptions): Promise<void>;
+  /**
+   * Replaces the server's whole folder by the content of an archive, all or nothing: on any
+   * failure the folder is as it was. The caller makes sure the server does not run meanwhile.
+   * `quota`: the most the new content may hold (413 QUOTA_EXCEEDED).
+   */
+  replaceFromArchive(
+    server: string,
+    source: FileHandle,
+    limits: ArchiveLimits,
+    quota: number | null,
+    progress: (written: number) => void,
+  ): Promise<void>;
+}
 
 /**
  * What backups need of the host, reached through the servers service (which checks who asks):

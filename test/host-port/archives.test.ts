@@ -6,9 +6,10 @@
  * its folder replaced from an archive in one step, or not at all.
  */
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { Writable } from 'node:stream';
 import { it } from 'node:test';
-import type { ServerBackupFiles, ServerFiles } from '../../src/host/host.js';
+import { Parser, type ReadEntry } from 'tar';
+import type { PackOptions, ServerBackupFiles, ServerFiles } from '../../src/host/host.js';
 import { tarOf, type TarEntry } from '../helpers/archives.js';
 import {
   ANY_ARCHIVE,
@@ -22,35 +23,48 @@ import {
   staged,
 } from './suite.js';
 
-type PackWriter = Parameters<ServerBackupFiles['packServer']>[1];
+/** A packed entry as the archive holds it. */
+interface PackedEntry {
+  readonly type: string;
+  readonly body?: Buffer;
+  readonly linkpath?: string;
+}
 
-/** A writer `packServer` writes into: it keeps every entry, and writes them as a tar at the end. */
-function recordingWriter(): PackWriter & { readonly entries: TarEntry[]; tar(): Buffer } {
-  const entries: TarEntry[] = [];
-  const output = new PassThrough();
-  return {
-    entries,
-    output,
-    folder(name, mode, mtime) {
-      entries.push({ path: `${name}/`, type: 'Directory', mode, mtime });
-      return Promise.resolve();
+/** Packs a server through the port and reads the .tar.gz back: its bytes and its entries. */
+async function packed(
+  files: ServerBackupFiles,
+  server: string,
+  options: PackOptions = {},
+): Promise<{ archive: Buffer; entries: Map<string, PackedEntry> }> {
+  const chunks: Buffer[] = [];
+  const into = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback();
     },
-    async file(name, mode, mtime, size, content) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of content as AsyncIterable<Buffer>) chunks.push(chunk);
-      const bytes = Buffer.concat(chunks);
-      assert.equal(bytes.length, size, `${name}: ${size} bytes announced`);
-      entries.push({ path: name, type: 'File', mode, mtime, body: bytes });
-    },
-    symlink(name, target, mtime) {
-      entries.push({ path: name, type: 'SymbolicLink', linkpath: target, mode: 0o777, mtime });
-      return Promise.resolve();
-    },
-    end() {
-      output.end();
-    },
-    tar: () => tarOf(entries),
-  };
+  });
+  await files.packServer(server, into, options);
+  const archive = Buffer.concat(chunks);
+  assert.deepEqual([...archive.subarray(0, 2)], [0x1f, 0x8b], 'a gzip stream');
+  const entries = new Map<string, PackedEntry>();
+  const parser = new Parser();
+  parser.on('entry', (entry: ReadEntry) => {
+    const parts: Buffer[] = [];
+    entry.on('data', (chunk: Buffer) => parts.push(chunk));
+    entry.on('end', () => {
+      entries.set(entry.path, {
+        type: entry.type,
+        ...(entry.type === 'File' ? { body: Buffer.concat(parts) } : {}),
+        ...(entry.linkpath ? { linkpath: entry.linkpath } : {}),
+      });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    parser.on('end', resolve);
+    parser.on('error', reject);
+    parser.end(archive);
+  });
+  return { archive, entries };
 }
 
 /** The names in a folder of the server, sorted. */
@@ -171,14 +185,11 @@ conformance('host backups', (machine) => {
       link('latest', 'world/level.dat'),
       link('steam', '/opt/steam'),
     ]);
-    const writer = recordingWriter();
-    const packed: [string, number][] = [];
-    await host.backupFiles.packServer('packed', writer, (work) => work, {
+    const reported: [string, number][] = [];
+    const { entries: byPath } = await packed(host.backupFiles, 'packed', {
       skip: (segments) => segments[0] === 'cache',
-      packed: (kind, bytes) => packed.push([kind, bytes]),
+      packed: (kind, bytes) => reported.push([kind, bytes]),
     });
-    writer.end();
-    const byPath = new Map(writer.entries.map((entry) => [entry.path, entry]));
     assert.deepEqual([...byPath.keys()].sort(), [
       'latest',
       'server.properties',
@@ -189,9 +200,9 @@ conformance('host backups', (machine) => {
     assert.equal(byPath.get('world/level.dat')?.body?.toString(), 'level');
     assert.equal(byPath.get('steam')?.linkpath, '/opt/steam');
     assert.equal(byPath.get('latest')?.linkpath, 'world/level.dat');
-    assert.equal(packed.length, 5);
+    assert.equal(reported.length, 5);
     assert.deepEqual(
-      packed
+      reported
         .filter(([kind]) => kind === 'file')
         .map(([, bytes]) => bytes)
         .sort(),
@@ -206,10 +217,7 @@ conformance('host backups', (machine) => {
     await host.files.createEntry('source', [], 'world', 'folder');
     await host.files.writeText('source', ['world', 'level.dat'], 'new level');
     await host.files.writeText('target', ['old.txt'], 'old');
-    const writer = recordingWriter();
-    await host.backupFiles.packServer('source', writer, (work) => work, {});
-    writer.end();
-    const archive = writer.tar();
+    const { archive } = await packed(host.backupFiles, 'source');
 
     // Past its limits or the quota: refused, the folder as it was.
     await rejectsWith(

@@ -262,24 +262,24 @@ conformance('host files', (machine) => {
     );
   });
 
-  it(
-    'holds segments that did not come from userPath inside the folder too',
-    {
-      todo:
-        'the local host trusts its callers here: host.ts says segments are checked by userPath, ' +
-        'and a raw ".." segment reaches the folder beside (issue 28, reported by the suite)',
-    },
-    async () => {
-      const { host } = machine();
-      await machine().addServer('raw');
-      await machine().addServer('beside');
-      await host.files.writeText('beside', ['secret.txt'], 'beside');
-      for (const segments of [
-        ['..', 'beside', 'secret.txt'],
-        ['sub', '..', '..', 'beside', 'secret.txt'],
-      ]) {
-        await rejectsWith(host.files.readText('raw', segments, 1024), 'PATH_OUTSIDE');
-      }
-    },
-  );
+  it('holds segments that did not come from userPath inside the folder too', async () => {
+    const { host } = machine();
+    await machine().addServer('raw');
+    await machine().addServer('beside');
+    await host.files.writeText('beside', ['secret.txt'], 'beside');
+    for (const segments of [
+      ['..', 'beside', 'secret.txt'],
+      ['sub', '..', '..', 'beside', 'secret.txt'],
+      ['.', '..', 'beside', 'secret.txt'],
+      ['../beside/secret.txt'],
+    ]) {
+      await rejectsWith(host.files.readText('raw', segments, 1024), 'PATH_OUTSIDE');
+    }
+    await rejectsWith(host.files.createEntry('raw', ['..'], 'made', 'file'), 'PATH_OUTSIDE');
+    await rejectsWith(host.files.writeText('raw', ['..', 'beside', 'x'], 'x'), 'PATH_OUTSIDE');
+    assert.deepEqual(
+      (await host.files.list('beside', [])).map((entry) => entry.name),
+      ['secret.txt'],
+    );
+  });
 });

@@ -16,17 +16,6 @@ import { AppError } from '../../errors.js';
 
 export type ArchiveFormat = 'zip' | 'tar' | 'tar.gz';
 
-/** What one extraction may unpack; past them the archive is refused and nothing is kept. */
-export interface ArchiveLimits {
-  /** Bytes of all entries together (413). */
-  readonly maxBytes: number;
-  /** Entries, folders and symlinks included (413). */
-  readonly maxEntries: number;
-  /** Unpacked bytes per archive byte (400: a zip bomb), checked once past `ratioFloorBytes`. */
-  readonly maxRatio: number;
-  readonly ratioFloorBytes: number;
-}
-
 /**
  * Unpacked bytes per archive byte past which an archive is a zip bomb, once it has unpacked more
  * than `ARCHIVE_RATIO_FLOOR_BYTES` (small, very compressible files are common and harmless).

@@ -11,24 +11,10 @@ import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { isReserved, joinSegments } from '../../domain/paths.js';
 import { AppError } from '../../errors.js';
+import type { GuardCursor, PathGuard } from '../host.js';
 import { at, openFolder, walkBelow, type Visitor } from './tree.js';
 
 const { O_RDONLY, O_DIRECTORY } = constants;
-
-/** A place in the folder as the rules see it (see DenyCursor in src/templates/denylist.ts). */
-export interface GuardCursor {
-  enter(name: string): GuardCursor;
-  /** The rule that denies this path itself (a folder when `folder`), or null. */
-  rule(folder: boolean): string | null;
-  /** False when no rule can deny anything below this path. */
-  readonly live: boolean;
-}
-
-export interface PathGuard {
-  root(): GuardCursor;
-  /** The rule that denies `segments` or one of the folders on the way, or null. */
-  ruleFor(segments: readonly string[], folder: boolean): string | null;
-}
 
 /** 403: `config/secret.cfg is protected by the template's rule "config/*.cfg"`. */
 export const fileDenied = (segments: readonly string[], rule: string): AppError =>

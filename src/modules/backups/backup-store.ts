@@ -13,7 +13,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import type { OpenedFile } from '../../host/local/storage/types.js';
+import type { OpenedFile } from '../../host/host.js';
 
 /** A backup being written: `stream` takes its bytes; then `commit` or `discard`. */
 export interface BackupUpload {

@@ -31,9 +31,7 @@ import type { DefaultBackupLimits } from '../../domain/panel-settings.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
-import type { BackupHost } from '../../host/host.js';
-import { archiveWriter } from '../../host/local/archive-formats.js';
-import type { OpenedFile } from '../../host/local/storage/types.js';
+import type { BackupHost, OpenedFile } from '../../host/host.js';
 import type { Logger } from '../../log.js';
 import { compileLinePattern } from '../../templates/patterns.js';
 import type { DownloadLinks } from '../files/download-links.js';
@@ -558,7 +556,6 @@ export class BackupsService {
     let entries = 0;
     let unpackedBytes = 0;
     try {
-      const writer = archiveWriter('tar.gz');
       const counter = new Transform({
         transform: (chunk: Buffer, _encoding, callback) => {
           bytes += chunk.length;
@@ -575,14 +572,9 @@ export class BackupsService {
           callback(null, chunk);
         },
       });
-      const done = pipeline(writer.output, counter, upload.stream);
-      // Adding entries waits for the writing; a failed write must end the adding too.
-      const failed = done.then(() => new Promise<never>(() => undefined));
-      const add = async (work: Promise<void>): Promise<void> => {
-        await Promise.race([work, failed]);
-      };
+      const stored = pipeline(counter, upload.stream);
       try {
-        await this.deps.host.files.packServer(server, writer, add, {
+        await this.deps.host.files.packServer(server, counter, {
           skip,
           packed: (kind, size) => {
             entries += 1;
@@ -593,13 +585,12 @@ export class BackupsService {
             this.#tell(server, job, 'running', null);
           },
         });
-        writer.end();
       } catch (error) {
-        writer.output.destroy();
-        await done.catch(() => undefined);
+        counter.destroy();
+        await stored.catch(() => undefined);
         throw error;
       }
-      await done;
+      await stored;
       await upload.commit();
     } catch (error) {
       await upload.discard();

@@ -4,7 +4,7 @@ import parseRange from 'range-parser';
 import { AppError } from '../../errors.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RangeStream } from './range-stream.js';
-import type { OpenedFile } from '../../host/local/storage/types.js';
+import type { OpenedFile } from '../../host/host.js';
 import { currentUser } from '../../http/access.js';
 import { responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';

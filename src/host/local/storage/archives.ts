@@ -19,10 +19,9 @@ import {
   archiveWriter,
   detectFormat,
   type ArchiveFormat,
-  type ArchiveLimits,
   type ArchiveWriter,
 } from '../archive-formats.js';
-import { checkPaths, cursorAt, fileDenied, type GuardCursor, type PathGuard } from '../guard.js';
+import { checkPaths, cursorAt, fileDenied } from '../guard.js';
 import { at, openFolder } from '../tree.js';
 import { fileSink, tempFile, WRITE_BUFFER_BYTES, writeAtomically } from './atomic.js';
 import { alreadyExists, fsError } from './errors.js';
@@ -38,7 +37,7 @@ import {
   withPlace,
   type Place,
 } from './resolve.js';
-import type { Entry, PackOptions } from './types.js';
+import type { ArchiveLimits, Entry, GuardCursor, PackOptions, PathGuard } from '../../host.js';
 import { unpack, type EntryCheck } from './unpack.js';
 import { removeEntry } from './walk.js';
 

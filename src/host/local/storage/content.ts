@@ -10,13 +10,13 @@ import { lstat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../../errors.js';
-import { checkPaths, type PathGuard } from '../guard.js';
+import { checkPaths } from '../guard.js';
 import { at, shown } from '../tree.js';
 import { fileSink, tempFile, WRITE_BUFFER_BYTES, writeAtomically } from './atomic.js';
 import { binary, special } from './errors.js';
 import type { ServerFolder } from './folder.js';
 import { entryOf, openRegular, statOf, withFolder, withPlace } from './resolve.js';
-import type { Entry, OpenedFile } from './types.js';
+import type { Entry, OpenedFile, PathGuard } from '../../host.js';
 
 /**
  * Opens a regular file for reading (following symlinks that stay inside). The caller owns the

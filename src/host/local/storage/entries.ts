@@ -11,14 +11,14 @@ import { constants, lstatSync, type Stats } from 'node:fs';
 import { lchown, lstat, mkdir, open, readdir } from 'node:fs/promises';
 import { joinSegments } from '../../../domain/paths.js';
 import { AppError } from '../../../errors.js';
-import { checkPaths, type PathGuard } from '../guard.js';
+import { checkPaths } from '../guard.js';
 import { at, shown } from '../tree.js';
 import { TEMP_PREFIX } from './atomic.js';
 import { alreadyExists, fsError, partly } from './errors.js';
 import type { ServerFolder } from './folder.js';
 import { moveWithoutReplacing } from './moves.js';
 import { entryOf, existingName, guardEntry, statOf, withFolder, withPlace } from './resolve.js';
-import type { Entry, EntryType } from './types.js';
+import type { Entry, EntryType, PathGuard } from '../../host.js';
 import { removeEntry } from './walk.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;

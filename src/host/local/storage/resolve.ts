@@ -14,13 +14,13 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
-import { isReserved, joinSegments, linkTarget, reserved } from '../../../domain/paths.js';
+import { isReserved, joinSegments, linkTarget, outside, reserved } from '../../../domain/paths.js';
 import { AppError, notFound } from '../../../errors.js';
-import { checkBelow, checkPaths, type PathGuard } from '../guard.js';
+import { checkBelow, checkPaths } from '../guard.js';
 import { at, changed, errnoOf, shown } from '../tree.js';
 import { fsError, special } from './errors.js';
 import type { ServerFolder } from './folder.js';
-import type { Entry, EntryType } from './types.js';
+import type { Entry, EntryType, PathGuard } from '../../host.js';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -91,6 +91,9 @@ export async function withFolder<T>(
   });
 }
 
+const isPlainName = (name: string): boolean =>
+  name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
+
 /**
  * Walks `segments` from the root's descriptor. Every folder on the way is opened relative to the
  * one before with O_DIRECTORY | O_NOFOLLOW; a symlink met on the way (or last, with `followLast`)
@@ -103,6 +106,9 @@ async function resolve(
   segments: readonly string[],
   followLast: boolean,
 ): Promise<Place> {
+  // One plain name per segment, whoever the caller: `userPath` makes them so, and a caller
+  // that did not use it is refused before anything is looked at (docs/testing.md).
+  if (!segments.every(isPlainName)) throw outside();
   let pending = [...segments];
   let done: string[] = [];
   let dir = root;

@@ -16,9 +16,18 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync } from 'node:fs';
 import { chmod, lstat, mkdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import type { ArchiveLimits, ArchiveWriter } from '../archive-formats.js';
-import type { PathGuard } from '../guard.js';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { archiveWriter } from '../archive-formats.js';
+import type {
+  ArchiveLimits,
+  Entry,
+  OpenedFile,
+  PackOptions,
+  PathGuard,
+  ServerBackupFiles,
+  ServerFiles,
+} from '../../host.js';
 import { DiskUsage } from '../usage.js';
 import * as archives from './archives.js';
 import { TEMP_PREFIX } from './atomic.js';
@@ -28,7 +37,7 @@ import type { ServerFolder } from './folder.js';
 import { withPlace } from './resolve.js';
 import { finishRestores, replaceFromArchive, RESTORING_NAME } from './restore.js';
 import { cleanTemporaryFiles, removeLeftovers, Trash, TRASH_NAME } from './trash.js';
-import type { Entry, FileOwner, OpenedFile, PackOptions, StorageLog } from './types.js';
+import type { FileOwner, StorageLog } from './types.js';
 import { chownTree, sizeOf } from './walk.js';
 
 /**
@@ -39,7 +48,7 @@ const DISK_USAGE_TTL_MS = 10_000;
 
 const SILENT: StorageLog = { info: () => undefined, warn: () => undefined };
 
-export class ServerStorage {
+export class ServerStorage implements ServerFiles, ServerBackupFiles {
   readonly #serversDir: string;
   /** Whether server folders belong to the servers' own users (the panel runs as root). */
   readonly #chowns: boolean;
@@ -353,20 +362,29 @@ export class ServerStorage {
   }
 
   /**
-   * Packs the whole server directory into `writer` (a backup), as `compress` packs a folder:
-   * symlinks as symlinks, special files and the panel's temporary files left out, and whatever
-   * `options.skip` answers true for (an ignored folder with everything in it). `add` waits for
-   * each entry's writing (see `compress`).
+   * Packs the whole server directory as a .tar.gz into `into` (a backup), as `compress` packs a
+   * folder: symlinks as symlinks, special files and the panel's temporary files left out, and
+   * whatever `options.skip` answers true for (an ignored folder with everything in it).
    */
-  async packServer(
-    server: string,
-    writer: ArchiveWriter,
-    add: (work: Promise<void>) => Promise<void>,
-    options: PackOptions,
-  ): Promise<void> {
-    await withPlace(this.#folder(server), [], false, (place) =>
-      archives.pack(place, writer, add, options),
-    );
+  async packServer(server: string, into: Writable, options: PackOptions): Promise<void> {
+    const writer = archiveWriter('tar.gz');
+    const done = pipeline(writer.output, into);
+    // Adding entries waits for the writing; a failed write (`into` refused more) ends it too.
+    const failed = done.then(() => new Promise<never>(() => undefined));
+    const add = async (work: Promise<void>): Promise<void> => {
+      await Promise.race([work, failed]);
+    };
+    try {
+      await withPlace(this.#folder(server), [], false, (place) =>
+        archives.pack(place, writer, add, options),
+      );
+      writer.end();
+    } catch (error) {
+      writer.output.destroy();
+      await done.catch(() => undefined);
+      throw error;
+    }
+    await done;
   }
 
   /**

@@ -19,8 +19,8 @@ import {
   MAX_LINK_TARGET_BYTES,
   readArchive,
   type ArchiveFormat,
-  type ArchiveLimits,
 } from '../archive-formats.js';
+import type { ArchiveLimits } from '../../host.js';
 import { at, errnoOf } from '../tree.js';
 import { fileSink, WRITE_BUFFER_BYTES } from './atomic.js';
 import { fsError } from './errors.js';
