@@ -41,7 +41,7 @@ import { fileURLToPath } from 'node:url';
 import WebSocket, { type RawData } from 'ws';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
-import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
+import { findBubblewrap } from '../src/host/runtime/process/sandbox.js';
 import { processIdentity } from '../src/host/runtime/process/proc.js';
 import { runCliProcess } from './helpers/cli.js';
 import {

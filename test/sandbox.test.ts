@@ -36,7 +36,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
+import { findBubblewrap } from '../src/host/runtime/process/sandbox.js';
 import { probeUserOf } from '../src/host/runtime/server-user.js';
 import {
   rememberSecret,

@@ -9,7 +9,7 @@ import { chmodSync, statSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { loadConfig as loadConfigPure } from '../src/config.js';
-import { findBubblewrap } from '../src/host/runtime/process/process-runtime.js';
+import { findBubblewrap } from '../src/host/runtime/process/sandbox.js';
 import { logFormatOf } from '../src/http/logging.js';
 import { openLine } from '../src/start-message.js';
 import {

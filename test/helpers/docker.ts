@@ -36,7 +36,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { fileLock } from './file-lock.js';
-import { engineOptions } from '../../src/host/runtime/docker/docker-runtime.js';
+import { engineOptions } from '../../src/host/runtime/docker/engine.js';
 
 export type DockerForTests =
   | { readonly ok: true; readonly dockerHost: string; readonly image: string; docker: Docker }

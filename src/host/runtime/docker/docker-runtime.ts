@@ -4,7 +4,8 @@
  * (`images`, in ./images.ts); a start whose image is still missing is refused.
  *
  * One container per start, named `game-panel-<panelId>-<server>` and labelled with both, made
- * from the server's image and its current configuration, removed once its exit has been read:
+ * from the server's image and its current configuration (./container-spec.ts), removed once
+ * its exit has been read:
  * - the server's folder bind-mounted read-write at /home/container, its working directory (the
  *   path Pterodactyl's images expect); a read-only root file system and a small private /tmp;
  * - no capability, `no-new-privileges`, never root: the server's own user, the owner of its
@@ -15,23 +16,26 @@
  *   an engine without a bridge).
  * Standard input, output and error go through an attach stream made before the start, so no
  * output is lost and the console works as with a process. A container outlives a panel that was
- * killed: the next panel attaches to it again ({@link Runtime.adopt}).
+ * killed: the next panel attaches to it again ({@link Runtime.adopt}). The engine is reached,
+ * and its errors read, through ./engine.ts.
  */
-import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import path from 'node:path';
 import { Duplex, PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
-import { ConfigError } from '../../../config.js';
 import { withDeadline } from '../deadline.js';
+import {
+  containerOptions,
+  INSTALL_LABEL,
+  PANEL_LABEL,
+  PROGRAM_FOLDERS,
+  SERVER_LABEL,
+} from './container-spec.js';
+import { engineCall, engineOptions, reasonOf, statusOf } from './engine.js';
 import { engineImages } from './images.js';
 import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import { withShell } from '../shells.js';
-import type { Allocation } from '../../../domain/server.js';
 import {
-  INSTALL_SCRIPT_DIR,
-  INSTALL_SERVER_DIR,
   RuntimeUnavailableError,
   StartError,
   StartRefusedError,
@@ -42,7 +46,6 @@ import {
   type OutputStream,
   type Runtime,
   type RunningProcess,
-  SERVER_OOM_SCORE_ADJ,
 } from '../runtime.js';
 import type { Usage } from '../../host.js';
 
@@ -56,169 +59,21 @@ export interface DockerRuntimeOptions {
   readonly network: 'host' | 'none';
 }
 
-/** Where a server's folder is inside its container: its working directory and its HOME. */
-export const CONTAINER_HOME = '/home/container';
-export const PANEL_LABEL = 'game-panel.panel';
-export const SERVER_LABEL = 'game-panel.server';
-/** On the container of a server's install script, instead of SERVER_LABEL: never taken over. */
-export const INSTALL_LABEL = 'game-panel.install';
-
-/** Where a program named without a path is looked up in an image: the servers' PATH. */
-const PROGRAM_FOLDERS = [
-  '/usr/local/sbin',
-  '/usr/local/bin',
-  '/usr/sbin',
-  '/usr/bin',
-  '/sbin',
-  '/bin',
-  '/usr/games',
-];
-
-/** The whole environment a server gets, as with the process runtime. */
-const SERVER_ENV = [
-  `PATH=${PROGRAM_FOLDERS.join(':')}`,
-  'LANG=C.UTF-8',
-  `HOME=${CONTAINER_HOME}`,
-  `PWD=${CONTAINER_HOME}`,
-];
-/** What a template may not set: the panel's own part of the environment. */
-const RESERVED_ENV = new Set(['PATH', 'LANG', 'HOME', 'PWD', 'HOSTNAME']);
-
-/**
- * The server's allocations as Docker publishes them: each port over TCP and UDP (games use
- * either), on the allocation's address.
- */
-function publishedPorts(allocations: readonly Allocation[]): {
-  exposed: Record<string, Record<string, never>>;
-  bindings: Record<string, { HostIp: string; HostPort: string }[]>;
-} {
-  const exposed: Record<string, Record<string, never>> = {};
-  const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
-  for (const { ip, port } of allocations) {
-    for (const protocol of ['tcp', 'udp']) {
-      const key = `${port}/${protocol}`;
-      exposed[key] = {};
-      (bindings[key] ??= []).push({ HostIp: ip, HostPort: String(port) });
-    }
-  }
-  return { exposed, bindings };
-}
-
-/** The private /tmp: bounded, no set-uid programs, no device files. */
-const TMP_OPTIONS = 'rw,nosuid,nodev,size=64m';
 /** Short calls to the engine; waits and attach streams have no time limit. */
 const CALL_TIMEOUT_MS = 15_000;
 /** How long the start-up ping may take before the engine is said to be unreachable. */
 const PING_TIMEOUT_MS = 3_000;
-/** Errors of the connection itself: the engine is down, missing or not answering. */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOENT',
-  'EACCES',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
-
 /** Signal names by number, to tell an exit code above 128 as the signal that ended the server. */
 const SIGNAL_NAMES = new Map(
   Object.entries(constants.signals).map(([name, number]) => [number, name] as const),
 );
-
-/** How dockerode reaches the engine of `DOCKER_HOST`; every field is set, so none comes from the environment. */
-export function engineOptions(
-  dockerHost: string | null,
-  certPath: string | null,
-): Docker.DockerOptions {
-  const none = {
-    socketPath: undefined,
-    host: undefined,
-    port: undefined,
-    protocol: undefined,
-    ca: undefined,
-    cert: undefined,
-    key: undefined,
-    timeout: undefined,
-    version: undefined,
-  };
-  if (dockerHost === null || dockerHost.startsWith('unix://')) {
-    const socketPath = dockerHost?.slice('unix://'.length) ?? '';
-    return { ...none, socketPath: socketPath === '' ? '/var/run/docker.sock' : socketPath };
-  }
-  const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
-  const tls = url.protocol === 'https:';
-  const certificates = tls && certPath !== null ? readCertificates(certPath) : {};
-  return {
-    ...none,
-    host: url.hostname,
-    port: url.port || (tls ? 2376 : 2375),
-    protocol: tls ? 'https' : 'http',
-    ...certificates,
-  };
-}
-
-function readCertificates(certPath: string) {
-  try {
-    return {
-      ca: readFileSync(path.join(certPath, 'ca.pem')),
-      cert: readFileSync(path.join(certPath, 'cert.pem')),
-      key: readFileSync(path.join(certPath, 'key.pem')),
-    };
-  } catch (error) {
-    throw new ConfigError(
-      'DOCKER_CERT_PATH',
-      `cannot read ca.pem, cert.pem and key.pem there (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-    );
-  }
-}
-
-/** The HTTP status the engine answered with, if it answered. */
-const statusOf = (error: unknown): number | undefined =>
-  (error as { statusCode?: unknown } | null)?.statusCode as number | undefined;
-
-/** What the engine said, without dockerode's "(HTTP code …)" prefix. */
-function reasonOf(error: unknown): string {
-  const json = (error as { json?: unknown } | null)?.json;
-  if (json !== null && typeof json === 'object' && 'message' in json) {
-    return String(json.message);
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
-function unreachable(error: unknown): boolean {
-  if (statusOf(error) !== undefined) return false;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
-  return error instanceof Error && /timeout|socket hang up/i.test(error.message);
-}
 
 export async function createDockerRuntime(options: DockerRuntimeOptions): Promise<Runtime> {
   const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
   const where = options.dockerHost ?? 'unix:///var/run/docker.sock';
   const api = new Docker({ ...engine, timeout: CALL_TIMEOUT_MS });
   const streams = new Docker(engine);
-  const labels = (name: string) => ({ [PANEL_LABEL]: options.panelId, [SERVER_LABEL]: name });
-  const containerName = (name: string) => `game-panel-${options.panelId}-${name}`;
-
-  /** Runs a call to the engine; a connection failure becomes {@link RuntimeUnavailableError}. */
-  const call = async <T>(task: () => Promise<T>): Promise<T> => {
-    try {
-      return await task();
-    } catch (error) {
-      if (unreachable(error)) {
-        const code = (error as { code?: unknown }).code;
-        throw new RuntimeUnavailableError(
-          `The Docker engine at ${where} cannot be reached (${typeof code === 'string' ? code : reasonOf(error)})`,
-          { cause: error },
-        );
-      }
-      throw error;
-    }
-  };
+  const call = engineCall(where);
 
   /** `bridge` when the engine has it and servers may have a network; else `none`. */
   const networkMode = async (): Promise<'bridge' | 'none'> => {
@@ -230,18 +85,6 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       if (statusOf(error) === 404) return 'none';
       throw error;
     }
-  };
-
-  /**
-   * Who the container runs as: the server's own user (the owner of its folder), else the
-   * panel's own user; never root.
-   */
-  const user = (spec: LaunchSpec): string => {
-    const uid = process.getuid?.() ?? 0;
-    const owner = spec.user ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : null);
-    if (owner === null || owner.uid === 0 || owner.gid === 0)
-      throw new StartRefusedError('servers never run as root, and there is no other user');
-    return `${owner.uid}:${owner.gid}`;
   };
 
   /** This panel's containers of server `name`, running or not. */
@@ -512,63 +355,14 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     const network = await networkMode();
     // A container left by an earlier start that was cut short: the new one is made afresh.
     await removeAll(spec.name);
-    const [program, ...args] = spec.argv;
-    const { memoryBytes, cpuPercent, pids } = spec.limits;
+    const program = spec.argv[0];
     const install = spec.install;
     // An install's script is bound read-only from a folder of its own, removed after its exit.
     const scriptDir = install === null ? null : await writeInstallScript(install.script);
-    // Published on the engine's bridge network; with none, there is nothing to publish to.
-    const ports = network === 'bridge' ? publishedPorts(spec.ports) : null;
     let container: Docker.Container;
     try {
       container = await call(() =>
-        api.createContainer({
-          // An install container has no name of its own: it must never be taken for the server.
-          ...(install === null ? { name: containerName(spec.name) } : {}),
-          Image: image,
-          Entrypoint: [program],
-          Cmd: args,
-          Env: [
-            ...Object.entries(spec.env)
-              .filter(([key]) => !RESERVED_ENV.has(key))
-              .map(([key, value]) => `${key}=${value}`),
-            ...SERVER_ENV,
-            ...(install === null ? [] : [`PWD=${INSTALL_SERVER_DIR}`]),
-          ],
-          WorkingDir: install === null ? CONTAINER_HOME : INSTALL_SERVER_DIR,
-          User: user(spec),
-          Labels:
-            install === null
-              ? labels(spec.name)
-              : { [PANEL_LABEL]: options.panelId, [INSTALL_LABEL]: spec.name },
-          ...(ports === null ? {} : { ExposedPorts: ports.exposed }),
-          Tty: false,
-          OpenStdin: true,
-          StdinOnce: false,
-          AttachStdin: true,
-          AttachStdout: true,
-          AttachStderr: true,
-          NetworkDisabled: network === 'none',
-          HostConfig: {
-            Binds:
-              scriptDir === null
-                ? [`${spec.cwd}:${CONTAINER_HOME}:rw`]
-                : [`${spec.cwd}:${INSTALL_SERVER_DIR}:rw`, `${scriptDir}:${INSTALL_SCRIPT_DIR}:ro`],
-            // An install script may put its tools in the container (it is removed afterwards).
-            ReadonlyRootfs: install === null,
-            Tmpfs: { '/tmp': TMP_OPTIONS },
-            CapDrop: ['ALL'],
-            SecurityOpt: ['no-new-privileges'],
-            NetworkMode: network,
-            PortBindings: ports?.bindings ?? {},
-            PublishAllPorts: false,
-            RestartPolicy: { Name: 'no' },
-            OomScoreAdj: SERVER_OOM_SCORE_ADJ,
-            ...(memoryBytes === null ? {} : { Memory: memoryBytes, MemorySwap: memoryBytes }),
-            ...(cpuPercent === null ? {} : { NanoCpus: Math.round(cpuPercent * 1e7) }),
-            ...(pids === null ? {} : { PidsLimit: pids }),
-          },
-        }),
+        api.createContainer(containerOptions(spec, image, options.panelId, network, scriptDir)),
       );
     } catch (error) {
       await removeInstallScript(scriptDir);

@@ -7,27 +7,24 @@
  *   (server-user.ts); never uid 0;
  * - with bubblewrap, in a sandbox made by that user (so the kernel gives it no capability on the
  *   host): a new user, PID, IPC and UTS namespace, no capabilities, `no_new_privs`, and a view of
- *   the file system that holds only what a game server needs (see {@link sandboxView});
+ *   the file system that holds only what a game server needs (./sandbox.ts);
  * - without bubblewrap, still as that user, with `no_new_privs` (setpriv) where available;
  * - in a cgroup of its own where the panel can make one (cgroup.ts), so nothing it starts
  *   survives a stop; elsewhere its process tree and group are ended.
  *
- * The only module that spawns processes.
+ * The only module that spawns processes (./sandbox.ts only builds their argv and probes).
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { readlink, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, type SandboxMode, type ServerNetwork } from '../../../config.js';
 import { openCgroups, type Cgroups, type ServerCgroup } from './cgroup.js';
 import {
   type ExitInfo,
-  type LaunchSpec,
   type OutputStream,
   type Runtime,
   type RunningProcess,
-  INSTALL_SCRIPT_DIR,
   INSTALL_SERVER_DIR,
   SERVER_OOM_SCORE_ADJ,
   StartError,
@@ -55,49 +52,20 @@ import {
   type HolderConnection,
   type HolderExit,
 } from './holder-client.js';
-import { probeUserOf, resolveServerUsers, type ServerUser, type UidRange } from '../server-user.js';
-
-/** The whole environment a server process gets (and HOME, its own folder). */
-const SERVER_ENV = {
-  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games',
-  LANG: 'C.UTF-8',
-} as const;
+import { probeUserOf, resolveServerUsers, type UidRange } from '../server-user.js';
+import {
+  findBubblewrap,
+  findCommand,
+  findProgram,
+  identity,
+  SERVER_ENV,
+  sandboxArgv,
+  sandboxView,
+  type Sandbox,
+} from './sandbox.js';
 
 /** How long leftovers of an exited server get between SIGKILL and being reported gone anyway. */
 const REAP_TIMEOUT_MS = 5_000;
-
-/**
- * What of the host's /etc a sandboxed server sees: what programs need to load libraries, resolve
- * names, speak TLS and know the time and users; nothing that holds a secret. Entries whose name
- * starts with one of {@link ETC_PREFIXES} come too (Java's and Python's own configuration).
- */
-const ETC_ENTRIES = [
-  'alternatives',
-  'ca-certificates',
-  'ca-certificates.conf',
-  'fonts',
-  'gai.conf',
-  'group',
-  'host.conf',
-  'hostname',
-  'hosts',
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'localtime',
-  'mime.types',
-  'nsswitch.conf',
-  'os-release',
-  'passwd',
-  'protocols',
-  'resolv.conf',
-  'services',
-  'ssl',
-  'timezone',
-];
-const ETC_PREFIXES = ['java', 'python3', 'mono', 'dotnet'];
-/** Top-level folders that merged-/usr systems make symlinks into /usr, others real folders. */
-const ROOT_LINKS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 
 export interface ProcessRuntimeOptions {
   readonly sandbox: SandboxMode;
@@ -132,92 +100,6 @@ export interface LocalRuntime extends Runtime {
   canEnter(dir: string): boolean;
 }
 
-/** Finds an executable called `name` in the absolute folders of `searchPath`. */
-function findProgram(name: string, searchPath: string): string | null {
-  for (const dir of searchPath.split(':')) {
-    if (!path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      continue;
-    }
-  }
-  return null;
-}
-
-/**
- * Where the server's program is: a path (relative to the server's folder) or a name looked up
- * on the servers' PATH; `null` when there is no executable file there.
- */
-function findCommand(command: string, cwd: string): string | null {
-  if (!command.includes('/')) return findProgram(command, SERVER_ENV.PATH);
-  const file = path.resolve(cwd, command);
-  try {
-    accessSync(file, constants.X_OK);
-    return file;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The absolute path of a bubblewrap that can make an unprivileged sandbox on this machine, as
- * `user` (the panel's own user when `null`); `null` when there is none or it cannot run.
- */
-export function findBubblewrap(searchPath: string, user: ServerUser | null = null): string | null {
-  const candidate = findProgram('bwrap', searchPath);
-  if (candidate === null) return null;
-  const probe = spawnSync(
-    candidate,
-    [
-      '--unshare-user',
-      '--unshare-pid',
-      '--ro-bind',
-      '/',
-      '/',
-      '--proc',
-      '/proc',
-      '--die-with-parent',
-      '--',
-      'true',
-    ],
-    { stdio: 'ignore', timeout: 10_000, env: SERVER_ENV, ...identity(user) },
-  );
-  return probe.status === 0 ? candidate : null;
-}
-
-const identity = (user: { readonly uid: number; readonly gid: number } | null) =>
-  user ? { uid: user.uid, gid: user.gid } : {};
-
-/**
- * The sandbox's view of the file system, as bubblewrap arguments: /usr and the system's library
- * and program folders read-only, a chosen part of /etc, /sys read-only, a private /dev, /proc
- * (of its own PID namespace), /tmp and /var/tmp, the operator's extra read-only paths, and the
- * server's own folder read-write. Not there: the panel's data directory and configuration, /home,
- * /root, /run and /var (so no host socket: databases, Docker, D-Bus), /srv, /opt, /mnt.
- */
-export function sandboxView(readOnlyPaths: readonly string[]): string[] {
-  const args = ['--ro-bind', '/usr', '/usr'];
-  for (const name of ROOT_LINKS) {
-    const target = `/${name}`;
-    const stat = lstatSync(target, { throwIfNoEntry: false });
-    if (stat?.isSymbolicLink()) args.push('--symlink', readlinkSync(target), target);
-    else if (stat?.isDirectory()) args.push('--ro-bind', target, target);
-  }
-  const etc = readdirSync('/etc').filter(
-    (entry) =>
-      ETC_ENTRIES.includes(entry) || ETC_PREFIXES.some((prefix) => entry.startsWith(prefix)),
-  );
-  for (const entry of etc.sort()) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
-  args.push('--ro-bind-try', '/sys', '/sys');
-  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
-  // Last, so that an extra path under /tmp or /var/tmp is not hidden by the private ones.
-  for (const extra of readOnlyPaths) args.push('--ro-bind-try', extra, extra);
-  return args;
-}
-
 /**
  * Makes the kernel's out-of-memory killer pick the server first (SERVER_OOM_SCORE_ADJ). Raising
  * it needs no privilege; a process that ended meanwhile is no failure.
@@ -244,41 +126,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
   const identityOf = options.identityOf ?? processIdentity;
   const view = bwrap !== null ? sandboxView(options.readOnlyPaths) : [];
 
-  /** `scriptDir`: the folder that holds an install's script, shown at INSTALL_SCRIPT_DIR. */
-  const wrap = (spec: LaunchSpec, scriptDir: string | null): string[] => {
-    if (bwrap === null) {
-      return setpriv !== null ? [setpriv, '--no-new-privs', '--', ...spec.argv] : [...spec.argv];
-    }
-    const install =
-      scriptDir === null
-        ? []
-        : ['--bind', spec.cwd, INSTALL_SERVER_DIR, '--ro-bind', scriptDir, INSTALL_SCRIPT_DIR];
-    return [
-      bwrap,
-      '--unshare-user',
-      // No user namespace inside: less of the kernel within reach of a hostile server.
-      '--disable-userns',
-      '--unshare-pid',
-      '--unshare-ipc',
-      '--unshare-uts',
-      '--unshare-cgroup-try',
-      ...(options.network === 'none' ? ['--unshare-net'] : []),
-      '--die-with-parent',
-      '--new-session',
-      ...view,
-      '--bind',
-      spec.cwd,
-      spec.cwd,
-      ...install,
-      // The sandbox's own root folder, where bubblewrap made the mount points, is read-only too.
-      '--remount-ro',
-      '/',
-      '--chdir',
-      scriptDir === null ? spec.cwd : INSTALL_SERVER_DIR,
-      '--',
-      ...spec.argv,
-    ];
-  };
+  const sandbox: Sandbox = { bwrap, setpriv, view, network: options.network };
 
   const who = serverUsers
     ? `each as a uid of its own (${serverUsers.first} + the server's id, up to ${serverUsers.last})`
@@ -342,7 +190,7 @@ export async function createProcessRuntime(options: ProcessRuntimeOptions): Prom
         pending = holderProcess(connection, group, meta, folder);
         connection.send({
           type: 'start',
-          argv: wrap(spec, scriptDir),
+          argv: sandboxArgv(sandbox, spec, scriptDir),
           cwd: spec.cwd,
           env: {
             ...spec.env,

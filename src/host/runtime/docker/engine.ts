@@ -1,0 +1,116 @@
+/**
+ * How the panel reaches a Docker engine and reads its answers: dockerode's options for
+ * `DOCKER_HOST` (a unix socket, or TCP with TLS from `DOCKER_CERT_PATH`; nothing taken from the
+ * environment), and the errors of a call: the HTTP status the engine answered, its reason, and a
+ * connection that failed, which {@link engineCall} turns into {@link RuntimeUnavailableError}.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type Docker from 'dockerode';
+import { ConfigError } from '../../../config.js';
+import { RuntimeUnavailableError } from '../runtime.js';
+
+/** Errors of the connection itself: the engine is down, missing or not answering. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'EACCES',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/** How dockerode reaches the engine of `DOCKER_HOST`; every field is set, so none comes from the environment. */
+export function engineOptions(
+  dockerHost: string | null,
+  certPath: string | null,
+): Docker.DockerOptions {
+  const none = {
+    socketPath: undefined,
+    host: undefined,
+    port: undefined,
+    protocol: undefined,
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    timeout: undefined,
+    version: undefined,
+  };
+  if (dockerHost === null || dockerHost.startsWith('unix://')) {
+    const socketPath = dockerHost?.slice('unix://'.length) ?? '';
+    return { ...none, socketPath: socketPath === '' ? '/var/run/docker.sock' : socketPath };
+  }
+  const url = new URL(dockerHost.replace(/^tcp:/, 'http:'));
+  const tls = url.protocol === 'https:';
+  const certificates = tls && certPath !== null ? readCertificates(certPath) : {};
+  return {
+    ...none,
+    host: url.hostname,
+    port: url.port || (tls ? 2376 : 2375),
+    protocol: tls ? 'https' : 'http',
+    ...certificates,
+  };
+}
+
+function readCertificates(certPath: string) {
+  try {
+    return {
+      ca: readFileSync(path.join(certPath, 'ca.pem')),
+      cert: readFileSync(path.join(certPath, 'cert.pem')),
+      key: readFileSync(path.join(certPath, 'key.pem')),
+    };
+  } catch (error) {
+    throw new ConfigError(
+      'DOCKER_CERT_PATH',
+      `cannot read ca.pem, cert.pem and key.pem there (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
+  }
+}
+
+/** The HTTP status the engine answered with, if it answered. */
+export const statusOf = (error: unknown): number | undefined =>
+  (error as { statusCode?: unknown } | null)?.statusCode as number | undefined;
+
+/** What the engine said, without dockerode's "(HTTP code …)" prefix. */
+export function reasonOf(error: unknown): string {
+  const json = (error as { json?: unknown } | null)?.json;
+  if (json !== null && typeof json === 'object' && 'message' in json) {
+    return String(json.message);
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function unreachable(error: unknown): boolean {
+  if (statusOf(error) !== undefined) return false;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+  return error instanceof Error && /timeout|socket hang up/i.test(error.message);
+}
+
+/** A call to the engine, run through {@link engineCall}. */
+export type EngineCall = <T>(task: () => Promise<T>) => Promise<T>;
+
+/**
+ * Runs calls to the engine at `where`; a connection failure becomes
+ * {@link RuntimeUnavailableError}.
+ */
+export function engineCall(where: string): EngineCall {
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    try {
+      return await task();
+    } catch (error) {
+      if (unreachable(error)) {
+        const code = (error as { code?: unknown }).code;
+        throw new RuntimeUnavailableError(
+          `The Docker engine at ${where} cannot be reached (${typeof code === 'string' ? code : reasonOf(error)})`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  };
+}
