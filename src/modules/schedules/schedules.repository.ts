@@ -2,17 +2,12 @@
 import type { Kysely, Selectable } from 'kysely';
 import { withConstraints } from '../../db/database.js';
 import type { Database, SchedulesTable } from '../../db/schema.js';
-import type { Schedule, ScheduleOutcome, ScheduleTask } from '../../domain/schedule.js';
-
-/** What a schedule's owner sets; the rest is the scheduler's. */
-export interface ScheduleFields {
-  readonly name: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly enabled: boolean;
-  readonly onlyWhenRunning: boolean;
-  readonly tasks: readonly ScheduleTask[];
-}
+import type {
+  Schedule,
+  ScheduleFields,
+  ScheduleOutcome,
+  ScheduleTask,
+} from '../../domain/schedule.js';
 
 const toSchedule = (row: Selectable<SchedulesTable>): Schedule => ({
   id: row.id,

@@ -12,49 +12,31 @@ import {
   permissionOf,
   timingOf,
   type Schedule,
-  type ScheduleAction,
-  type ScheduleOutcome,
+  type ScheduleFields,
   type ScheduleTask,
 } from '../../domain/schedule.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { ServersService } from '../servers/servers.service.js';
 import type { Scheduler } from './scheduler.js';
-import type { ScheduleFields, SchedulesRepository } from './schedules.repository.js';
+import type { SchedulesRepository } from './schedules.repository.js';
 
-export interface TaskInput {
-  readonly action: ScheduleAction;
-  readonly payload?: string | undefined;
-  readonly delaySeconds?: number | undefined;
-}
+/** A task as sent: its delay may be left out, and its payload is checked here. */
+export type TaskInput = Pick<ScheduleTask, 'action'> &
+  Partial<Pick<ScheduleTask, 'payload' | 'delaySeconds'>>;
 
-export interface ScheduleInput {
-  readonly name?: string | undefined;
-  readonly cron?: string | undefined;
-  readonly timezone?: string | undefined;
-  readonly enabled?: boolean | undefined;
-  readonly onlyWhenRunning?: boolean | undefined;
+/** The fields sent; those left out keep their default (a new schedule) or value (a change). */
+export type ScheduleInput = Partial<Omit<ScheduleFields, 'tasks'>> & {
   readonly tasks?: readonly TaskInput[] | undefined;
-}
+};
 
-/** A schedule as its caller sees it. */
-export interface ScheduleView {
-  readonly id: number;
-  readonly server: string;
-  readonly name: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly enabled: boolean;
-  readonly onlyWhenRunning: boolean;
-  readonly tasks: readonly ScheduleTask[];
+/** A schedule as its caller sees it: not the scheduler's bookkeeping, and its author by name. */
+export type ScheduleView = Omit<Schedule, 'handledUntil' | 'changedBy'> & {
   readonly nextRunAt: string | null;
-  readonly lastRunAt: string | null;
-  readonly lastOutcome: ScheduleOutcome | null;
   readonly running: boolean;
-  readonly createdAt: string;
   /** Who last made or changed it, whose rights its runs use; null: nobody (it does not run). */
   readonly author: string | null;
-}
+};
 
 export class SchedulesService {
   constructor(

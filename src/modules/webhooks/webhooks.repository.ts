@@ -10,12 +10,7 @@ import type {
 } from '../../domain/webhook.js';
 
 /** What an admin sets on a webhook. */
-export interface WebhookFields {
-  readonly url: string;
-  readonly events: readonly WebhookEvent[];
-  readonly description: string;
-  readonly enabled: boolean;
-}
+export type WebhookFields = Pick<Webhook, 'url' | 'events' | 'description' | 'enabled'>;
 
 /** A webhook with its sealed signing secret: for the deliverer only, never answered. */
 export interface WebhookWithSecret extends Webhook {

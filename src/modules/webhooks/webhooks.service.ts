@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type {
-  DeliveryEvent,
   DeliveryStatus,
   Webhook,
   WebhookDelivery,
@@ -18,40 +17,20 @@ import type { WebhookDeliverer } from './webhook-deliverer.js';
 import type { UrlGuard } from './url-guard.js';
 import type { WebhookFields, WebhooksRepository } from './webhooks.repository.js';
 
-export interface WebhookInput {
-  readonly url?: string | undefined;
-  readonly events?: readonly WebhookEvent[] | undefined;
-  readonly description?: string | undefined;
-  readonly enabled?: boolean | undefined;
-}
+/** The fields sent; those left out keep their value (a change). */
+export type WebhookInput = Partial<WebhookFields>;
 
 /** A webhook as an admin sees it: never its secret. */
-export interface WebhookView {
-  readonly id: number;
-  readonly url: string;
-  readonly events: readonly WebhookEvent[];
-  readonly description: string;
-  readonly enabled: boolean;
-  readonly createdAt: string;
+export type WebhookView = Webhook & {
   readonly lastDelivery: {
     readonly status: DeliveryStatus;
     readonly at: string;
     readonly responseStatus: number | null;
   } | null;
-}
+};
 
 /** A delivery as an admin sees it: not its data. */
-export interface DeliveryView {
-  readonly id: number;
-  readonly event: DeliveryEvent;
-  readonly status: DeliveryStatus;
-  readonly attempts: number;
-  readonly createdAt: string;
-  readonly lastAttemptAt: string | null;
-  readonly nextAttemptAt: string | null;
-  readonly responseStatus: number | null;
-  readonly error: string | null;
-}
+export type DeliveryView = Omit<WebhookDelivery, 'webhookId' | 'data'>;
 
 const deliveryView = (delivery: WebhookDelivery): DeliveryView => ({
   id: delivery.id,
