@@ -1,8 +1,10 @@
 /** The only code that reads and writes the `api_keys` table. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { ApiKeysTable, Database } from '../../db/schema.js';
 import type { ApiKey } from '../../domain/api-key.js';
-import type { ServerPermission } from '../../domain/policy.js';
+import { SERVER_PERMISSIONS, type ServerPermission } from '../../domain/policy.js';
 
 type Row = Selectable<ApiKeysTable>;
 
@@ -10,8 +12,10 @@ export interface StoredKey extends ApiKey {
   readonly userId: number;
 }
 
-const names = (text: string | null): string[] | null =>
-  text === null ? null : (JSON.parse(text) as string[]);
+const Servers = Type.Array(Type.String());
+const Permissions = Type.Array(
+  Type.Union(SERVER_PERMISSIONS.map((permission) => Type.Literal(permission))),
+);
 
 const toKey = (row: Row): StoredKey => ({
   id: row.id,
@@ -22,8 +26,11 @@ const toKey = (row: Row): StoredKey => ({
   expiresAt: row.expires_at,
   lastUsedAt: row.last_used_at,
   lastUsedAddress: row.last_used_address,
-  servers: names(row.servers),
-  permissions: names(row.permissions) as ServerPermission[] | null,
+  servers: row.servers === null ? null : readJson(row.servers, Servers, 'api_keys.servers'),
+  permissions:
+    row.permissions === null
+      ? null
+      : readJson(row.permissions, Permissions, 'api_keys.permissions'),
 });
 
 export class ApiKeysRepository {

@@ -1,9 +1,13 @@
 /** The only code that reads and writes the `audit_log` table. */
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { AuditLogTable, Database } from '../../db/schema.js';
 import type { AuditEntry, AuditFilter, NewAuditEntry } from '../../domain/audit.js';
 
 type Row = Selectable<AuditLogTable>;
+
+const Details = Type.Record(Type.String(), Type.Unknown());
 
 const toEntry = (row: Row): AuditEntry => ({
   id: row.id,
@@ -19,7 +23,7 @@ const toEntry = (row: Row): AuditEntry => ({
   target: row.target,
   outcome: row.outcome as AuditEntry['outcome'],
   status: row.status,
-  details: JSON.parse(row.details) as Record<string, unknown>,
+  details: readJson(row.details, Details, 'audit_log.details'),
 });
 
 /** `%` and `_` are wildcards of LIKE: a prefix holding them matches them as themselves. */

@@ -1,6 +1,8 @@
 /** The only code that queries the backups and backup_settings tables. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import type { BackupSettingsTable, BackupsTable, Database } from '../../db/schema.js';
 import {
   DEFAULT_BACKUP_SETTINGS,
@@ -11,6 +13,13 @@ import {
   type RestoreOutcome,
 } from '../../domain/backup.js';
 
+const Texts = Type.Array(Type.String());
+const Restore = Type.Object({
+  status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  message: Type.String(),
+  at: Type.String(),
+});
+
 const count = (value: number | string | null): number | null =>
   value === null ? null : Number(value);
 
@@ -20,7 +29,7 @@ const toBackup = (row: Selectable<BackupsTable>): Backup => ({
   name: row.name,
   status: row.status as BackupStatus,
   locked: row.locked === 1,
-  ignore: JSON.parse(row.ignore) as string[],
+  ignore: readJson(row.ignore, Texts, 'backups.ignore'),
   bytes: count(row.bytes),
   checksum: row.checksum,
   files: row.files,
@@ -29,7 +38,8 @@ const toBackup = (row: Selectable<BackupsTable>): Backup => ({
   durationMs: row.duration_ms,
   consistency: row.consistency as BackupConsistency | null,
   message: row.message,
-  lastRestore: row.last_restore === null ? null : (JSON.parse(row.last_restore) as RestoreOutcome),
+  lastRestore:
+    row.last_restore === null ? null : readJson(row.last_restore, Restore, 'backups.last_restore'),
   createdAt: row.created_at,
   finishedAt: row.finished_at,
 });
@@ -39,8 +49,8 @@ const toSettings = (row: Selectable<BackupSettingsTable>): BackupSettings => ({
   keepDays: row.keep_days,
   maxCount: row.max_count,
   maxBytes: count(row.max_bytes),
-  beforeCommands: JSON.parse(row.before_commands) as string[],
-  afterCommands: JSON.parse(row.after_commands) as string[],
+  beforeCommands: readJson(row.before_commands, Texts, 'backup_settings.before_commands'),
+  afterCommands: readJson(row.after_commands, Texts, 'backup_settings.after_commands'),
   savedLine: row.saved_line,
   waitSeconds: row.wait_seconds,
   commandsBy: row.commands_by,

@@ -1,13 +1,29 @@
 /** The only code that queries the schedules table. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import type { Database, SchedulesTable } from '../../db/schema.js';
-import type {
-  Schedule,
-  ScheduleFields,
-  ScheduleOutcome,
-  ScheduleTask,
+import {
+  SCHEDULE_ACTIONS,
+  SCHEDULE_OUTCOMES,
+  type Schedule,
+  type ScheduleFields,
+  type ScheduleOutcome,
 } from '../../domain/schedule.js';
+
+const Tasks = Type.Array(
+  Type.Object({
+    action: Type.Union(SCHEDULE_ACTIONS.map((action) => Type.Literal(action))),
+    payload: Type.Optional(Type.String()),
+    delaySeconds: Type.Number(),
+  }),
+);
+const Outcome = Type.Object({
+  status: Type.Union(SCHEDULE_OUTCOMES.map((status) => Type.Literal(status))),
+  message: Type.String(),
+  at: Type.String(),
+});
 
 const toSchedule = (row: Selectable<SchedulesTable>): Schedule => ({
   id: row.id,
@@ -17,9 +33,12 @@ const toSchedule = (row: Selectable<SchedulesTable>): Schedule => ({
   timezone: row.timezone,
   enabled: row.enabled === 1,
   onlyWhenRunning: row.only_when_running === 1,
-  tasks: JSON.parse(row.tasks) as ScheduleTask[],
+  tasks: readJson(row.tasks, Tasks, 'schedules.tasks'),
   lastRunAt: row.last_run_at,
-  lastOutcome: row.last_outcome === null ? null : (JSON.parse(row.last_outcome) as ScheduleOutcome),
+  lastOutcome:
+    row.last_outcome === null
+      ? null
+      : readJson(row.last_outcome, Outcome, 'schedules.last_outcome'),
   handledUntil: row.handled_until,
   createdAt: row.created_at,
   changedBy: row.changed_by,

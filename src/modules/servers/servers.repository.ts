@@ -1,6 +1,8 @@
 /** The only code that queries the servers table. */
 import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import type { Database, ServersTable } from '../../db/schema.js';
 import {
@@ -32,9 +34,12 @@ const bytes = (value: number | string | null): number | null =>
 const installState = (value: string): InstallState =>
   INSTALL_STATES.find((state) => state === value) ?? 'not-installed';
 
+/** Any JSON: the two columns below say themselves what they make of a wrong shape. */
+const Anything = Type.Unknown();
+
 /** The stored variables; anything but an object of texts (never written so) counts as none. */
 function variablesOf(text: string): Record<string, string> {
-  const parsed: unknown = JSON.parse(text);
+  const parsed = readJson(text, Anything, 'servers.variables');
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
   return Object.fromEntries(
     Object.entries(parsed).filter(
@@ -46,7 +51,7 @@ function variablesOf(text: string): Record<string, string> {
 /** The stored last lines of a failed install; anything but a list of texts counts as none. */
 function linesOf(text: string | null): string[] {
   if (text === null) return [];
-  const parsed: unknown = JSON.parse(text);
+  const parsed = readJson(text, Anything, 'servers.install_last_lines');
   return Array.isArray(parsed)
     ? parsed.filter((line): line is string => typeof line === 'string')
     : [];

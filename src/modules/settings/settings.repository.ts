@@ -4,6 +4,8 @@
  * version cannot read, counts as the default.
  */
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import { MalformedColumn, readJson } from '../../db/json-column.js';
 import type { Database } from '../../db/schema.js';
 import {
   DEFAULT_PANEL_SETTINGS,
@@ -27,7 +29,7 @@ export class SettingsRepository {
       .select(['key', 'value'])
       .where('key', 'in', Object.values(KEYS))
       .execute();
-    const stored = new Map(rows.map((row) => [row.key, parse(row.value)]));
+    const stored = new Map(rows.map((row) => [row.key, parse(row.key, row.value)]));
     const defaults = DEFAULT_PANEL_SETTINGS;
     return {
       serverDefaults: serverDefaults(stored.get(KEYS.serverDefaults)) ?? defaults.serverDefaults,
@@ -54,11 +56,13 @@ export class SettingsRepository {
   }
 }
 
-function parse(text: string): unknown {
+/** The stored value, or undefined when it is not JSON (it then counts as the default). */
+function parse(key: string, text: string): unknown {
   try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
+    return readJson(text, Type.Unknown(), `panel_settings.${key}`);
+  } catch (error) {
+    if (error instanceof MalformedColumn) return undefined;
+    throw error;
   }
 }
 

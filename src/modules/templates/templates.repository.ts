@@ -1,6 +1,8 @@
 /** The only code that queries the templates table. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import type { Database, TemplatesTable } from '../../db/schema.js';
 import {
   EGG_FORMATS,
@@ -14,18 +16,27 @@ import { byText } from '../../sort.js';
 const formatOf = (value: string): EggFormat =>
   EGG_FORMATS.find((format) => format === value) ?? 'PTDL_v2';
 
+/** A definition as stored: one stored before the deny list or `readsConsoleInput` lacks it. */
+type StoredDefinition = Omit<TemplateDefinition, 'readsConsoleInput' | 'fileDenylist'> & {
+  readonly readsConsoleInput?: boolean;
+  readonly fileDenylist?: readonly string[];
+};
+
+/**
+ * Checks that a stored definition is an object; its fields are the egg importer's own
+ * (src/templates/egg.ts), written after it checked them, and migrations keep them current.
+ */
+const isStoredDefinition = (value: unknown): value is StoredDefinition =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const Warnings = Type.Array(Type.String());
+
 /**
  * A stored definition: one stored before the deny list was kept has none, one stored before
  * `readsConsoleInput` existed reads it from its features.
  */
 function definitionOf(text: string): TemplateDefinition {
-  const stored = JSON.parse(text) as Omit<
-    TemplateDefinition,
-    'readsConsoleInput' | 'fileDenylist'
-  > & {
-    readonly readsConsoleInput?: boolean;
-    readonly fileDenylist?: readonly string[];
-  };
+  const stored = readJson(text, isStoredDefinition, 'templates.definition');
   return {
     ...stored,
     fileDenylist: stored.fileDenylist ?? [],
@@ -38,7 +49,7 @@ const toTemplate = (row: Selectable<TemplatesTable>): Template => ({
   id: row.id,
   uuid: row.uuid,
   format: formatOf(row.format),
-  warnings: JSON.parse(row.warnings) as string[],
+  warnings: readJson(row.warnings, Warnings, 'templates.warnings'),
   createdAt: row.created_at,
 });
 

@@ -1,7 +1,9 @@
 /** The only code that reads and writes the two-factor columns, recovery codes and settings. */
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { Database } from '../../db/schema.js';
-import type { Role } from '../../domain/user.js';
+import { ROLES, type Role } from '../../domain/user.js';
 
 export interface TwoFactorState {
   readonly secret: string | null;
@@ -11,6 +13,7 @@ export interface TwoFactorState {
 }
 
 const REQUIRED_KEY = 'two_factor_required_roles';
+const Roles = Type.Array(Type.Union(ROLES.map((role) => Type.Literal(role))));
 
 export class TwoFactorRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -125,7 +128,7 @@ export class TwoFactorRepository {
       .select('value')
       .where('key', '=', REQUIRED_KEY)
       .executeTakeFirst();
-    return row ? (JSON.parse(row.value) as Role[]) : [];
+    return row ? readJson(row.value, Roles, `panel_settings.${REQUIRED_KEY}`) : [];
   }
 
   async setRequiredRoles(roles: readonly Role[]): Promise<void> {

@@ -4,7 +4,9 @@
  * server access, and no lookup here returns them.
  */
 import { sql, type Compilable, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints, type Dialect } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import { NoLongerExists } from '../../domain/conflicts.js';
 import type { Database, UsersTable } from '../../db/schema.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
@@ -13,7 +15,7 @@ import { byText } from '../../sort.js';
 
 /** Permissions as stored; names this version does not know are dropped. */
 const parsePermissions = (text: string): ServerPermission[] => {
-  const stored = JSON.parse(text) as unknown;
+  const stored = readJson(text, Type.Unknown(), 'user_servers.permissions');
   return Array.isArray(stored)
     ? SERVER_PERMISSIONS.filter((permission) => stored.includes(permission))
     : [];

@@ -1,13 +1,18 @@
 /** The only code that queries the webhooks and webhook_deliveries tables. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/schema.js';
-import type {
-  DeliveryEvent,
-  DeliveryStatus,
-  Webhook,
-  WebhookDelivery,
-  WebhookEvent,
+import {
+  WEBHOOK_EVENTS,
+  type DeliveryEvent,
+  type DeliveryStatus,
+  type Webhook,
+  type WebhookDelivery,
 } from '../../domain/webhook.js';
+
+const Events = Type.Array(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))));
+const Data = Type.Record(Type.String(), Type.Unknown());
 
 /** What an admin sets on a webhook. */
 export type WebhookFields = Pick<Webhook, 'url' | 'events' | 'description' | 'enabled'>;
@@ -30,7 +35,7 @@ export interface AttemptRecord {
 const toWebhook = (row: Selectable<WebhooksTable>): WebhookWithSecret => ({
   id: row.id,
   url: row.url,
-  events: JSON.parse(row.events) as WebhookEvent[],
+  events: readJson(row.events, Events, 'webhooks.events'),
   description: row.description,
   enabled: row.enabled === 1,
   createdAt: row.created_at,
@@ -41,7 +46,7 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery =>
   id: row.id,
   webhookId: row.webhook_id,
   event: row.event as DeliveryEvent,
-  data: JSON.parse(row.data) as Record<string, unknown>,
+  data: readJson(row.data, Data, 'webhook_deliveries.data'),
   status: row.status,
   attempts: row.attempts,
   createdAt: row.created_at,
