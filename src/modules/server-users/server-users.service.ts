@@ -15,7 +15,32 @@ import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { ServersService } from '../servers/servers.service.js';
-import type { UsersRepository } from '../users/users.repository.js';
+
+/** Whose list holds which server (the users domain keeps them): what this module asks of it. */
+export interface ServerPeople {
+  findByUsername(username: string): Promise<User | undefined>;
+  /** Everyone with the server in their list: their permissions, and whether they own it. */
+  holdersOf(
+    server: string,
+  ): Promise<{ user: User; permissions: readonly ServerPermission[]; owner: boolean }[]>;
+  /** The permissions of the user's list on the server (null: not in it), and whether they own it. */
+  accessOn(
+    userId: number,
+    server: string,
+  ): Promise<{ permissions: ReadonlySet<ServerPermission> | null; owner: boolean }>;
+  /**
+   * Puts the server in the user's list with exactly these permissions. Throws `NoLongerExists`
+   * when the server or the user is gone.
+   */
+  grant(userId: number, server: string, permissions: readonly ServerPermission[]): Promise<void>;
+  /** Takes the server out of the user's list (and its ownership); false when it was not there. */
+  revoke(userId: number, server: string): Promise<boolean>;
+  /**
+   * Makes the user the server's owner; undefined when the server is gone. Throws
+   * `NoLongerExists` when the user was deleted meanwhile.
+   */
+  setOwner(server: string, userId: number | null): Promise<{ previous: number | null } | undefined>;
+}
 
 export interface ServerPerson {
   readonly username: string;
@@ -36,10 +61,7 @@ export class ServerUsersService {
   constructor(
     private readonly deps: {
       readonly servers: Pick<ServersService, 'require' | 'requireHeld' | 'ownerNamed'>;
-      readonly users: Pick<
-        UsersRepository,
-        'findByUsername' | 'holdersOf' | 'grant' | 'revoke' | 'accessOn' | 'setOwner'
-      >;
+      readonly users: ServerPeople;
       readonly events: PanelEvents;
     },
   ) {}
