@@ -34,10 +34,14 @@ const toKey = (row: Row): StoredKey => ({
 });
 
 export class ApiKeysRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   async ofUser(userId: number): Promise<StoredKey[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('api_keys')
       .selectAll()
       .where('user_id', '=', userId)
@@ -47,7 +51,7 @@ export class ApiKeysRepository {
   }
 
   async countOf(userId: number): Promise<number> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('count'))
       .where('user_id', '=', userId)
@@ -56,7 +60,7 @@ export class ApiKeysRepository {
   }
 
   async byHash(tokenHash: string): Promise<StoredKey | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('api_keys')
       .selectAll()
       .where('token_hash', '=', tokenHash)
@@ -65,7 +69,7 @@ export class ApiKeysRepository {
   }
 
   async byId(id: number): Promise<StoredKey | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('api_keys')
       .selectAll()
       .where('id', '=', id)
@@ -83,7 +87,7 @@ export class ApiKeysRepository {
     createdAt: string;
     expiresAt: string | null;
   }): Promise<StoredKey> {
-    const row = await this.db
+    const row = await this.#db
       .insertInto('api_keys')
       .values({
         user_id: key.userId,
@@ -104,7 +108,7 @@ export class ApiKeysRepository {
 
   /** `undefined` when the user has no such key. */
   async delete(userId: number, id: number): Promise<StoredKey | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .deleteFrom('api_keys')
       .where('id', '=', id)
       .where('user_id', '=', userId)
@@ -115,7 +119,7 @@ export class ApiKeysRepository {
 
   /** Deletes every key of the user; answers how many there were. */
   async deleteAllOf(userId: number): Promise<number> {
-    const rows = await this.db
+    const rows = await this.#db
       .deleteFrom('api_keys')
       .where('user_id', '=', userId)
       .returning('id')
@@ -124,7 +128,7 @@ export class ApiKeysRepository {
   }
 
   async recordUse(id: number, at: string, address: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('api_keys')
       .set({ last_used_at: at, last_used_address: address })
       .where('id', '=', id)

@@ -30,12 +30,16 @@ const toEntry = (row: Row): AuditEntry => ({
 const likePrefix = (prefix: string): string => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export class AuditRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** Writes the entry, under the id the server it names has now (none if it has none). */
   async insert(entry: NewAuditEntry & { at: string }): Promise<void> {
     const server = entry.server;
-    await this.db
+    await this.#db
       .insertInto('audit_log')
       .values((eb) => ({
         server_id:
@@ -80,14 +84,14 @@ export class AuditRepository {
       return q;
     };
     const [rows, count] = await Promise.all([
-      where(this.db.selectFrom('audit_log').selectAll())
+      where(this.#db.selectFrom('audit_log').selectAll())
         .orderBy('at', 'desc')
         .orderBy('id', 'desc')
         .limit(limit)
         .offset(offset)
         .execute(),
       where(
-        this.db
+        this.#db
           .selectFrom('audit_log')
           .select((eb) => eb.fn.countAll<number | string>().as('count')),
       ).executeTakeFirstOrThrow(),
@@ -97,7 +101,7 @@ export class AuditRepository {
 
   /** Removes the entries older than `before`; answers how many. */
   async prune(before: string): Promise<number> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('audit_log')
       .where('at', '<', before)
       .executeTakeFirst();

@@ -72,8 +72,8 @@ export interface Registration {
   readonly limit: RateLimit;
 }
 
-/** What the auth service needs. */
-export interface AuthDeps {
+/** What an AuthService is made from. */
+export interface AuthServiceDeps {
   readonly users: Accounts;
   readonly servers: ServerNames;
   readonly hasher: PasswordHasher;
@@ -90,9 +90,9 @@ export interface AuthDeps {
 }
 
 export class AuthService {
-  readonly #deps: AuthDeps;
+  readonly #deps: AuthServiceDeps;
 
-  constructor(deps: AuthDeps) {
+  constructor(deps: AuthServiceDeps) {
     this.#deps = deps;
   }
 

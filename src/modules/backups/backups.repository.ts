@@ -70,11 +70,15 @@ export interface BackupResult {
 }
 
 export class BackupsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** The server's backups, newest first. */
   async list(server: string): Promise<Backup[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('backups')
       .selectAll()
       .where('server_name', '=', server)
@@ -85,7 +89,7 @@ export class BackupsRepository {
   }
 
   async find(server: string, id: string): Promise<Backup | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('backups')
       .selectAll()
       .where('server_name', '=', server)
@@ -103,7 +107,7 @@ export class BackupsRepository {
     createdAt: string;
   }): Promise<Backup> {
     const row = await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('backups')
         .values({
           id: backup.id,
@@ -131,7 +135,7 @@ export class BackupsRepository {
   }
 
   async finish(id: string, result: BackupResult): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({
         status: 'done',
@@ -153,7 +157,7 @@ export class BackupsRepository {
     id: string,
     failure: { message: string; durationMs: number | null; finishedAt: string },
   ): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({
         status: 'failed',
@@ -166,7 +170,7 @@ export class BackupsRepository {
   }
 
   async setLocked(server: string, id: string, locked: boolean): Promise<Backup | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('backups')
       .set({ locked: locked ? 1 : 0 })
       .where('server_name', '=', server)
@@ -177,7 +181,7 @@ export class BackupsRepository {
   }
 
   async recordRestore(id: string, outcome: RestoreOutcome): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({ last_restore: JSON.stringify(outcome) })
       .where('id', '=', id)
@@ -186,7 +190,7 @@ export class BackupsRepository {
 
   /** Deletes the row unless it is locked; true when it was deleted. */
   async deleteUnlocked(server: string, id: string): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('backups')
       .where('server_name', '=', server)
       .where('id', '=', id)
@@ -200,7 +204,7 @@ export class BackupsRepository {
    * restores still `running` too. Answers the backups whose file may be half-written.
    */
   async failInterrupted(at: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({
         status: 'failed',
@@ -209,7 +213,7 @@ export class BackupsRepository {
       })
       .where('status', '=', 'running')
       .execute();
-    const restoring = await this.db
+    const restoring = await this.#db
       .selectFrom('backups')
       .select(['id', 'last_restore'])
       .where('last_restore', 'like', '{"status":"running"%')
@@ -224,7 +228,7 @@ export class BackupsRepository {
   }
 
   async settings(server: string): Promise<BackupSettings> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('backup_settings')
       .selectAll()
       .where('server_name', '=', server)
@@ -246,7 +250,7 @@ export class BackupsRepository {
       commands_by: settings.commandsBy,
     };
     await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('backup_settings')
         .values({ server_name: server, ...values })
         .onConflict((conflict) => conflict.column('server_name').doUpdateSet(values))

@@ -28,8 +28,8 @@ export interface ProfileStats {
   readonly messagesWritten: number;
 }
 
-/** What the profile service needs. */
-export interface ProfileDeps {
+/** What a ProfileService is made from. */
+export interface ProfileServiceDeps {
   readonly users: Accounts;
   readonly tickets: { activityOf(userId: number): Promise<TicketActivity> };
   readonly auth: AuthService;
@@ -42,9 +42,9 @@ export interface ProfileDeps {
 }
 
 export class ProfileService {
-  readonly #deps: ProfileDeps;
+  readonly #deps: ProfileServiceDeps;
 
-  constructor(deps: ProfileDeps) {
+  constructor(deps: ProfileServiceDeps) {
     this.#deps = deps;
   }
 

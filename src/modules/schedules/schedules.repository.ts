@@ -54,17 +54,21 @@ const columnsOf = (fields: ScheduleFields) => ({
 });
 
 export class SchedulesRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** The server's schedules by id; every schedule without `server`. */
   async list(server?: string): Promise<Schedule[]> {
-    let query = this.db.selectFrom('schedules').selectAll().orderBy('id');
+    let query = this.#db.selectFrom('schedules').selectAll().orderBy('id');
     if (server !== undefined) query = query.where('server_name', '=', server);
     return (await query.execute()).map(toSchedule);
   }
 
   async find(server: string, id: number): Promise<Schedule | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('schedules')
       .selectAll()
       .where('server_name', '=', server)
@@ -81,7 +85,7 @@ export class SchedulesRepository {
     changedBy: number,
   ): Promise<Schedule> {
     const row = await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('schedules')
         .values({
           server_name: server,
@@ -109,7 +113,7 @@ export class SchedulesRepository {
     at: string,
     changedBy: number,
   ): Promise<Schedule | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('schedules')
       .set({ ...columnsOf(fields), handled_until: at, changed_by: changedBy })
       .where('server_name', '=', server)
@@ -120,7 +124,7 @@ export class SchedulesRepository {
   }
 
   async delete(server: string, id: number): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('schedules')
       .where('server_name', '=', server)
       .where('id', '=', id)
@@ -130,12 +134,12 @@ export class SchedulesRepository {
 
   /** A run began. */
   async recordStart(id: number, at: string): Promise<void> {
-    await this.db.updateTable('schedules').set({ last_run_at: at }).where('id', '=', id).execute();
+    await this.#db.updateTable('schedules').set({ last_run_at: at }).where('id', '=', id).execute();
   }
 
   /** How a run (or a due time that was skipped) ended. */
   async recordOutcome(id: number, outcome: ScheduleOutcome): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('schedules')
       .set({ last_outcome: JSON.stringify(outcome) })
       .where('id', '=', id)
@@ -144,12 +148,12 @@ export class SchedulesRepository {
 
   /** The scheduler disabled the schedule (its author may no longer do what it does). */
   async disable(id: number): Promise<void> {
-    await this.db.updateTable('schedules').set({ enabled: 0 }).where('id', '=', id).execute();
+    await this.#db.updateTable('schedules').set({ enabled: 0 }).where('id', '=', id).execute();
   }
 
   /** The scheduler dealt with every due time up to `at`; an earlier value is kept. */
   async recordHandled(id: number, at: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('schedules')
       .set({ handled_until: at })
       .where('id', '=', id)

@@ -38,22 +38,27 @@ export type ScheduleView = Omit<Schedule, 'handledUntil' | 'changedBy'> & {
   readonly author: string | null;
 };
 
+/** What a SchedulesService is made from. */
+export interface SchedulesServiceDeps {
+  readonly schedules: SchedulesRepository;
+  readonly servers: Pick<ServersService, 'require' | 'stillPermits'>;
+  /** The account's name; undefined once it is deleted. */
+  readonly usernameOf: (userId: number) => Promise<string | undefined>;
+  readonly scheduler: Scheduler;
+  readonly now: () => Date;
+}
+
 export class SchedulesService {
-  constructor(
-    private readonly deps: {
-      readonly schedules: SchedulesRepository;
-      readonly servers: Pick<ServersService, 'require' | 'stillPermits'>;
-      /** The account's name; undefined once it is deleted. */
-      readonly usernameOf: (userId: number) => Promise<string | undefined>;
-      readonly scheduler: Scheduler;
-      readonly now: () => Date;
-    },
-  ) {}
+  readonly #deps: SchedulesServiceDeps;
+
+  constructor(deps: SchedulesServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(user: User, server: string): Promise<ScheduleView[]> {
-    await this.deps.servers.require(user, server, 'server.schedules');
+    await this.#deps.servers.require(user, server, 'server.schedules');
     return Promise.all(
-      (await this.deps.schedules.list(server)).map((schedule) => this.#view(schedule)),
+      (await this.#deps.schedules.list(server)).map((schedule) => this.#view(schedule)),
     );
   }
 
@@ -67,7 +72,7 @@ export class SchedulesService {
    */
   async refusal(schedule: Schedule): Promise<string | null> {
     if (schedule.changedBy === null) return 'it has no recorded author';
-    const standing = await this.deps.servers.stillPermits(schedule.changedBy, schedule.server, [
+    const standing = await this.#deps.servers.stillPermits(schedule.changedBy, schedule.server, [
       'server.schedules',
       ...taskActions(schedule.tasks),
     ]);
@@ -75,7 +80,7 @@ export class SchedulesService {
   }
 
   async create(user: User, server: string, input: ScheduleInput): Promise<ScheduleView> {
-    await this.deps.servers.require(user, server, 'server.schedules');
+    await this.#deps.servers.require(user, server, 'server.schedules');
     const fields = checkFields(
       {
         name: input.name ?? '',
@@ -85,16 +90,16 @@ export class SchedulesService {
         onlyWhenRunning: input.onlyWhenRunning ?? false,
         tasks: input.tasks ?? [],
       },
-      this.deps.now(),
+      this.#deps.now(),
     );
     await this.#requireTasks(user, server, fields.tasks);
-    const schedule = await this.deps.schedules
-      .insert(server, fields, this.deps.now().toISOString(), user.id)
+    const schedule = await this.#deps.schedules
+      .insert(server, fields, this.#deps.now().toISOString(), user.id)
       .catch((error: unknown) => {
         if (error instanceof NoLongerExists) throw notFound('Server');
         throw error;
       });
-    this.deps.scheduler.changed(schedule);
+    this.#deps.scheduler.changed(schedule);
     return this.#view(schedule);
   }
 
@@ -118,26 +123,26 @@ export class SchedulesService {
         onlyWhenRunning: input.onlyWhenRunning ?? current.onlyWhenRunning,
         tasks: input.tasks ?? current.tasks,
       },
-      this.deps.now(),
+      this.#deps.now(),
     );
     await this.#requireTasks(user, server, fields.tasks);
-    const updated = await this.deps.schedules.update(
+    const updated = await this.#deps.schedules.update(
       server,
       id,
       fields,
-      this.deps.now().toISOString(),
+      this.#deps.now().toISOString(),
       user.id,
     );
     if (!updated) throw notFound('Schedule');
-    this.deps.scheduler.changed(updated);
+    this.#deps.scheduler.changed(updated);
     return this.#view(updated);
   }
 
   /** Deletes the schedule; a run in progress ends before its next task. */
   async remove(user: User, server: string, id: number): Promise<void> {
     await this.#find(user, server, id);
-    if (!(await this.deps.schedules.delete(server, id))) throw notFound('Schedule');
-    this.deps.scheduler.removed(id);
+    if (!(await this.#deps.schedules.delete(server, id))) throw notFound('Schedule');
+    this.#deps.scheduler.removed(id);
   }
 
   /**
@@ -147,7 +152,7 @@ export class SchedulesService {
   async run(user: User, server: string, id: number): Promise<ScheduleView> {
     const schedule = await this.#find(user, server, id);
     await this.#requireTasks(user, server, schedule.tasks);
-    this.deps.scheduler.runNow(schedule);
+    this.#deps.scheduler.runNow(schedule);
     return this.#view(schedule);
   }
 
@@ -156,7 +161,7 @@ export class SchedulesService {
     for (const [index, task] of tasks.entries()) {
       const permission = permissionOf(task.action);
       try {
-        await this.deps.servers.require(user, server, `server.${permission}`);
+        await this.#deps.servers.require(user, server, `server.${permission}`);
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== 'FORBIDDEN') throw error;
         const message = `a ${task.action} task needs the ${permission} permission, which you lack on this server`;
@@ -168,18 +173,18 @@ export class SchedulesService {
   }
 
   async #find(user: User, server: string, id: number): Promise<Schedule> {
-    await this.deps.servers.require(user, server, 'server.schedules');
-    const schedule = await this.deps.schedules.find(server, id);
+    await this.#deps.servers.require(user, server, 'server.schedules');
+    const schedule = await this.#deps.schedules.find(server, id);
     if (!schedule) throw notFound('Schedule');
     return schedule;
   }
 
   async #view(schedule: Schedule): Promise<ScheduleView> {
-    const next = this.deps.scheduler.nextRunAt(schedule);
+    const next = this.#deps.scheduler.nextRunAt(schedule);
     const author =
       schedule.changedBy === null
         ? null
-        : ((await this.deps.usernameOf(schedule.changedBy)) ?? null);
+        : ((await this.#deps.usernameOf(schedule.changedBy)) ?? null);
     return {
       id: schedule.id,
       server: schedule.server,
@@ -192,7 +197,7 @@ export class SchedulesService {
       nextRunAt: next === null ? null : next.toISOString(),
       lastRunAt: schedule.lastRunAt,
       lastOutcome: schedule.lastOutcome,
-      running: this.deps.scheduler.isRunning(schedule.id),
+      running: this.#deps.scheduler.isRunning(schedule.id),
       createdAt: schedule.createdAt,
       author,
     };

@@ -21,10 +21,14 @@ const KEYS = {
 } as const;
 
 export class SettingsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   async read(): Promise<PanelSettings> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('panel_settings')
       .select(['key', 'value'])
       .where('key', 'in', Object.values(KEYS))
@@ -43,7 +47,7 @@ export class SettingsRepository {
 
   /** Writes every setting, in one transaction. */
   async write(settings: PanelSettings): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.#db.transaction().execute(async (trx) => {
       for (const [field, key] of Object.entries(KEYS) as [keyof PanelSettings, string][]) {
         const value = JSON.stringify(settings[field]);
         await trx

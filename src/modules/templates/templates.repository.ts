@@ -54,10 +54,14 @@ const toTemplate = (row: Selectable<TemplatesTable>): Template => ({
 });
 
 export class TemplatesRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   async find(id: string): Promise<Template | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('templates')
       .selectAll()
       .where('id', '=', id)
@@ -66,7 +70,7 @@ export class TemplatesRepository {
   }
 
   async findByUuid(uuid: string): Promise<Template | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('templates')
       .selectAll()
       .where('uuid', '=', uuid)
@@ -76,12 +80,12 @@ export class TemplatesRepository {
 
   /** Every template, by name. */
   async list(): Promise<Template[]> {
-    const rows = await this.db.selectFrom('templates').selectAll().execute();
+    const rows = await this.#db.selectFrom('templates').selectAll().execute();
     return rows.map(toTemplate).sort((a, b) => byText(a.name, b.name) || byText(a.id, b.id));
   }
 
   async ids(): Promise<string[]> {
-    const rows = await this.db.selectFrom('templates').select('id').execute();
+    const rows = await this.#db.selectFrom('templates').select('id').execute();
     return rows.map((row) => row.id);
   }
 
@@ -89,7 +93,7 @@ export class TemplatesRepository {
   async insert(template: Template): Promise<void> {
     const { id, uuid, format, warnings, createdAt, ...definition } = template;
     await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('templates')
         .values({
           id,
@@ -107,7 +111,7 @@ export class TemplatesRepository {
   /** False when there was none. Throws NoLongerExists while a server uses it. */
   async delete(id: string): Promise<boolean> {
     const result = await withConstraints(() =>
-      this.db.deleteFrom('templates').where('id', '=', id).executeTakeFirst(),
+      this.#db.deleteFrom('templates').where('id', '=', id).executeTakeFirst(),
     );
     return result.numDeletedRows > 0n;
   }

@@ -46,8 +46,8 @@ const invalid = (field: string, problem: string): AppError =>
     details: [{ path: `body/${field}`, message: problem }],
   });
 
-/** What the users service needs. */
-export interface UsersDeps {
+/** What a UsersService is made from. */
+export interface UsersServiceDeps {
   readonly users: UsersRepository;
   readonly links: PasswordLinksRepository;
   readonly servers: ServerDirectory;
@@ -64,9 +64,9 @@ export interface UsersDeps {
 }
 
 export class UsersService {
-  readonly #deps: UsersDeps;
+  readonly #deps: UsersServiceDeps;
 
-  constructor(deps: UsersDeps) {
+  constructor(deps: UsersServiceDeps) {
     this.#deps = deps;
   }
 
