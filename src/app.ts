@@ -29,11 +29,11 @@ import { registerAuditHook } from './modules/audit/audit.hook.js';
 import { AuditRepository } from './modules/audit/audit.repository.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { AuditService } from './modules/audit/audit.service.js';
-import { createAuthService } from './modules/auth/auth.service.js';
+import { AuthService } from './modules/auth/auth.service.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { LoginThrottle } from './modules/auth/login-throttle.js';
-import { createPasswordHasher } from './modules/auth/passwords.js';
-import { createTokenService } from './modules/auth/tokens.js';
+import { PasswordHasher } from './modules/auth/passwords.js';
+import { TokenService } from './modules/auth/tokens.js';
 import {
   ConsoleHub,
   DEFAULT_CONSOLE_LIMITS,
@@ -48,7 +48,7 @@ import { registerMetrics } from './modules/metrics/metrics.plugin.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import { OidcService } from './modules/oidc/oidc.service.js';
 import { profileRoutes } from './modules/profile/profile.routes.js';
-import { createProfileService } from './modules/profile/profile.service.js';
+import { ProfileService } from './modules/profile/profile.service.js';
 import { ServersRepository } from './modules/servers/servers.repository.js';
 import { serversRoutes } from './modules/servers/servers.routes.js';
 import { ServerSettingsService } from './modules/servers/server-settings.service.js';
@@ -81,7 +81,7 @@ import { TicketsRepository } from './modules/tickets/tickets.repository.js';
 import { ticketsRoutes } from './modules/tickets/tickets.routes.js';
 import { TicketsService } from './modules/tickets/tickets.service.js';
 import { usersRoutes } from './modules/users/users.routes.js';
-import { createSecretBox } from './modules/two-factor/secret-box.js';
+import { SecretBox } from './modules/two-factor/secret-box.js';
 import { TwoFactorRepository } from './modules/two-factor/two-factor.repository.js';
 import { twoFactorRoutes } from './modules/two-factor/two-factor.routes.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
@@ -94,7 +94,7 @@ import { publishPanelEvents } from './modules/webhooks/webhook-events.js';
 import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
-import { createUsersService } from './modules/users/users.service.js';
+import { UsersService } from './modules/users/users.service.js';
 import { serverUserOf } from './host/runtime/server-user.js';
 import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archive-formats.js';
 
@@ -203,12 +203,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     log: app.log,
   });
   const tickets = new TicketsRepository(db.kysely, db.dialect);
-  const hasher = createPasswordHasher();
-  const tokens = createTokenService(jwtSecret, now);
+  const hasher = new PasswordHasher();
+  const tokens = new TokenService(jwtSecret, now);
   const throttle = new LoginThrottle({ ...config.loginThrottle, now, sleep: overrides.sleep });
   const twoFactor = new TwoFactorService({
     repo: new TwoFactorRepository(db.kysely),
-    box: createSecretBox(jwtSecret),
+    box: new SecretBox(jwtSecret),
     throttle,
     hasher,
     users,
@@ -222,7 +222,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     events,
     now,
   });
-  const usersService = createUsersService({
+  const usersService = new UsersService({
     users,
     links: new PasswordLinksRepository(db.kysely),
     servers,
@@ -233,7 +233,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     publicUrl: config.publicUrl,
     now,
   });
-  const auth = createAuthService({
+  const auth: AuthService = new AuthService({
     users,
     servers,
     hasher,
@@ -256,7 +256,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   // Registry passwords: sealed under a key of their own, derived from the JWT secret.
   const registries = new RegistriesService({
     repo: new RegistriesRepository(db.kysely),
-    box: createSecretBox(jwtSecret, 'registry credentials'),
+    box: new SecretBox(jwtSecret, 'registry credentials'),
     now,
     log: app.log,
   });
@@ -389,7 +389,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   apiKeysRoutes(app, apiKeys);
   profileRoutes(
     app,
-    createProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
+    new ProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
   );
   serversRoutes(
     app,
@@ -451,7 +451,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
 
   // Webhooks: signed with a secret kept under a key of its own, derived from the JWT secret.
   const webhookRepo = new WebhooksRepository(db.kysely);
-  const webhookBox = createSecretBox(jwtSecret, 'webhook secrets');
+  const webhookBox = new SecretBox(jwtSecret, 'webhook secrets');
   const urlGuard = new UrlGuard({
     allowed: config.webhookAllowedHosts,
     ownHosts: [config.host, new URL(config.publicUrl).hostname.replace(/^\[(.*)\]$/, '$1')],

@@ -31,12 +31,15 @@ const DEFAULT_MAX_KEYS = 100_000;
 export class RateLimit {
   /** In the order the windows started, so ended ones are found at the front. */
   readonly #windows = new Map<string, Window>();
+  readonly #options: RateLimitOptions;
 
-  constructor(private readonly options: RateLimitOptions) {}
+  constructor(options: RateLimitOptions) {
+    this.#options = options;
+  }
 
   /** Counts one action of `key` now, or refuses it when the key's window is full. */
   take(key: string): RateDecision {
-    const now = this.options.now().getTime();
+    const now = this.#options.now().getTime();
     this.#sweep(now);
     let window = this.#windows.get(key);
     if (window !== undefined && window.endsAt <= now) {
@@ -44,14 +47,14 @@ export class RateLimit {
       window = undefined;
     }
     if (window === undefined) {
-      if (this.#windows.size >= (this.options.maxKeys ?? DEFAULT_MAX_KEYS)) {
+      if (this.#windows.size >= (this.#options.maxKeys ?? DEFAULT_MAX_KEYS)) {
         const oldest = this.#windows.keys().next();
         if (oldest.done !== true) this.#windows.delete(oldest.value);
       }
-      window = { count: 0, endsAt: now + this.options.windowSeconds * 1000 };
+      window = { count: 0, endsAt: now + this.#options.windowSeconds * 1000 };
       this.#windows.set(key, window);
     }
-    if (window.count >= this.options.max) {
+    if (window.count >= this.#options.max) {
       return {
         kind: 'refused',
         retryAfterSeconds: Math.max(1, Math.ceil((window.endsAt - now) / 1000)),

@@ -9,7 +9,7 @@ import { Buffer } from 'node:buffer';
 import { createHmac } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
-import { TOKEN_LIFETIME_SECONDS, createTokenService } from '../src/modules/auth/tokens.js';
+import { TOKEN_LIFETIME_SECONDS, TokenService } from '../src/modules/auth/tokens.js';
 import { TEST_JWT_SECRET, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { assertError, bearer, register } from './helpers/factories.js';
 
@@ -48,7 +48,7 @@ const claims = (changes: Record<string, unknown>): Record<string, unknown> =>
 
 describe('token verification', () => {
   let clock = NOW;
-  const tokens = createTokenService(SECRET, () => new Date(clock * 1000));
+  const tokens = new TokenService(SECRET, () => new Date(clock * 1000));
   const verify = (token: string) => tokens.verify(token);
   const refused = (token: string, why: string) => {
     assert.equal(verify(token), null, `accepted ${why}`);

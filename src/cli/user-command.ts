@@ -24,15 +24,15 @@ import { ApiKeysRepository } from '../modules/api-keys/api-keys.repository.js';
 import { AuditRepository } from '../modules/audit/audit.repository.js';
 import { AuditService } from '../modules/audit/audit.service.js';
 import { LoginThrottle } from '../modules/auth/login-throttle.js';
-import { createPasswordHasher } from '../modules/auth/passwords.js';
+import { PasswordHasher } from '../modules/auth/passwords.js';
 import { ServersRepository } from '../modules/servers/servers.repository.js';
-import { createSecretBox } from '../modules/two-factor/secret-box.js';
+import { SecretBox } from '../modules/two-factor/secret-box.js';
 import { TwoFactorRepository } from '../modules/two-factor/two-factor.repository.js';
 import { TwoFactorService } from '../modules/two-factor/two-factor.service.js';
 import { PasswordLinksRepository } from '../modules/users/password-links.repository.js';
 import type { UserWithServers } from '../modules/users/users.repository.js';
 import { UsersRepository } from '../modules/users/users.repository.js';
-import { createUsersService, type UsersService } from '../modules/users/users.service.js';
+import { UsersService } from '../modules/users/users.service.js';
 import { UsageError, type CliCommand, type CliIo } from './command.js';
 
 const USAGE = `Usage: game-panel user <command> …   (or: npm run cli -- user <command> …)
@@ -180,7 +180,7 @@ async function openAccounts(config: Config, io: CliIo): Promise<Accounts> {
   const { jwtSecret } = openDataDir(config);
   const db = await openDatabase(config.database);
   const now = () => new Date();
-  const hasher = createPasswordHasher();
+  const hasher = new PasswordHasher();
   const users = new UsersRepository(db.kysely, db.dialect);
   const keys = new ApiKeysRepository(db.kysely);
   const log: Logger = {
@@ -195,13 +195,13 @@ async function openAccounts(config: Config, io: CliIo): Promise<Accounts> {
   };
   const twoFactor = new TwoFactorService({
     repo: new TwoFactorRepository(db.kysely),
-    box: createSecretBox(jwtSecret),
+    box: new SecretBox(jwtSecret),
     throttle: new LoginThrottle({ ...config.loginThrottle, now }),
     hasher,
     users,
     now,
   });
-  const service = createUsersService({
+  const service = new UsersService({
     users,
     links: new PasswordLinksRepository(db.kysely),
     servers: new ServersRepository(db.kysely),

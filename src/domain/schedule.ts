@@ -75,6 +75,12 @@ export interface Schedule {
   readonly changedBy: number | null;
 }
 
+/** What a schedule's owner sets; the rest is the scheduler's. */
+export type ScheduleFields = Pick<
+  Schedule,
+  'name' | 'cron' | 'timezone' | 'enabled' | 'onlyWhenRunning' | 'tasks'
+>;
+
 export const MAX_TASKS = 20;
 export const MAX_DELAY_SECONDS = 3600;
 

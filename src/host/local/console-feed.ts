@@ -99,8 +99,11 @@ export class ConsolePacer {
   readonly #ready = new Set<Drainable>();
   /** A run is pending or under way: work woken meanwhile waits for its end. */
   #scheduled = false;
+  readonly #onError: (error: unknown, name: string) => void;
 
-  constructor(private readonly onError: (error: unknown, name: string) => void) {}
+  constructor(onError: (error: unknown, name: string) => void) {
+    this.#onError = onError;
+  }
 
   wake(work: Drainable): void {
     this.#ready.add(work);
@@ -127,7 +130,7 @@ export class ConsolePacer {
       try {
         more = work.drain(Math.min(deadline, now + share));
       } catch (error) {
-        this.onError(error, work.name);
+        this.#onError(error, work.name);
         work.abandon();
       }
       if (more) this.#ready.add(work);
@@ -135,6 +138,15 @@ export class ConsolePacer {
     this.#scheduled = this.#ready.size > 0;
     if (this.#scheduled) setImmediate(this.#run);
   };
+}
+
+/** What a ConsoleFeed is made from. */
+export interface ConsoleFeedDeps {
+  /** The server's name, for logs. */
+  readonly name: string;
+  readonly pacer: ConsolePacer;
+  readonly now: () => Date;
+  readonly onError: (error: unknown, name: string) => void;
 }
 
 export class ConsoleFeed<Status extends string> implements Drainable {
@@ -163,19 +175,14 @@ export class ConsoleFeed<Status extends string> implements Drainable {
   #lastTime = Number.NaN;
   #lastIso = '';
   #closed = false;
+  readonly #deps: ConsoleFeedDeps;
 
-  constructor(
-    private readonly deps: {
-      /** The server's name, for logs. */
-      readonly name: string;
-      readonly pacer: ConsolePacer;
-      readonly now: () => Date;
-      readonly onError: (error: unknown, name: string) => void;
-    },
-  ) {}
+  constructor(deps: ConsoleFeedDeps) {
+    this.#deps = deps;
+  }
 
   get name(): string {
-    return this.deps.name;
+    return this.#deps.name;
   }
 
   /** Lines dropped unshown since this console began. */
@@ -251,7 +258,7 @@ export class ConsoleFeed<Status extends string> implements Drainable {
     this.#batch = [];
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    this.deps.pacer.forget(this);
+    this.#deps.pacer.forget(this);
   }
 
   /** Forgets what is queued (after a failure, or once everything was shown). */
@@ -447,7 +454,7 @@ export class ConsoleFeed<Status extends string> implements Drainable {
   #enqueue(item: Item<Status>): void {
     if (this.#closed) return;
     this.#queue.push(item);
-    this.deps.pacer.wake(this);
+    this.#deps.pacer.wake(this);
   }
 
   #send(event: ConsoleEvent<Status>): void {
@@ -455,14 +462,14 @@ export class ConsoleFeed<Status extends string> implements Drainable {
       try {
         listener(event);
       } catch (error) {
-        this.deps.onError(error, this.deps.name);
+        this.#deps.onError(error, this.#deps.name);
       }
     }
   }
 
   /** The current time in ISO-8601, formatted once per millisecond. */
   #timestamp(): string {
-    const date = this.deps.now();
+    const date = this.#deps.now();
     const time = date.getTime();
     if (time !== this.#lastTime) {
       this.#lastTime = time;

@@ -25,8 +25,11 @@ export class LineSplitter {
   #partial: Buffer | undefined;
   #partialBytes = 0;
   #state: 'line' | 'cut' | 'lost' = 'line';
+  readonly #emit: (line: string) => void;
 
-  constructor(private readonly emit: (line: string) => void) {}
+  constructor(emit: (line: string) => void) {
+    this.#emit = emit;
+  }
 
   /** Splits a whole chunk. */
   push(chunk: Buffer): void {
@@ -45,7 +48,7 @@ export class LineSplitter {
     if (newline >= 0 && this.#state === 'line' && this.#partialBytes === 0) {
       // The common case: a whole line inside the chunk, decoded straight from it.
       if (end - from <= MAX_LINE_BYTES) {
-        this.emit(chunk.toString('utf8', from, withoutCarriageReturn(chunk, from, end)));
+        this.#emit(chunk.toString('utf8', from, withoutCarriageReturn(chunk, from, end)));
         return newline + 1;
       }
     }
@@ -89,7 +92,7 @@ export class LineSplitter {
     chunk.copy(this.#partial, this.#partialBytes, from, from + taken);
     this.#partialBytes += taken;
     if (this.#partialBytes > MAX_LINE_BYTES) {
-      this.emit(cut(this.#partial) + CUT_MARK);
+      this.#emit(cut(this.#partial) + CUT_MARK);
       this.#partialBytes = 0;
       this.#state = 'cut';
     }
@@ -98,7 +101,9 @@ export class LineSplitter {
   #finishLine(): void {
     if (this.#state === 'line') {
       const partial = this.#partial ?? Buffer.alloc(0);
-      this.emit(partial.toString('utf8', 0, withoutCarriageReturn(partial, 0, this.#partialBytes)));
+      this.#emit(
+        partial.toString('utf8', 0, withoutCarriageReturn(partial, 0, this.#partialBytes)),
+      );
     }
     this.#state = 'line';
     this.#partialBytes = 0;

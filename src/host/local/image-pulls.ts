@@ -54,18 +54,22 @@ interface SharedPull {
   extractingSaid: boolean;
 }
 
+/** What an ImagePulls is made from. */
+export interface ImagePullsDeps {
+  readonly images: ImageStore;
+  readonly registries: RegistryPolicy;
+  readonly log: Logger;
+  /** Milliseconds, for the progress lines' pace. */
+  readonly clock?: () => number;
+}
+
 export class ImagePulls {
   readonly #pulls = new Map<string, SharedPull>();
+  readonly #deps: ImagePullsDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly images: ImageStore;
-      readonly registries: RegistryPolicy;
-      readonly log: Logger;
-      /** Milliseconds, for the progress lines' pace. */
-      readonly clock?: () => number;
-    },
-  ) {}
+  constructor(deps: ImagePullsDeps) {
+    this.#deps = deps;
+  }
 
   /** Waits for `image` with `waiter`: joins the pull under way, or begins one. */
   join(image: string, waiter: PullWaiter): JoinedPull {
@@ -137,8 +141,8 @@ export class ImagePulls {
     const { image } = pull;
     const signal = pull.controller.signal;
     try {
-      const auth = await this.deps.registries.credentials(image);
-      const pulling = await this.deps.images.pull(image, {
+      const auth = await this.#deps.registries.credentials(image);
+      const pulling = await this.#deps.images.pull(image, {
         auth,
         signal,
         onProgress: (progress) => {
@@ -154,7 +158,7 @@ export class ImagePulls {
           ? error.message
           : 'the panel could not run the pull (its log says why)';
       if (!(error instanceof ImagePullError) && !(error instanceof RuntimeUnavailableError)) {
-        this.deps.log.error({ err: error, image }, 'an image pull failed');
+        this.#deps.log.error({ err: error, image }, 'an image pull failed');
       }
       answer(reason);
       return signal.aborted ? { kind: 'left' } : { kind: 'failed', reason };
@@ -187,6 +191,6 @@ export class ImagePulls {
   }
 
   #now(): number {
-    return this.deps.clock?.() ?? Date.now();
+    return this.#deps.clock?.() ?? Date.now();
   }
 }

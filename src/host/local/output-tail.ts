@@ -19,15 +19,18 @@ const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
 export class OutputTail {
   readonly #lines: string[] = [];
   readonly #splitters: Record<OutputStream, LineSplitter>;
+  readonly #count: number;
 
-  constructor(private readonly count: number) {
+  constructor(count: number) {
+    this.#count = count;
+
     const keep = (line: string) => {
       const plain = escapeControl(line.replace(ANSI, '')).trim();
       if (plain === '') return;
       this.#lines.push(
         plain.length > TAIL_LINE_CHARACTERS ? `${plain.slice(0, TAIL_LINE_CHARACTERS)}…` : plain,
       );
-      if (this.#lines.length > this.count) this.#lines.shift();
+      if (this.#lines.length > this.#count) this.#lines.shift();
     };
     this.#splitters = { stdout: new LineSplitter(keep), stderr: new LineSplitter(keep) };
   }

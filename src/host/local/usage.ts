@@ -25,20 +25,24 @@ interface Books {
   drift: number;
 }
 
+/** What a DiskUsage is made from. */
+export interface DiskUsageDeps {
+  /** Walks the server's folder and answers the bytes it holds. */
+  readonly measure: (server: string) => Promise<number>;
+  readonly now: () => number;
+  /** How old a figure may be before it is measured again. */
+  readonly ttlMs: number;
+  /** Where a background walk that failed is reported. */
+  readonly warn: (details: object, message: string) => void;
+}
+
 export class DiskUsage {
   readonly #books = new Map<string, Books>();
+  readonly #deps: DiskUsageDeps;
 
-  constructor(
-    private readonly deps: {
-      /** Walks the server's folder and answers the bytes it holds. */
-      readonly measure: (server: string) => Promise<number>;
-      readonly now: () => number;
-      /** How old a figure may be before it is measured again. */
-      readonly ttlMs: number;
-      /** Where a background walk that failed is reported. */
-      readonly warn: (details: object, message: string) => void;
-    },
-  ) {}
+  constructor(deps: DiskUsageDeps) {
+    this.#deps = deps;
+  }
 
   #of(server: string): Books {
     let books = this.#books.get(server);
@@ -53,11 +57,11 @@ export class DiskUsage {
   #measure(server: string, books: Books): Promise<number> {
     if (books.walk) return books.walk;
     books.drift = 0;
-    const walk: Promise<number> = this.deps.measure(server).then((walked) => {
+    const walk: Promise<number> = this.#deps.measure(server).then((walked) => {
       // Recorded only while these are still the server's books (not after `forget`).
       if (this.#books.get(server) === books && books.walk === walk) {
         books.bytes = Math.max(0, walked + books.drift);
-        books.measuredAt = this.deps.now();
+        books.measuredAt = this.#deps.now();
       }
       return books.bytes ?? walked;
     });
@@ -71,7 +75,7 @@ export class DiskUsage {
   }
 
   #stale(books: Books): boolean {
-    return this.deps.now() - books.measuredAt >= this.deps.ttlMs;
+    return this.#deps.now() - books.measuredAt >= this.#deps.ttlMs;
   }
 
   /**
@@ -95,7 +99,7 @@ export class DiskUsage {
     if (books.bytes === null) await this.#measure(server, books);
     else if (this.#stale(books)) {
       this.#measure(server, books).catch((error: unknown) => {
-        this.deps.warn({ err: error, server }, "could not measure a server's disk use");
+        this.#deps.warn({ err: error, server }, "could not measure a server's disk use");
       });
     }
     return books;
@@ -154,12 +158,15 @@ export class DiskUsage {
 export class Reservation {
   #held = 0;
   #open = true;
+  readonly #usage: DiskUsage;
+  readonly #books: Books;
+  readonly #limit: number | null;
 
-  constructor(
-    private readonly usage: DiskUsage,
-    private readonly books: Books,
-    private readonly limit: number | null,
-  ) {}
+  constructor(usage: DiskUsage, books: Books, limit: number | null) {
+    this.#usage = usage;
+    this.#books = books;
+    this.#limit = limit;
+  }
 
   /**
    * The write will grow the folder by `growth` bytes in all (new size − old size; what is
@@ -172,7 +179,12 @@ export class Reservation {
     const more = growth - this.#held;
     if (more <= 0) return;
     try {
-      this.usage.claim(this.books, this.limit, more, `${soFar ? 'at least ' : ''}${size(growth)}`);
+      this.#usage.claim(
+        this.#books,
+        this.#limit,
+        more,
+        `${soFar ? 'at least ' : ''}${size(growth)}`,
+      );
     } catch (error) {
       // The write is doomed: what it holds is given back now, not once its temporary file is
       // gone, so that a write racing it for the same room is not refused too.
@@ -186,14 +198,14 @@ export class Reservation {
   commit(growth: number): void {
     if (!this.#open) return;
     this.#open = false;
-    this.usage.settle(this.books, this.#held, growth);
+    this.#usage.settle(this.#books, this.#held, growth);
   }
 
   /** The write failed and left nothing: its claim is given back. */
   release(): void {
     if (!this.#open) return;
     this.#open = false;
-    this.usage.settle(this.books, this.#held, null);
+    this.#usage.settle(this.#books, this.#held, null);
   }
 }
 

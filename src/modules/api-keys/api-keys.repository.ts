@@ -1,8 +1,10 @@
 /** The only code that reads and writes the `api_keys` table. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { ApiKeysTable, Database } from '../../db/schema.js';
 import type { ApiKey } from '../../domain/api-key.js';
-import type { ServerPermission } from '../../domain/policy.js';
+import { SERVER_PERMISSIONS, type ServerPermission } from '../../domain/policy.js';
 
 type Row = Selectable<ApiKeysTable>;
 
@@ -10,8 +12,10 @@ export interface StoredKey extends ApiKey {
   readonly userId: number;
 }
 
-const names = (text: string | null): string[] | null =>
-  text === null ? null : (JSON.parse(text) as string[]);
+const Servers = Type.Array(Type.String());
+const Permissions = Type.Array(
+  Type.Union(SERVER_PERMISSIONS.map((permission) => Type.Literal(permission))),
+);
 
 const toKey = (row: Row): StoredKey => ({
   id: row.id,
@@ -22,15 +26,22 @@ const toKey = (row: Row): StoredKey => ({
   expiresAt: row.expires_at,
   lastUsedAt: row.last_used_at,
   lastUsedAddress: row.last_used_address,
-  servers: names(row.servers),
-  permissions: names(row.permissions) as ServerPermission[] | null,
+  servers: row.servers === null ? null : readJson(row.servers, Servers, 'api_keys.servers'),
+  permissions:
+    row.permissions === null
+      ? null
+      : readJson(row.permissions, Permissions, 'api_keys.permissions'),
 });
 
 export class ApiKeysRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   async ofUser(userId: number): Promise<StoredKey[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('api_keys')
       .selectAll()
       .where('user_id', '=', userId)
@@ -40,7 +51,7 @@ export class ApiKeysRepository {
   }
 
   async countOf(userId: number): Promise<number> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('count'))
       .where('user_id', '=', userId)
@@ -49,7 +60,7 @@ export class ApiKeysRepository {
   }
 
   async byHash(tokenHash: string): Promise<StoredKey | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('api_keys')
       .selectAll()
       .where('token_hash', '=', tokenHash)
@@ -58,7 +69,7 @@ export class ApiKeysRepository {
   }
 
   async byId(id: number): Promise<StoredKey | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('api_keys')
       .selectAll()
       .where('id', '=', id)
@@ -76,7 +87,7 @@ export class ApiKeysRepository {
     createdAt: string;
     expiresAt: string | null;
   }): Promise<StoredKey> {
-    const row = await this.db
+    const row = await this.#db
       .insertInto('api_keys')
       .values({
         user_id: key.userId,
@@ -97,7 +108,7 @@ export class ApiKeysRepository {
 
   /** `undefined` when the user has no such key. */
   async delete(userId: number, id: number): Promise<StoredKey | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .deleteFrom('api_keys')
       .where('id', '=', id)
       .where('user_id', '=', userId)
@@ -108,7 +119,7 @@ export class ApiKeysRepository {
 
   /** Deletes every key of the user; answers how many there were. */
   async deleteAllOf(userId: number): Promise<number> {
-    const rows = await this.db
+    const rows = await this.#db
       .deleteFrom('api_keys')
       .where('user_id', '=', userId)
       .returning('id')
@@ -117,7 +128,7 @@ export class ApiKeysRepository {
   }
 
   async recordUse(id: number, at: string, address: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('api_keys')
       .set({ last_used_at: at, last_used_address: address })
       .where('id', '=', id)

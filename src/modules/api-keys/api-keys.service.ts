@@ -41,28 +41,33 @@ export interface ApiKeyView extends ApiKey {
   readonly expired: boolean;
 }
 
+/** What an ApiKeysService is made from. */
+export interface ApiKeysServiceDeps {
+  readonly keys: ApiKeysRepository;
+  /** The account behind a key: `undefined` once deleted. */
+  readonly findUser: (id: number) => Promise<User | undefined>;
+  /** The servers the user can reach by their account. */
+  readonly reachableServers: (user: User) => Promise<string[]>;
+  /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
+  readonly confirmIdentity: (
+    user: User,
+    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
+    address: string,
+  ) => Promise<void>;
+  /** Told of revocations (`access-changed`), so the key's console sockets close. */
+  readonly events: PanelEvents;
+  readonly now: () => Date;
+}
+
 export class ApiKeysService {
-  constructor(
-    private readonly deps: {
-      readonly keys: ApiKeysRepository;
-      /** The account behind a key: `undefined` once deleted. */
-      readonly findUser: (id: number) => Promise<User | undefined>;
-      /** The servers the user can reach by their account. */
-      readonly reachableServers: (user: User) => Promise<string[]>;
-      /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
-      readonly confirmIdentity: (
-        user: User,
-        proof: { readonly password?: string | undefined; readonly code?: string | undefined },
-        address: string,
-      ) => Promise<void>;
-      /** Told of revocations (`access-changed`), so the key's console sockets close. */
-      readonly events: PanelEvents;
-      readonly now: () => Date;
-    },
-  ) {}
+  readonly #deps: ApiKeysServiceDeps;
+
+  constructor(deps: ApiKeysServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(user: User): Promise<ApiKeyView[]> {
-    return (await this.deps.keys.ofUser(user.id)).map((key) => this.#view(key));
+    return (await this.#deps.keys.ofUser(user.id)).map((key) => this.#view(key));
   }
 
   /** `address` is the client's, for the login throttle that counts wrong passwords and codes. */
@@ -71,8 +76,8 @@ export class ApiKeysService {
     input: NewApiKey,
     address: string,
   ): Promise<{ key: ApiKeyView; token: string }> {
-    await this.deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
-    const now = this.deps.now();
+    await this.#deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
+    const now = this.#deps.now();
     const name = input.name.trim();
     if (name === '') throw invalid('name', 'must not be blank');
     const expiresAt = input.expiresAt ?? null;
@@ -81,21 +86,21 @@ export class ApiKeysService {
     }
     const servers = input.servers == null ? null : [...new Set(input.servers)];
     if (servers !== null) {
-      const reachable = new Set(await this.deps.reachableServers(user));
+      const reachable = new Set(await this.#deps.reachableServers(user));
       const unknown = servers.find((server) => !reachable.has(server));
       if (unknown !== undefined) {
         throw invalid('servers', `you have no server named ${JSON.stringify(unknown)}`);
       }
     }
     const permissions = input.permissions == null ? null : [...new Set(input.permissions)];
-    if ((await this.deps.keys.countOf(user.id)) >= MAX_KEYS_PER_USER) {
+    if ((await this.#deps.keys.countOf(user.id)) >= MAX_KEYS_PER_USER) {
       throw new AppError(
         'CONFLICT',
         `You hold ${MAX_KEYS_PER_USER} API keys already: revoke one first`,
       );
     }
     const token = API_KEY_PREFIX + randomBytes(32).toString('base64url');
-    const key = await this.deps.keys.insert({
+    const key = await this.#deps.keys.insert({
       userId: user.id,
       name,
       tokenHash: hashOf(token),
@@ -110,16 +115,16 @@ export class ApiKeysService {
 
   /** Revokes the user's key: requests made with it are refused from now on. */
   async revoke(user: User, id: number): Promise<ApiKeyView> {
-    const key = await this.deps.keys.delete(user.id, id);
+    const key = await this.#deps.keys.delete(user.id, id);
     if (!key) throw new AppError('NOT_FOUND', 'You have no such API key');
-    this.deps.events.emit('access-changed', user.id);
+    this.#deps.events.emit('access-changed', user.id);
     return this.#view(key);
   }
 
   /** Revokes every key of the user (a password change); answers how many there were. */
   async revokeAll(userId: number): Promise<number> {
-    const count = await this.deps.keys.deleteAllOf(userId);
-    if (count > 0) this.deps.events.emit('access-changed', userId);
+    const count = await this.#deps.keys.deleteAllOf(userId);
+    if (count > 0) this.#deps.events.emit('access-changed', userId);
     return count;
   }
 
@@ -128,7 +133,7 @@ export class ApiKeysService {
    * or its owner deleted (a download link made with a key dies with it).
    */
   async userOfKey(id: number): Promise<User | null> {
-    const key = await this.deps.keys.byId(id);
+    const key = await this.#deps.keys.byId(id);
     return key ? this.#owner(key) : null;
   }
 
@@ -137,17 +142,17 @@ export class ApiKeysService {
    * deleted account. Records the key's use (`address` when known).
    */
   async authenticate(token: string, address: string | null): Promise<User | null> {
-    const key = await this.deps.keys.byHash(hashOf(token));
+    const key = await this.#deps.keys.byHash(hashOf(token));
     if (!key) return null;
     const user = await this.#owner(key);
     if (!user) return null;
-    const now = this.deps.now();
+    const now = this.#deps.now();
     const stale =
       key.lastUsedAt === null ||
       now.getTime() - Date.parse(key.lastUsedAt) >= USE_RECORD_INTERVAL_MS ||
       (address !== null && address !== key.lastUsedAddress);
     if (stale) {
-      await this.deps.keys.recordUse(
+      await this.#deps.keys.recordUse(
         key.id,
         now.toISOString(),
         address ?? key.lastUsedAddress ?? '',
@@ -158,10 +163,10 @@ export class ApiKeysService {
 
   /** The key's owner narrowed by it; `null` when it expired or the owner is gone. */
   async #owner(key: StoredKey): Promise<User | null> {
-    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.deps.now().getTime()) {
+    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.#deps.now().getTime()) {
       return null;
     }
-    const user = await this.deps.findUser(key.userId);
+    const user = await this.#deps.findUser(key.userId);
     if (!user) return null;
     const scope: KeyScope = {
       id: key.id,
@@ -175,7 +180,7 @@ export class ApiKeysService {
 
   #view(key: StoredKey): ApiKeyView {
     const expired =
-      key.expiresAt !== null && Date.parse(key.expiresAt) <= this.deps.now().getTime();
+      key.expiresAt !== null && Date.parse(key.expiresAt) <= this.#deps.now().getTime();
     return {
       id: key.id,
       name: key.name,

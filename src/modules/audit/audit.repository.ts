@@ -1,9 +1,13 @@
 /** The only code that reads and writes the `audit_log` table. */
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { AuditLogTable, Database } from '../../db/schema.js';
 import type { AuditEntry, AuditFilter, NewAuditEntry } from '../../domain/audit.js';
 
 type Row = Selectable<AuditLogTable>;
+
+const Details = Type.Record(Type.String(), Type.Unknown());
 
 const toEntry = (row: Row): AuditEntry => ({
   id: row.id,
@@ -19,19 +23,23 @@ const toEntry = (row: Row): AuditEntry => ({
   target: row.target,
   outcome: row.outcome as AuditEntry['outcome'],
   status: row.status,
-  details: JSON.parse(row.details) as Record<string, unknown>,
+  details: readJson(row.details, Details, 'audit_log.details'),
 });
 
 /** `%` and `_` are wildcards of LIKE: a prefix holding them matches them as themselves. */
 const likePrefix = (prefix: string): string => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export class AuditRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** Writes the entry, under the id the server it names has now (none if it has none). */
   async insert(entry: NewAuditEntry & { at: string }): Promise<void> {
     const server = entry.server;
-    await this.db
+    await this.#db
       .insertInto('audit_log')
       .values((eb) => ({
         server_id:
@@ -76,14 +84,14 @@ export class AuditRepository {
       return q;
     };
     const [rows, count] = await Promise.all([
-      where(this.db.selectFrom('audit_log').selectAll())
+      where(this.#db.selectFrom('audit_log').selectAll())
         .orderBy('at', 'desc')
         .orderBy('id', 'desc')
         .limit(limit)
         .offset(offset)
         .execute(),
       where(
-        this.db
+        this.#db
           .selectFrom('audit_log')
           .select((eb) => eb.fn.countAll<number | string>().as('count')),
       ).executeTakeFirstOrThrow(),
@@ -93,7 +101,7 @@ export class AuditRepository {
 
   /** Removes the entries older than `before`; answers how many. */
   async prune(before: string): Promise<number> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('audit_log')
       .where('at', '<', before)
       .executeTakeFirst();

@@ -34,29 +34,33 @@ const withoutWhereFrom = (entry: AuditEntry): AuditEntry => ({
   viaName: entry.via === 'api-key' ? null : entry.viaName,
 });
 
+/** What an AuditService is made from. */
+export interface AuditServiceDeps {
+  readonly repo: AuditRepository;
+  /**
+   * Checks the caller may see the server's log (`server.settings`): throws 403/404; answers
+   * the server's id.
+   */
+  readonly requireSettings: (user: User, server: string) => Promise<{ readonly id: number }>;
+  readonly retentionDays: number;
+  readonly now: () => Date;
+  readonly log: Logger;
+}
+
 export class AuditService {
   #timer: NodeJS.Timeout | null = null;
+  readonly #deps: AuditServiceDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly repo: AuditRepository;
-      /**
-       * Checks the caller may see the server's log (`server.settings`): throws 403/404; answers
-       * the server's id.
-       */
-      readonly requireSettings: (user: User, server: string) => Promise<{ readonly id: number }>;
-      readonly retentionDays: number;
-      readonly now: () => Date;
-      readonly log: Logger;
-    },
-  ) {}
+  constructor(deps: AuditServiceDeps) {
+    this.#deps = deps;
+  }
 
   /** Writes an entry; a failure is logged, never thrown (the change itself has happened). */
   async record(entry: NewAuditEntry): Promise<void> {
     try {
-      await this.deps.repo.insert({ ...escapedEntry(entry), at: this.deps.now().toISOString() });
+      await this.#deps.repo.insert({ ...escapedEntry(entry), at: this.#deps.now().toISOString() });
     } catch (error) {
-      this.deps.log.error(
+      this.#deps.log.error(
         { err: error, action: entry.action },
         'an audit entry could not be written',
       );
@@ -84,7 +88,7 @@ export class AuditService {
   }
 
   page(filter: AuditFilter, limit: number, offset: number): Promise<AuditPage> {
-    return this.deps.repo.page(filter, limit, offset);
+    return this.#deps.repo.page(filter, limit, offset);
   }
 
   async pageOfServer(
@@ -94,15 +98,15 @@ export class AuditService {
     limit: number,
     offset: number,
   ): Promise<AuditPage> {
-    const { id } = await this.deps.requireSettings(user, server);
-    const page = await this.deps.repo.page({ ...filter, serverId: id }, limit, offset);
+    const { id } = await this.#deps.requireSettings(user, server);
+    const page = await this.#deps.repo.page({ ...filter, serverId: id }, limit, offset);
     if (can(user, 'audit.read')) return page;
     return { total: page.total, entries: page.entries.map(withoutWhereFrom) };
   }
 
   /** Removes what is past the retention now, then every hour. */
   async start(): Promise<void> {
-    if (this.deps.retentionDays === 0) return;
+    if (this.#deps.retentionDays === 0) return;
     await this.prune();
     this.#timer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.#timer.unref();
@@ -115,12 +119,12 @@ export class AuditService {
 
   /** Removes the entries past the retention; answers how many. */
   async prune(): Promise<number> {
-    if (this.deps.retentionDays === 0) return 0;
-    const before = new Date(this.deps.now().getTime() - this.deps.retentionDays * DAY_MS);
+    if (this.#deps.retentionDays === 0) return 0;
+    const before = new Date(this.#deps.now().getTime() - this.#deps.retentionDays * DAY_MS);
     try {
-      return await this.deps.repo.prune(before.toISOString());
+      return await this.#deps.repo.prune(before.toISOString());
     } catch (error) {
-      this.deps.log.error({ err: error }, 'old audit entries could not be removed');
+      this.#deps.log.error({ err: error }, 'old audit entries could not be removed');
       return 0;
     }
   }

@@ -82,8 +82,11 @@ export class LoginThrottle {
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #maxConcurrentDelays: number;
   #waiting = 0;
+  readonly #options: LoginThrottleOptions;
 
-  constructor(private readonly options: LoginThrottleOptions) {
+  constructor(options: LoginThrottleOptions) {
+    this.#options = options;
+
     const windowMs = options.windowSeconds * 1000;
     const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
     this.#pairs = new Tally(windowMs, maxKeys);
@@ -144,12 +147,12 @@ export class LoginThrottle {
 
     const pair = pairKey(account, address);
     const limits = [
-      { reason: 'pair', tally: this.#pairs, key: pair, max: this.options.maxFailuresPerAccount },
+      { reason: 'pair', tally: this.#pairs, key: pair, max: this.#options.maxFailuresPerAccount },
       {
         reason: 'address',
         tally: this.#addresses,
         key: address,
-        max: this.options.maxFailuresPerAddress,
+        max: this.#options.maxFailuresPerAddress,
       },
     ] as const;
     let refusal: { reason: 'pair' | 'address'; endsAt: number } | null = null;
@@ -166,7 +169,7 @@ export class LoginThrottle {
       };
     }
 
-    const over = this.#accounts.load(account, now) - this.options.slowDownAfterAccountFailures;
+    const over = this.#accounts.load(account, now) - this.#options.slowDownAfterAccountFailures;
     if (over < 0) return { kind: 'proceed', delayMs: 0 };
     const delayMs = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(over, 16));
     if (this.#waiting >= this.#maxConcurrentDelays && this.#addresses.failures(address, now) > 0) {
@@ -176,7 +179,7 @@ export class LoginThrottle {
   }
 
   #now(): number {
-    return this.options.now().getTime();
+    return this.#options.now().getTime();
   }
 }
 
@@ -195,11 +198,13 @@ class Tally {
   /** In the order the windows started, so ended ones are found at the front. */
   readonly #windows = new Map<string, Window>();
   readonly #pending = new Map<string, number>();
+  readonly #windowMs: number;
+  readonly #maxKeys: number;
 
-  constructor(
-    private readonly windowMs: number,
-    private readonly maxKeys: number,
-  ) {}
+  constructor(windowMs: number, maxKeys: number) {
+    this.#windowMs = windowMs;
+    this.#maxKeys = maxKeys;
+  }
 
   /** Failures in the window running at `now` (0 when none runs). */
   failures(key: string, now: number): number {
@@ -236,14 +241,14 @@ class Tally {
     }
     // Deleted and set again, so the new window goes to the end of the map.
     this.#windows.delete(key);
-    if (this.#windows.size >= this.maxKeys) {
+    if (this.#windows.size >= this.#maxKeys) {
       this.sweep(now);
       const oldest = this.#windows.keys().next();
-      if (this.#windows.size >= this.maxKeys && oldest.done !== true) {
+      if (this.#windows.size >= this.#maxKeys && oldest.done !== true) {
         this.#windows.delete(oldest.value);
       }
     }
-    this.#windows.set(key, { count: 1, endsAt: now + this.windowMs });
+    this.#windows.set(key, { count: 1, endsAt: now + this.#windowMs });
   }
 
   clear(key: string): void {

@@ -15,7 +15,7 @@
  * was lenient (`sub` spelled `01` or `1e3`, other header parameters).
  */
 import { Buffer } from 'node:buffer';
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 
 export const TOKEN_LIFETIME_SECONDS = 7 * 24 * 60 * 60;
@@ -44,56 +44,62 @@ export interface VerifiedClaims extends TokenClaims {
   readonly issuedAt: number;
 }
 
-export interface TokenService {
-  issue(claims: TokenClaims): Promise<string>;
-  /** The claims of a valid token; `null` for anything else (bad signature, expired, malformed). */
-  verify(token: string): VerifiedClaims | null;
-}
+/** Issues and verifies the panel's session tokens (HS256 JWTs) under one secret and clock. */
+export class TokenService {
+  readonly #now: () => Date;
+  readonly #key: KeyObject;
+  /** jose signs through WebCrypto, which wants its own key object; imported once. */
+  readonly #signingKey: ReturnType<typeof crypto.subtle.importKey>;
 
-export function createTokenService(secret: Uint8Array, now: () => Date): TokenService {
-  const seconds = (): number => Math.floor(now().getTime() / 1000);
-  const key = createSecretKey(secret);
-  // jose signs through WebCrypto, which wants its own key object; imported once.
-  const signingKey = crypto.subtle.importKey(
-    'raw',
-    secret,
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
-  return {
-    async issue({ userId, version }) {
-      const issuedAt = seconds();
-      return new SignJWT({ ver: version })
-        .setProtectedHeader({ alg: ALGORITHM, typ: TYPE })
-        .setSubject(String(userId))
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setIssuedAt(issuedAt)
-        .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
-        .sign(await signingKey);
-    },
-    verify(token) {
-      const [encodedHeader = '', encodedPayload, encodedSignature, ...rest] = token.split('.');
-      if (encodedPayload === undefined || encodedSignature === undefined || rest.length > 0) {
-        return null;
-      }
-      // The panel's own header is known to be good; any other is read and checked.
-      if (encodedHeader !== ISSUED_HEADER && !isHs256Header(decodeJson(encodedHeader))) {
-        return null;
-      }
-      const claims = decodeJson(encodedPayload);
-      if (claims === null) return null;
-      // Both segments are plain base64url now (ASCII), so the signed text is exactly their bytes.
-      const signature = decodeSegment(encodedSignature);
-      if (signature?.length !== SIGNATURE_BYTES) return null;
-      const expected = createHmac('sha256', key)
-        .update(`${encodedHeader}.${encodedPayload}`)
-        .digest();
-      if (!timingSafeEqual(signature, expected)) return null;
-      return validClaims(claims, seconds());
-    },
-  };
+  constructor(secret: Uint8Array, now: () => Date) {
+    this.#now = now;
+    this.#key = createSecretKey(secret);
+    this.#signingKey = crypto.subtle.importKey(
+      'raw',
+      secret,
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
+  }
+
+  async issue({ userId, version }: TokenClaims): Promise<string> {
+    const issuedAt = this.#seconds();
+    return new SignJWT({ ver: version })
+      .setProtectedHeader({ alg: ALGORITHM, typ: TYPE })
+      .setSubject(String(userId))
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + TOKEN_LIFETIME_SECONDS)
+      .sign(await this.#signingKey);
+  }
+
+  /** The claims of a valid token; `null` for anything else (bad signature, expired, malformed). */
+  verify(token: string): VerifiedClaims | null {
+    const [encodedHeader = '', encodedPayload, encodedSignature, ...rest] = token.split('.');
+    if (encodedPayload === undefined || encodedSignature === undefined || rest.length > 0) {
+      return null;
+    }
+    // The panel's own header is known to be good; any other is read and checked.
+    if (encodedHeader !== ISSUED_HEADER && !isHs256Header(decodeJson(encodedHeader))) {
+      return null;
+    }
+    const claims = decodeJson(encodedPayload);
+    if (claims === null) return null;
+    // Both segments are plain base64url now (ASCII), so the signed text is exactly their bytes.
+    const signature = decodeSegment(encodedSignature);
+    if (signature?.length !== SIGNATURE_BYTES) return null;
+    const expected = createHmac('sha256', this.#key)
+      .update(`${encodedHeader}.${encodedPayload}`)
+      .digest();
+    if (!timingSafeEqual(signature, expected)) return null;
+    return validClaims(claims, this.#seconds());
+  }
+
+  #seconds(): number {
+    return Math.floor(this.#now().getTime() / 1000);
+  }
 }
 
 /**

@@ -1,6 +1,8 @@
 /** The only code that queries the backups and backup_settings tables. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import type { BackupSettingsTable, BackupsTable, Database } from '../../db/schema.js';
 import {
   DEFAULT_BACKUP_SETTINGS,
@@ -11,6 +13,13 @@ import {
   type RestoreOutcome,
 } from '../../domain/backup.js';
 
+const Texts = Type.Array(Type.String());
+const Restore = Type.Object({
+  status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  message: Type.String(),
+  at: Type.String(),
+});
+
 const count = (value: number | string | null): number | null =>
   value === null ? null : Number(value);
 
@@ -20,7 +29,7 @@ const toBackup = (row: Selectable<BackupsTable>): Backup => ({
   name: row.name,
   status: row.status as BackupStatus,
   locked: row.locked === 1,
-  ignore: JSON.parse(row.ignore) as string[],
+  ignore: readJson(row.ignore, Texts, 'backups.ignore'),
   bytes: count(row.bytes),
   checksum: row.checksum,
   files: row.files,
@@ -29,7 +38,8 @@ const toBackup = (row: Selectable<BackupsTable>): Backup => ({
   durationMs: row.duration_ms,
   consistency: row.consistency as BackupConsistency | null,
   message: row.message,
-  lastRestore: row.last_restore === null ? null : (JSON.parse(row.last_restore) as RestoreOutcome),
+  lastRestore:
+    row.last_restore === null ? null : readJson(row.last_restore, Restore, 'backups.last_restore'),
   createdAt: row.created_at,
   finishedAt: row.finished_at,
 });
@@ -39,8 +49,8 @@ const toSettings = (row: Selectable<BackupSettingsTable>): BackupSettings => ({
   keepDays: row.keep_days,
   maxCount: row.max_count,
   maxBytes: count(row.max_bytes),
-  beforeCommands: JSON.parse(row.before_commands) as string[],
-  afterCommands: JSON.parse(row.after_commands) as string[],
+  beforeCommands: readJson(row.before_commands, Texts, 'backup_settings.before_commands'),
+  afterCommands: readJson(row.after_commands, Texts, 'backup_settings.after_commands'),
   savedLine: row.saved_line,
   waitSeconds: row.wait_seconds,
   commandsBy: row.commands_by,
@@ -60,11 +70,15 @@ export interface BackupResult {
 }
 
 export class BackupsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** The server's backups, newest first. */
   async list(server: string): Promise<Backup[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('backups')
       .selectAll()
       .where('server_name', '=', server)
@@ -75,7 +89,7 @@ export class BackupsRepository {
   }
 
   async find(server: string, id: string): Promise<Backup | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('backups')
       .selectAll()
       .where('server_name', '=', server)
@@ -93,7 +107,7 @@ export class BackupsRepository {
     createdAt: string;
   }): Promise<Backup> {
     const row = await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('backups')
         .values({
           id: backup.id,
@@ -121,7 +135,7 @@ export class BackupsRepository {
   }
 
   async finish(id: string, result: BackupResult): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({
         status: 'done',
@@ -143,7 +157,7 @@ export class BackupsRepository {
     id: string,
     failure: { message: string; durationMs: number | null; finishedAt: string },
   ): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({
         status: 'failed',
@@ -156,7 +170,7 @@ export class BackupsRepository {
   }
 
   async setLocked(server: string, id: string, locked: boolean): Promise<Backup | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('backups')
       .set({ locked: locked ? 1 : 0 })
       .where('server_name', '=', server)
@@ -167,7 +181,7 @@ export class BackupsRepository {
   }
 
   async recordRestore(id: string, outcome: RestoreOutcome): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({ last_restore: JSON.stringify(outcome) })
       .where('id', '=', id)
@@ -176,7 +190,7 @@ export class BackupsRepository {
 
   /** Deletes the row unless it is locked; true when it was deleted. */
   async deleteUnlocked(server: string, id: string): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('backups')
       .where('server_name', '=', server)
       .where('id', '=', id)
@@ -190,7 +204,7 @@ export class BackupsRepository {
    * restores still `running` too. Answers the backups whose file may be half-written.
    */
   async failInterrupted(at: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('backups')
       .set({
         status: 'failed',
@@ -199,7 +213,7 @@ export class BackupsRepository {
       })
       .where('status', '=', 'running')
       .execute();
-    const restoring = await this.db
+    const restoring = await this.#db
       .selectFrom('backups')
       .select(['id', 'last_restore'])
       .where('last_restore', 'like', '{"status":"running"%')
@@ -214,7 +228,7 @@ export class BackupsRepository {
   }
 
   async settings(server: string): Promise<BackupSettings> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('backup_settings')
       .selectAll()
       .where('server_name', '=', server)
@@ -236,7 +250,7 @@ export class BackupsRepository {
       commands_by: settings.commandsBy,
     };
     await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('backup_settings')
         .values({ server_name: server, ...values })
         .onConflict((conflict) => conflict.column('server_name').doUpdateSet(values))

@@ -101,6 +101,16 @@ type Outgoing =
   | { readonly type: 'history'; readonly lines: readonly string[] }
   | { readonly type: 'error'; readonly code: string; readonly message: string };
 
+/** What a ConsoleHub is made from. */
+export interface ConsoleHubDeps {
+  readonly servers: ServersService;
+  readonly auth: AuthService;
+  readonly events: PanelEvents;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly limits: ConsoleLimits;
+}
+
 export class ConsoleHub {
   readonly #byServer = new Map<string, Set<Client>>();
   readonly #byUser = new Map<number, Set<Client>>();
@@ -110,17 +120,11 @@ export class ConsoleHub {
   #stallTimer: NodeJS.Timeout | null = null;
   /** Runs while any socket is open: see `ConsoleLimits.recheckMs`. */
   #recheckTimer: NodeJS.Timeout | null = null;
+  readonly #deps: ConsoleHubDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly servers: ServersService;
-      readonly auth: AuthService;
-      readonly events: PanelEvents;
-      readonly log: Logger;
-      readonly now: () => Date;
-      readonly limits: ConsoleLimits;
-    },
-  ) {
+  constructor(deps: ConsoleHubDeps) {
+    this.#deps = deps;
+
     deps.events.on('access-changed', (userId) => {
       void this.#recheck(userId);
     });
@@ -164,19 +168,19 @@ export class ConsoleHub {
       socket,
       ...owner,
       expiryTimer: null,
-      tokens: this.deps.limits.messageBurst,
-      refilledAt: this.deps.now().getTime(),
+      tokens: this.#deps.limits.messageBurst,
+      refilledAt: this.#deps.now().getTime(),
       inFlight: 0,
       waiting: [],
       waitingBytes: 0,
-      progressAt: this.deps.now().getTime(),
+      progressAt: this.#deps.now().getTime(),
     };
     add(this.#byServer, owner.server, client);
     add(this.#byUser, owner.userId, client);
     if (this.#recheckTimer === null) {
       this.#recheckTimer = setInterval(() => {
         for (const userId of this.#byUser.keys()) void this.#recheck(userId);
-      }, this.deps.limits.recheckMs);
+      }, this.#deps.limits.recheckMs);
       this.#recheckTimer.unref();
     }
     if (!this.#unsubscribe.has(owner.server)) {
@@ -212,11 +216,11 @@ export class ConsoleHub {
    */
   #watchExpiry(client: Client): void {
     if (client.expiresAt === undefined) return;
-    const wait = client.expiresAt.getTime() - this.deps.now().getTime();
+    const wait = client.expiresAt.getTime() - this.#deps.now().getTime();
     client.expiryTimer = setTimeout(
       () => {
         client.expiryTimer = null;
-        const early = client.expiresAt !== undefined && client.expiresAt > this.deps.now();
+        const early = client.expiresAt !== undefined && client.expiresAt > this.#deps.now();
         if (early) this.#watchExpiry(client);
         else void this.#recheckClient(client);
       },
@@ -265,7 +269,7 @@ export class ConsoleHub {
       return;
     }
     this.#wait(client, frame, frame.data.length);
-    if (client.waitingBytes > this.deps.limits.maxQueuedBytes) this.#dropBatches(client);
+    if (client.waitingBytes > this.#deps.limits.maxQueuedBytes) this.#dropBatches(client);
   }
 
   /** `lines` lines nobody will see: told now if the socket keeps up, else before its next batch. */
@@ -287,7 +291,7 @@ export class ConsoleHub {
 
   #wait(client: Client, frame: Waiting, bytes: number): void {
     if (client.waiting.length === 0 && client.inFlight === 0)
-      client.progressAt = this.deps.now().getTime();
+      client.progressAt = this.#deps.now().getTime();
     client.waiting.push(frame);
     client.waitingBytes += bytes;
     this.#backedUp.add(client);
@@ -314,11 +318,11 @@ export class ConsoleHub {
 
   #write(client: Client, data: Buffer): void {
     if (client.inFlight === 0 && client.waiting.length === 0)
-      client.progressAt = this.deps.now().getTime();
+      client.progressAt = this.#deps.now().getTime();
     client.inFlight += data.length;
     client.socket.send(data, { binary: false }, (error) => {
       client.inFlight -= data.length;
-      client.progressAt = this.deps.now().getTime();
+      client.progressAt = this.#deps.now().getTime();
       if (!error) this.#pump(client);
     });
   }
@@ -347,14 +351,14 @@ export class ConsoleHub {
   /** While data waits for some socket, closes those that took nothing for `stalledMs`. */
   #watchStalls(): void {
     if (this.#stallTimer !== null) return;
-    const { stalledMs } = this.deps.limits;
+    const { stalledMs } = this.#deps.limits;
     this.#stallTimer = setTimeout(
       () => {
         this.#stallTimer = null;
-        const now = this.deps.now().getTime();
+        const now = this.#deps.now().getTime();
         for (const client of [...this.#backedUp]) {
           if (now - client.progressAt < stalledMs) continue;
-          this.deps.log.info(
+          this.#deps.log.info(
             { server: client.server, user: client.userId },
             'closed a console socket that read nothing while data waited',
           );
@@ -387,12 +391,12 @@ export class ConsoleHub {
       return;
     }
     try {
-      const user = await this.deps.auth.authenticate(client.token);
+      const user = await this.#deps.auth.authenticate(client.token);
       if (!user) {
         client.socket.close(CLOSE.tokenInvalid, 'token no longer valid');
         return;
       }
-      await this.deps.servers.command(user, client.server, message);
+      await this.#deps.servers.command(user, client.server, message);
     } catch (error) {
       if (!(error instanceof AppError)) {
         this.#failed(client, error);
@@ -401,11 +405,11 @@ export class ConsoleHub {
       // Refused: the socket stays open for a reader who may still read (a command needs
       // console.write, reading console.read), and closes for one who lost the server.
       if (error.statusCode === 403 || error.statusCode === 404) {
-        const user = await this.deps.auth.authenticate(client.token);
+        const user = await this.#deps.auth.authenticate(client.token);
         const reads =
           error.statusCode === 403 &&
           user !== null &&
-          (await this.deps.servers.permits(user, client.server, 'server.console.read'));
+          (await this.#deps.servers.permits(user, client.server, 'server.console.read'));
         if (!reads) {
           client.socket.close(CLOSE.accessRemoved, 'access removed');
           return;
@@ -417,7 +421,7 @@ export class ConsoleHub {
 
   /** Logs what went wrong with a client's message; the client learns only that it failed. */
   #failed(client: Client, error: unknown): void {
-    this.deps.log.error(
+    this.#deps.log.error(
       { err: error, server: client.server, user: client.userId },
       'a console message failed',
     );
@@ -426,8 +430,8 @@ export class ConsoleHub {
 
   /** Token bucket: false once the client sends faster than the limit allows. */
   #takeToken(client: Client): boolean {
-    const now = this.deps.now().getTime();
-    const { messagesPerSecond, messageBurst } = this.deps.limits;
+    const now = this.#deps.now().getTime();
+    const { messagesPerSecond, messageBurst } = this.#deps.limits;
     client.tokens = Math.min(
       messageBurst,
       client.tokens + ((now - client.refilledAt) / 1000) * messagesPerSecond,
@@ -447,13 +451,13 @@ export class ConsoleHub {
   /** Closes the socket if its token or its access to the server is gone. */
   async #recheckClient(client: Client): Promise<void> {
     try {
-      const user = await this.deps.auth.authenticate(client.token);
+      const user = await this.#deps.auth.authenticate(client.token);
       if (!user) client.socket.close(CLOSE.tokenInvalid, 'token no longer valid');
-      else if (!(await this.deps.servers.permits(user, client.server, 'server.console.read'))) {
+      else if (!(await this.#deps.servers.permits(user, client.server, 'server.console.read'))) {
         client.socket.close(CLOSE.accessRemoved, 'access removed');
       }
     } catch (error) {
-      this.deps.log.error({ err: error }, 'could not re-check a console socket; closing it');
+      this.#deps.log.error({ err: error }, 'could not re-check a console socket; closing it');
       client.socket.close(CLOSE.accessRemoved, 'access could not be checked');
     }
   }

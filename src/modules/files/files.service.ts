@@ -45,22 +45,27 @@ export interface UploadPart {
   readonly file: Readable;
 }
 
+/** What a FilesService is made from. */
+export interface FilesServiceDeps {
+  readonly servers: ServersService;
+  readonly users: AccountLookup;
+  /** The user an API key stands for now, narrowed by it; null once revoked or expired. */
+  readonly keyUser: (keyId: number) => Promise<User | null>;
+  readonly links: DownloadLinks;
+  readonly templates: DenylistLookup;
+  /** Opens a backup's archive for a link made by the backups module. */
+  readonly backups?: { open(user: User, server: string, id: string): Promise<OpenedFile> };
+  readonly maxUploadBytes: number | null;
+  readonly maxEditBytes: number;
+  readonly archive: ArchiveLimits;
+}
+
 export class FilesService {
-  constructor(
-    private readonly deps: {
-      readonly servers: ServersService;
-      readonly users: AccountLookup;
-      /** The user an API key stands for now, narrowed by it; null once revoked or expired. */
-      readonly keyUser: (keyId: number) => Promise<User | null>;
-      readonly links: DownloadLinks;
-      readonly templates: DenylistLookup;
-      /** Opens a backup's archive for a link made by the backups module. */
-      readonly backups?: { open(user: User, server: string, id: string): Promise<OpenedFile> };
-      readonly maxUploadBytes: number | null;
-      readonly maxEditBytes: number;
-      readonly archive: ArchiveLimits;
-    },
-  ) {}
+  readonly #deps: FilesServiceDeps;
+
+  constructor(deps: FilesServiceDeps) {
+    this.#deps = deps;
+  }
 
   /** Deny lists compiled lately, by their lines joined (oldest first). */
   readonly #compiled = new Map<string, DenyList>();
@@ -75,7 +80,7 @@ export class FilesService {
     server: string,
     need: 'server.files.read' | 'server.files.write',
   ): Promise<{ config: ServerConfig; files: ServerFiles; guard: PathGuard | null }> {
-    const { server: config, files } = await this.deps.servers.files(user, server, need);
+    const { server: config, files } = await this.#deps.servers.files(user, server, need);
     return { config, files, guard: await this.#guard(user, config) };
   }
 
@@ -84,7 +89,7 @@ export class FilesService {
     if (can(user, 'server.configure-host', { permissions: null, server: config.name })) {
       return null;
     }
-    const lines = (await this.deps.templates.find(config.template))?.fileDenylist ?? [];
+    const lines = (await this.#deps.templates.find(config.template))?.fileDenylist ?? [];
     if (lines.length === 0) return null;
     const key = lines.join('\n');
     let list = this.#compiled.get(key);
@@ -102,7 +107,7 @@ export class FilesService {
   }
 
   async list(user: User, server: string, path: string): Promise<Entry[]> {
-    const { files } = await this.deps.servers.files(user, server, 'server.files.read');
+    const { files } = await this.#deps.servers.files(user, server, 'server.files.read');
     return files.list(server, userPath(path));
   }
 
@@ -147,7 +152,7 @@ export class FilesService {
           folder,
           name,
           part.file,
-          this.deps.maxUploadBytes,
+          this.#deps.maxUploadBytes,
           config.limits.diskBytes,
           guard,
         ),
@@ -174,7 +179,7 @@ export class FilesService {
   ): Promise<{ id: string; expiresAt: Date }> {
     const file = await this.open(user, server, path);
     await file.handle.close();
-    return this.deps.links.create({
+    return this.#deps.links.create({
       userId: user.id,
       ...(user.key === undefined ? {} : { keyId: user.key.id }),
       server,
@@ -188,7 +193,7 @@ export class FilesService {
    * with an API key acts with that key, and is refused once the key is revoked or expired.
    */
   async openByLink(id: string): Promise<OpenedFile> {
-    const link = this.deps.links.take(id);
+    const link = this.#deps.links.take(id);
     if (link === 'unknown') {
       throw new AppError('NOT_FOUND', 'Download link not found or already used');
     }
@@ -196,7 +201,7 @@ export class FilesService {
       throw new AppError('LINK_EXPIRED', 'This download link has expired; download the file again');
     }
     if (link.keyId !== undefined) {
-      const user = await this.deps.keyUser(link.keyId);
+      const user = await this.#deps.keyUser(link.keyId);
       if (user?.id !== link.userId) {
         throw new AppError(
           'FORBIDDEN',
@@ -205,7 +210,7 @@ export class FilesService {
       }
       return this.#openLinked(user, link);
     }
-    const user = await this.deps.users.findById(link.userId);
+    const user = await this.#deps.users.findById(link.userId);
     if (!user) throw new AppError('FORBIDDEN', 'The account that asked for this link is gone');
     return this.#openLinked(user, link);
   }
@@ -214,8 +219,8 @@ export class FilesService {
   async #openLinked(user: User, link: DownloadLink): Promise<OpenedFile> {
     if (!can(user, 'account.use')) throw new AppError('BANNED', 'This account is banned');
     if (link.backup !== undefined) {
-      if (!this.deps.backups) throw new AppError('NOT_FOUND', 'Backups are not available');
-      return this.deps.backups.open(user, link.server, link.backup);
+      if (!this.#deps.backups) throw new AppError('NOT_FOUND', 'Backups are not available');
+      return this.#deps.backups.open(user, link.server, link.backup);
     }
     return this.open(user, link.server, link.path);
   }
@@ -227,16 +232,16 @@ export class FilesService {
   ): Promise<{ path: string; content: string }> {
     const { files, guard } = await this.#access(user, server, 'server.files.read');
     const segments = userPath(path);
-    const content = await files.readText(server, segments, this.deps.maxEditBytes, guard);
+    const content = await files.readText(server, segments, this.#deps.maxEditBytes, guard);
     return { path: segments.join('/'), content };
   }
 
   async writeContent(user: User, server: string, path: string, content: string): Promise<Entry> {
     const { config, files, guard } = await this.#access(user, server, 'server.files.write');
-    if (Buffer.byteLength(content) > this.deps.maxEditBytes) {
+    if (Buffer.byteLength(content) > this.#deps.maxEditBytes) {
       throw new AppError(
         'PAYLOAD_TOO_LARGE',
-        `Content may be at most ${this.deps.maxEditBytes} bytes`,
+        `Content may be at most ${this.#deps.maxEditBytes} bytes`,
       );
     }
     return files.writeText(server, userPath(path), content, config.limits.diskBytes, guard);
@@ -302,7 +307,7 @@ export class FilesService {
       server,
       userPath(path),
       userPath(destination),
-      this.deps.archive,
+      this.#deps.archive,
       config.limits.diskBytes,
       guard,
     );

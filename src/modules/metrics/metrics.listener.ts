@@ -13,23 +13,27 @@ import type { Logger } from '../../log.js';
 import { METRICS_PATH } from './metrics.routes.js';
 import type { PanelMetrics } from './metrics.service.js';
 
+/** What a MetricsListener is made from. */
+export interface MetricsListenerDeps {
+  readonly metrics: PanelMetrics;
+  readonly address: MetricsAddress;
+  readonly log: Logger;
+}
+
 export class MetricsListener {
   #server: Server | null = null;
+  readonly #deps: MetricsListenerDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly metrics: PanelMetrics;
-      readonly address: MetricsAddress;
-      readonly log: Logger;
-    },
-  ) {}
+  constructor(deps: MetricsListenerDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * Listens; rejects with a ConfigError naming METRICS_ADDRESS when the address cannot be had
    * (taken, not an address of this machine, a name that does not resolve).
    */
   async listen(): Promise<void> {
-    const { host, port } = this.deps.address;
+    const { host, port } = this.#deps.address;
     const server = createServer((request, response) => {
       void this.#answer(request.method, request.url, response);
     });
@@ -45,7 +49,7 @@ export class MetricsListener {
       server.listen({ host, port }, resolve);
     });
     server.on('error', (error) => {
-      this.deps.log.error({ err: error }, 'the metrics listener failed');
+      this.#deps.log.error({ err: error }, 'the metrics listener failed');
     });
     this.#server = server;
   }
@@ -84,16 +88,16 @@ export class MetricsListener {
           `Route ${method ?? ''} ${(path ?? '').slice(0, 200)} not found`,
         );
       }
-      const text = await this.deps.metrics.render();
+      const text = await this.#deps.metrics.render();
       response.writeHead(200, {
-        'Content-Type': this.deps.metrics.contentType,
+        'Content-Type': this.#deps.metrics.contentType,
         'Cache-Control': 'no-store',
         'Content-Length': Buffer.byteLength(text),
       });
       response.end(method === 'HEAD' ? undefined : text);
     } catch (error) {
       const body = toErrorReply(error);
-      if (body.statusCode >= 500) this.deps.log.error({ err: error }, 'a metrics scrape failed');
+      if (body.statusCode >= 500) this.#deps.log.error({ err: error }, 'a metrics scrape failed');
       const payload = JSON.stringify({
         message: body.message,
         code: body.code,

@@ -37,8 +37,11 @@ export class PanelMetrics {
   readonly #durations: Histogram<'method' | 'route' | 'status_code'>;
   /** The readings of the scrape under way, shared by the gauges that need them. */
   #readings: Promise<readonly ServerReading[]> | null = null;
+  readonly #sources: MetricsSources;
 
-  constructor(private readonly sources: MetricsSources) {
+  constructor(sources: MetricsSources) {
+    this.#sources = sources;
+
     const registers = [this.#registry];
     collectDefaultMetrics({ register: this.#registry, prefix: METRICS_PREFIX });
     const labelNames = ['method', 'route', 'status_code'] as const;
@@ -120,7 +123,7 @@ export class PanelMetrics {
    */
   #read(): Promise<readonly ServerReading[]> {
     if (this.#readings) return this.#readings;
-    const readings = this.sources.servers.readings();
+    const readings = this.#sources.servers.readings();
     this.#readings = readings;
     const forget = () => {
       if (this.#readings === readings) this.#readings = null;

@@ -45,6 +45,23 @@ export interface ProviderView {
   readonly loginUrl: string;
 }
 
+/** What an OidcService is made from. */
+export interface OidcServiceDeps {
+  readonly providers: readonly OidcProviderConfig[];
+  readonly publicUrl: string;
+  readonly redirectAllowlist: readonly string[];
+  readonly secret: Uint8Array;
+  readonly users: Accounts;
+  readonly auth: AuthService;
+  /**
+   * Whether an account may be made now beyond the first: OpenID Connect never makes the
+   * first account (it would not be an admin), so the first-account exception is not its own.
+   */
+  readonly registrationOpen: () => Promise<boolean>;
+  readonly now: () => Date;
+  readonly log: Logger;
+}
+
 export class OidcService {
   readonly #discovered = new Map<
     string,
@@ -52,24 +69,11 @@ export class OidcService {
   >();
   readonly #usedStates = new Map<string, number>();
   readonly #cookieKey: Uint8Array;
+  readonly #deps: OidcServiceDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly providers: readonly OidcProviderConfig[];
-      readonly publicUrl: string;
-      readonly redirectAllowlist: readonly string[];
-      readonly secret: Uint8Array;
-      readonly users: Accounts;
-      readonly auth: AuthService;
-      /**
-       * Whether an account may be made now beyond the first: OpenID Connect never makes the
-       * first account (it would not be an admin), so the first-account exception is not its own.
-       */
-      readonly registrationOpen: () => Promise<boolean>;
-      readonly now: () => Date;
-      readonly log: Logger;
-    },
-  ) {
+  constructor(deps: OidcServiceDeps) {
+    this.#deps = deps;
+
     // Its own key, derived from the panel's secret, so a state cookie is never a valid token.
     this.#cookieKey = new Uint8Array(
       createHash('sha256').update(deps.secret).update('game-panel:oidc-state').digest(),
@@ -77,16 +81,16 @@ export class OidcService {
   }
 
   list(): ProviderView[] {
-    return this.deps.providers.map((provider) => ({
+    return this.#deps.providers.map((provider) => ({
       id: provider.id,
       name: provider.name,
-      loginUrl: `${this.deps.publicUrl}/api/auth/oidc/${provider.id}/login`,
+      loginUrl: `${this.#deps.publicUrl}/api/auth/oidc/${provider.id}/login`,
     }));
   }
 
   /** Discovers every provider in the background, so the first sign-in is quick. */
   warmUp(): void {
-    for (const provider of this.deps.providers) {
+    for (const provider of this.#deps.providers) {
       this.#configuration(provider).catch(() => undefined);
     }
   }
@@ -138,7 +142,7 @@ export class OidcService {
     const fallback = this.checkRedirect(undefined);
     const pending = cookie === undefined ? null : await this.#unseal(cookie);
     if (pending?.provider !== providerId) return withError(fallback, 'invalid_state');
-    const provider = this.deps.providers.find((p) => p.id === providerId);
+    const provider = this.#deps.providers.find((p) => p.id === providerId);
     if (!provider) return withError(fallback, 'invalid_state');
     const target = pending.redirect;
 
@@ -160,7 +164,7 @@ export class OidcService {
       if (!idClaims) return withError(target, 'login_failed');
       claims = await this.#withUserInfo(config, tokens.access_token, idClaims);
     } catch (error) {
-      this.deps.log.warn(
+      this.#deps.log.warn(
         { provider: provider.id, reason: error instanceof Error ? error.message : 'unknown' },
         'OpenID Connect sign-in refused',
       );
@@ -169,8 +173,8 @@ export class OidcService {
 
     const user = await this.#account(provider, claims);
     if (user === 'registration_closed') return withError(target, 'registration_closed');
-    await this.deps.users.recordLogin(user.id, this.deps.now());
-    const token = await this.deps.auth.tokenResponse(user);
+    await this.#deps.users.recordLogin(user.id, this.#deps.now());
+    const token = await this.#deps.auth.tokenResponse(user);
     const fragment = new URLSearchParams({
       access_token: token.access_token,
       token_type: token.token_type,
@@ -186,14 +190,14 @@ export class OidcService {
    * `//evil.example` and `/\evil.example` resolve to evil.example and are refused.
    */
   checkRedirect(redirect: string | undefined): string {
-    if (redirect === undefined || redirect === '') return `${this.deps.publicUrl}/`;
+    if (redirect === undefined || redirect === '') return `${this.#deps.publicUrl}/`;
     // No real target needs a backslash, a control character or an encoded slash; a front end
     // that decodes its path once more could turn any of them into a way off the origin.
     // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
     if (/[\\\u0000-\u001f\u007f]|%2f|%5c/i.test(redirect)) throw invalidRedirect();
     let url: URL;
     try {
-      url = new URL(redirect, `${this.deps.publicUrl}/`);
+      url = new URL(redirect, `${this.#deps.publicUrl}/`);
     } catch {
       throw invalidRedirect();
     }
@@ -201,7 +205,7 @@ export class OidcService {
       (url.protocol === 'https:' || url.protocol === 'http:') &&
       url.username === '' &&
       url.password === '' &&
-      this.deps.redirectAllowlist.includes(url.origin);
+      this.#deps.redirectAllowlist.includes(url.origin);
     if (!allowed) throw invalidRedirect();
     url.hash = '';
     return url.href;
@@ -212,15 +216,15 @@ export class OidcService {
     provider: OidcProviderConfig,
     claims: client.IDToken,
   ): Promise<User | 'registration_closed'> {
-    const linked = await this.deps.users.findByIdentity(provider.id, claims.sub);
+    const linked = await this.#deps.users.findByIdentity(provider.id, claims.sub);
     if (linked) return linked;
-    if (!(await this.deps.registrationOpen())) return 'registration_closed';
+    if (!(await this.#deps.registrationOpen())) return 'registration_closed';
     const email = typeof claims.email === 'string' ? claims.email : null;
     const base = baseUsername(claims);
     for (let attempt = 0; attempt < 50; attempt++) {
       const username = attempt === 0 ? base : `${base.slice(0, 28)}${attempt + 1}`;
       try {
-        return await this.deps.users.transaction(async (locked) => {
+        return await this.#deps.users.transaction(async (locked) => {
           // Another sign-in of the same person may have created the account meanwhile.
           const existing = await locked.findByIdentity(provider.id, claims.sub);
           if (existing) return existing;
@@ -228,20 +232,20 @@ export class OidcService {
             username,
             passwordHash: null,
             role: 'user',
-            now: this.deps.now(),
+            now: this.#deps.now(),
           });
           await locked.linkIdentity({
             userId: user.id,
             provider: provider.id,
             subject: claims.sub,
             email,
-            now: this.deps.now(),
+            now: this.#deps.now(),
           });
           return user;
         });
       } catch (error) {
         if (!(error instanceof AlreadyExists)) throw error;
-        const raced = await this.deps.users.findByIdentity(provider.id, claims.sub);
+        const raced = await this.#deps.users.findByIdentity(provider.id, claims.sub);
         if (raced) return raced;
       }
     }
@@ -269,13 +273,13 @@ export class OidcService {
   }
 
   #provider(id: string): OidcProviderConfig {
-    const provider = this.deps.providers.find((p) => p.id === id);
+    const provider = this.#deps.providers.find((p) => p.id === id);
     if (!provider) throw notFound('Sign-in provider');
     return provider;
   }
 
   #callbackUrl(provider: OidcProviderConfig): string {
-    return `${this.deps.publicUrl}/api/auth/oidc/${provider.id}/callback`;
+    return `${this.#deps.publicUrl}/api/auth/oidc/${provider.id}/callback`;
   }
 
   /** The provider's discovered configuration, cached; a failure is forgotten after 5 s. */
@@ -284,7 +288,7 @@ export class OidcService {
     if (cached?.config) return cached.config;
     if (
       cached?.failedAt !== undefined &&
-      this.deps.now().getTime() - cached.failedAt < DISCOVERY_RETRY_MS
+      this.#deps.now().getTime() - cached.failedAt < DISCOVERY_RETRY_MS
     ) {
       return Promise.reject(new Error('discovery failed recently'));
     }
@@ -304,11 +308,11 @@ export class OidcService {
         },
       )
       .catch((error: unknown) => {
-        this.deps.log.warn(
+        this.#deps.log.warn(
           { provider: provider.id, reason: error instanceof Error ? error.message : 'unknown' },
           'OpenID Connect discovery failed',
         );
-        this.#discovered.set(provider.id, { failedAt: this.deps.now().getTime() });
+        this.#discovered.set(provider.id, { failedAt: this.#deps.now().getTime() });
         throw error;
       });
     this.#discovered.set(provider.id, { config });
@@ -317,7 +321,7 @@ export class OidcService {
 
   /** True the first time a state is presented; a replay within its lifetime is refused. */
   #useOnce(state: string): boolean {
-    const now = this.deps.now().getTime();
+    const now = this.#deps.now().getTime();
     for (const [used, expires] of this.#usedStates)
       if (expires < now) this.#usedStates.delete(used);
     if (this.#usedStates.has(state)) return false;

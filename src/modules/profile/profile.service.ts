@@ -28,77 +28,30 @@ export interface ProfileStats {
   readonly messagesWritten: number;
 }
 
-export interface ProfileService {
-  stats(user: User): Promise<ProfileStats>;
-  statsOf(username: string): Promise<ProfileStats>;
-  /** `address` is the client's, for throttling wrong passwords like failed logins. */
-  rename(
-    user: User,
-    newUsername: string,
-    password: string | undefined,
-    address: string,
-  ): Promise<User>;
-  /**
-   * Revokes every earlier session token, and every API key of the user unless `revokeApiKeys`
-   * is false; returns a fresh token and how many keys were revoked.
-   */
-  changePassword(
-    user: User,
-    oldPassword: string | undefined,
-    newPassword: string,
-    address: string,
-    revokeApiKeys: boolean,
-  ): Promise<TokenResponse & { revokedApiKeys: number }>;
+/** What a ProfileService is made from. */
+export interface ProfileServiceDeps {
+  readonly users: Accounts;
+  readonly tickets: { activityOf(userId: number): Promise<TicketActivity> };
+  readonly auth: AuthService;
+  readonly hasher: PasswordHasher;
+  /** Wrong current passwords count as failed logins: a stolen token must not allow guessing. */
+  readonly throttle: LoginThrottle;
+  /** Told when a password change revokes the user's tokens, so open consoles close. */
+  readonly events: PanelEvents;
+  readonly apiKeys: { revokeAll(userId: number): Promise<number> };
 }
 
-export function createProfileService(deps: {
-  users: Accounts;
-  tickets: { activityOf(userId: number): Promise<TicketActivity> };
-  auth: AuthService;
-  hasher: PasswordHasher;
-  /** Wrong current passwords count as failed logins: a stolen token must not allow guessing. */
-  throttle: LoginThrottle;
-  /** Told when a password change revokes the user's tokens, so open consoles close. */
-  events: PanelEvents;
-  apiKeys: { revokeAll(userId: number): Promise<number> };
-}): ProfileService {
-  const { users, tickets, auth, hasher, throttle, events, apiKeys } = deps;
+export class ProfileService {
+  readonly #deps: ProfileServiceDeps;
 
-  /**
-   * Checks the current password. An account without one (made by an OpenID Connect sign-in)
-   * has nothing to check; for every other account a missing password is a wrong one.
-   */
-  const checkPassword = async (
-    user: User,
-    password: string | undefined,
-    field: string,
-    address: string,
-  ): Promise<void> => {
-    const hash = await users.passwordHash(user.id);
-    if (hash === null && !user.hasPassword) return;
-    if (password === undefined) {
-      throw new AppError('VALIDATION_FAILED', `body/${field}: is required`, {
-        details: [{ path: `body/${field}`, message: 'is required' }],
-      });
-    }
-    const outcome = await throttle.attempt(usernameKey(user.username), address, async () =>
-      hash !== null && (await hasher.verify(hash, password)) ? user : null,
-    );
-    if (outcome.kind === 'refused') {
-      throw new AppError('RATE_LIMITED', 'Too many wrong passwords; try again later', {
-        retryAfter: outcome.retryAfterSeconds,
-      });
-    }
-    if (outcome.kind === 'wrong') {
-      throw new AppError('WRONG_PASSWORD', 'The current password is wrong');
-    }
-  };
-  const gone = (): AppError => new AppError('UNAUTHORIZED', 'This account no longer exists');
+  constructor(deps: ProfileServiceDeps) {
+    this.#deps = deps;
+  }
 
-  const stats = async (user: User): Promise<ProfileStats> => {
+  async stats(user: User): Promise<ProfileStats> {
     const [servers, activity] = await Promise.all([
-      auth.reachableServers(user),
-      tickets.activityOf(user.id),
+      this.#deps.auth.reachableServers(user),
+      this.#deps.tickets.activityOf(user.id),
     ]);
     const { pending, in_progress, closed } = activity.ticketsByStatus;
     return {
@@ -110,37 +63,85 @@ export function createProfileService(deps: {
       tickets: { total: pending + in_progress + closed, pending, in_progress, closed },
       messagesWritten: activity.messagesWritten,
     };
-  };
+  }
 
-  return {
-    stats,
+  async statsOf(username: string): Promise<ProfileStats> {
+    const user = await this.#deps.users.findByUsername(username);
+    if (!user) throw notFound('User');
+    return this.stats(user);
+  }
 
-    async statsOf(username) {
-      const user = await users.findByUsername(username);
-      if (!user) throw notFound('User');
-      return stats(user);
-    },
-
-    async rename(user, newUsername, password, address) {
-      await checkPassword(user, password, 'password', address);
-      try {
-        if (!(await users.rename(user.id, newUsername))) throw gone();
-      } catch (error) {
-        if (error instanceof AlreadyExists) {
-          throw new AppError('USERNAME_TAKEN', 'That username is taken');
-        }
-        throw error;
+  /** `address` is the client's, for throttling wrong passwords like failed logins. */
+  async rename(
+    user: User,
+    newUsername: string,
+    password: string | undefined,
+    address: string,
+  ): Promise<User> {
+    await this.#checkPassword(user, password, 'password', address);
+    try {
+      if (!(await this.#deps.users.rename(user.id, newUsername))) throw gone();
+    } catch (error) {
+      if (error instanceof AlreadyExists) {
+        throw new AppError('USERNAME_TAKEN', 'That username is taken');
       }
-      return { ...user, username: newUsername };
-    },
+      throw error;
+    }
+    return { ...user, username: newUsername };
+  }
 
-    async changePassword(user, oldPassword, newPassword, address, revokeApiKeys) {
-      await checkPassword(user, oldPassword, 'old_password', address);
-      const tokenVersion = await users.setPassword(user.id, await hasher.hash(newPassword));
-      if (tokenVersion === undefined) throw gone();
-      const revokedApiKeys = revokeApiKeys ? await apiKeys.revokeAll(user.id) : 0;
-      events.emit('access-changed', user.id);
-      return { ...(await auth.tokenResponse({ ...user, tokenVersion })), revokedApiKeys };
-    },
-  };
+  /**
+   * Revokes every earlier session token, and every API key of the user unless `revokeApiKeys`
+   * is false; returns a fresh token and how many keys were revoked.
+   */
+  async changePassword(
+    user: User,
+    oldPassword: string | undefined,
+    newPassword: string,
+    address: string,
+    revokeApiKeys: boolean,
+  ): Promise<TokenResponse & { revokedApiKeys: number }> {
+    const { users, hasher, apiKeys, events, auth } = this.#deps;
+    await this.#checkPassword(user, oldPassword, 'old_password', address);
+    const tokenVersion = await users.setPassword(user.id, await hasher.hash(newPassword));
+    if (tokenVersion === undefined) throw gone();
+    const revokedApiKeys = revokeApiKeys ? await apiKeys.revokeAll(user.id) : 0;
+    events.emit('access-changed', user.id);
+    return { ...(await auth.tokenResponse({ ...user, tokenVersion })), revokedApiKeys };
+  }
+
+  /**
+   * Checks the current password. An account without one (made by an OpenID Connect sign-in)
+   * has nothing to check; for every other account a missing password is a wrong one.
+   */
+  async #checkPassword(
+    user: User,
+    password: string | undefined,
+    field: string,
+    address: string,
+  ): Promise<void> {
+    const hash = await this.#deps.users.passwordHash(user.id);
+    if (hash === null && !user.hasPassword) return;
+    if (password === undefined) {
+      throw new AppError('VALIDATION_FAILED', `body/${field}: is required`, {
+        details: [{ path: `body/${field}`, message: 'is required' }],
+      });
+    }
+    const { hasher } = this.#deps;
+    const outcome = await this.#deps.throttle.attempt(
+      usernameKey(user.username),
+      address,
+      async () => (hash !== null && (await hasher.verify(hash, password)) ? user : null),
+    );
+    if (outcome.kind === 'refused') {
+      throw new AppError('RATE_LIMITED', 'Too many wrong passwords; try again later', {
+        retryAfter: outcome.retryAfterSeconds,
+      });
+    }
+    if (outcome.kind === 'wrong') {
+      throw new AppError('WRONG_PASSWORD', 'The current password is wrong');
+    }
+  }
 }
+
+const gone = (): AppError => new AppError('UNAUTHORIZED', 'This account no longer exists');

@@ -29,16 +29,20 @@ const toRegistry = (row: Selectable<RegistriesTable>): StoredRegistry => ({
 });
 
 export class RegistriesRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** Every listed registry, by host. */
   async list(): Promise<StoredRegistry[]> {
-    const rows = await this.db.selectFrom('registries').selectAll().orderBy('host').execute();
+    const rows = await this.#db.selectFrom('registries').selectAll().orderBy('host').execute();
     return rows.map(toRegistry);
   }
 
   async find(host: string): Promise<StoredRegistry | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('registries')
       .selectAll()
       .where('host', '=', host)
@@ -52,7 +56,7 @@ export class RegistriesRepository {
     credentials: StoredCredentials,
     at: string,
   ): Promise<StoredRegistry | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .insertInto('registries')
       .values({
         host,
@@ -73,7 +77,7 @@ export class RegistriesRepository {
     credentials: StoredCredentials,
     at: string,
   ): Promise<StoredRegistry | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('registries')
       .set({
         username: credentials?.username ?? null,
@@ -87,7 +91,7 @@ export class RegistriesRepository {
   }
 
   async delete(host: string): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('registries')
       .where('host', '=', host)
       .executeTakeFirst();
@@ -96,7 +100,7 @@ export class RegistriesRepository {
 
   /** Whether only listed registries may be pulled from; a missing or unreadable row: no. */
   async restricted(): Promise<boolean> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('panel_settings')
       .select('value')
       .where('key', '=', RESTRICTED_KEY)
@@ -106,7 +110,7 @@ export class RegistriesRepository {
 
   async setRestricted(restricted: boolean): Promise<void> {
     const value = JSON.stringify(restricted);
-    await this.db
+    await this.#db
       .insertInto('panel_settings')
       .values({ key: RESTRICTED_KEY, value })
       .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))

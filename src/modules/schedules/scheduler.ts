@@ -59,6 +59,27 @@ interface Sleep {
   readonly wake: (completed: boolean) => void;
 }
 
+/** What a Scheduler is made from. */
+export interface SchedulerDeps {
+  readonly schedules: SchedulesRepository;
+  /** The server's own rights, the console naming the schedule (`schedule:<name>`). */
+  readonly actor: (by: string) => ServerActor;
+  /**
+   * Makes a backup of the server and waits for it; rejects with why it failed. Its save
+   * commands are typed in the name of whoever set them (docs/backups.md).
+   */
+  readonly backup: (server: string) => Promise<void>;
+  readonly clock: ScheduleClock;
+  readonly log: Logger;
+  /**
+   * Why the schedule's author may no longer have it run (null: it may); asked before the run
+   * and before each task.
+   */
+  readonly refusal: (schedule: Schedule) => Promise<string | null>;
+  /** Told how each run ended or why it was skipped (the audit log records it). */
+  readonly ran?: (schedule: Schedule, outcome: ScheduleOutcome) => void;
+}
+
 export class Scheduler {
   readonly #entries = new Map<number, Entry>();
   /** The runs in progress, by schedule id. */
@@ -74,28 +95,11 @@ export class Scheduler {
   readonly #writes = new Map<number, Promise<void>>();
   #timer: { handle: unknown; at: number } | null = null;
   #state: 'idle' | 'started' | 'stopped' = 'idle';
+  readonly #deps: SchedulerDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly schedules: SchedulesRepository;
-      /** The server's own rights, the console naming the schedule (`schedule:<name>`). */
-      readonly actor: (by: string) => ServerActor;
-      /**
-       * Makes a backup of the server and waits for it; rejects with why it failed. Its save
-       * commands are typed in the name of whoever set them (docs/backups.md).
-       */
-      readonly backup: (server: string) => Promise<void>;
-      readonly clock: ScheduleClock;
-      readonly log: Logger;
-      /**
-       * Why the schedule's author may no longer have it run (null: it may); asked before the run
-       * and before each task.
-       */
-      readonly refusal: (schedule: Schedule) => Promise<string | null>;
-      /** Told how each run ended or why it was skipped (the audit log records it). */
-      readonly ran?: (schedule: Schedule, outcome: ScheduleOutcome) => void;
-    },
-  ) {}
+  constructor(deps: SchedulerDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * Loads every schedule, deals with the runs missed while the panel was down, and arms the
@@ -103,8 +107,8 @@ export class Scheduler {
    */
   async start(): Promise<void> {
     if (this.#state !== 'idle') return;
-    const now = this.deps.clock.now();
-    for (const schedule of await this.deps.schedules.list()) {
+    const now = this.#deps.clock.now();
+    for (const schedule of await this.#deps.schedules.list()) {
       const entry = this.#enter(schedule, now);
       if (entry === undefined) continue;
       await this.#catchUp(entry, now);
@@ -118,7 +122,7 @@ export class Scheduler {
     this.#state = 'stopped';
     this.#disarm();
     for (const sleep of this.#sleeps) {
-      this.deps.clock.clearTimeout(sleep.handle);
+      this.#deps.clock.clearTimeout(sleep.handle);
       sleep.wake(false);
     }
     this.#sleeps.clear();
@@ -137,7 +141,7 @@ export class Scheduler {
     const entry = this.#entries.get(schedule.id);
     if (entry) return entry.next;
     const timing = timingOf(schedule.cron, schedule.timezone);
-    return timing.ok ? timing.cron.nextRun(this.deps.clock.now()) : null;
+    return timing.ok ? timing.cron.nextRun(this.#deps.clock.now()) : null;
   }
 
   isRunning(id: number): boolean {
@@ -147,7 +151,7 @@ export class Scheduler {
   /** A schedule was made or changed: it runs next after now. */
   changed(schedule: Schedule): void {
     this.#entries.delete(schedule.id);
-    this.#enter(schedule, this.deps.clock.now());
+    this.#enter(schedule, this.#deps.clock.now());
     this.#arm();
   }
 
@@ -182,7 +186,7 @@ export class Scheduler {
     if (!schedule.enabled) return undefined;
     const timing = timingOf(schedule.cron, schedule.timezone);
     if (!timing.ok) {
-      this.deps.log.warn(
+      this.#deps.log.warn(
         { schedule: schedule.id, reason: timing.reason },
         'a schedule cannot be read; it does not run',
       );
@@ -201,7 +205,7 @@ export class Scheduler {
     const lateMs = now.getTime() - missed.getTime();
     const intervalMs = after === null ? Infinity : after.getTime() - missed.getTime();
     if (lateMs < intervalMs) {
-      this.deps.log.info(
+      this.#deps.log.info(
         { schedule: schedule.id, server: schedule.server, due: missed.toISOString() },
         'a schedule missed while the panel was down runs now',
       );
@@ -225,10 +229,10 @@ export class Scheduler {
       if (at !== undefined && (soonest === null || at < soonest)) soonest = at;
     }
     if (soonest === null) return;
-    const wait = Math.min(MAX_WAIT_MS, Math.max(0, soonest - this.deps.clock.now().getTime()));
+    const wait = Math.min(MAX_WAIT_MS, Math.max(0, soonest - this.#deps.clock.now().getTime()));
     this.#timer = {
       at: soonest,
-      handle: this.deps.clock.setTimeout(() => {
+      handle: this.#deps.clock.setTimeout(() => {
         this.#timer = null;
         this.#fire();
       }, wait),
@@ -236,13 +240,13 @@ export class Scheduler {
   }
 
   #disarm(): void {
-    if (this.#timer !== null) this.deps.clock.clearTimeout(this.#timer.handle);
+    if (this.#timer !== null) this.#deps.clock.clearTimeout(this.#timer.handle);
     this.#timer = null;
   }
 
   /** Every schedule due by now: run (or skip) it, and move it to its next time after now. */
   #fire(): void {
-    const now = this.deps.clock.now();
+    const now = this.#deps.clock.now();
     for (const entry of this.#entries.values()) {
       const due = entry.next;
       if (due === null || due.getTime() > now.getTime()) continue;
@@ -275,8 +279,8 @@ export class Scheduler {
   /** Runs the tasks in order; never rejects. */
   async #run(schedule: Schedule): Promise<void> {
     const { server, id } = schedule;
-    const actor = this.deps.actor(`schedule:${schedule.name}`);
-    const at = () => this.deps.clock.now().toISOString();
+    const actor = this.#deps.actor(`schedule:${schedule.name}`);
+    const at = () => this.#deps.clock.now().toISOString();
     try {
       if (await this.#refused(schedule, 'Not run')) return;
       if (schedule.onlyWhenRunning) {
@@ -292,7 +296,7 @@ export class Scheduler {
       }
       const started = at();
       await this.#write(id, 'a schedule run could not be recorded', () =>
-        this.deps.schedules.recordStart(id, started),
+        this.#deps.schedules.recordStart(id, started),
       );
       for (const [index, task] of schedule.tasks.entries()) {
         if (task.delaySeconds > 0 && !(await this.#sleep(task.delaySeconds * 1000))) return;
@@ -302,12 +306,12 @@ export class Scheduler {
           return;
         }
         try {
-          if (task.action === 'backup') await this.deps.backup(server);
+          if (task.action === 'backup') await this.#deps.backup(server);
           else await perform(actor, server, task);
         } catch (error) {
           const reason = error instanceof AppError ? error.message : 'an internal error';
           if (!(error instanceof AppError)) {
-            this.deps.log.error({ err: error, schedule: id }, 'a schedule task failed');
+            this.#deps.log.error({ err: error, schedule: id }, 'a schedule task failed');
           }
           await this.#record(schedule, {
             status: 'failed',
@@ -323,7 +327,7 @@ export class Scheduler {
         at: at(),
       });
     } catch (error) {
-      this.deps.log.error({ err: error, schedule: id }, 'a schedule run could not be recorded');
+      this.#deps.log.error({ err: error, schedule: id }, 'a schedule run could not be recorded');
     }
   }
 
@@ -332,17 +336,17 @@ export class Scheduler {
    * with why (`what` happened, then the reason) and answers true.
    */
   async #refused(schedule: Schedule, what: string): Promise<boolean> {
-    const reason = await this.deps.refusal(schedule);
+    const reason = await this.#deps.refusal(schedule);
     if (reason === null) return false;
     this.#entries.delete(schedule.id);
     this.#arm();
     await this.#write(schedule.id, 'a schedule could not be disabled', () =>
-      this.deps.schedules.disable(schedule.id),
+      this.#deps.schedules.disable(schedule.id),
     );
     await this.#record(schedule, {
       status: 'failed',
       message: `${what}, and the schedule was disabled: ${reason}`,
-      at: this.deps.clock.now().toISOString(),
+      at: this.#deps.clock.now().toISOString(),
     });
     return true;
   }
@@ -353,7 +357,7 @@ export class Scheduler {
     return new Promise((resolve) => {
       const sleep: Sleep = {
         wake: resolve,
-        handle: this.deps.clock.setTimeout(() => {
+        handle: this.#deps.clock.setTimeout(() => {
           this.#sleeps.delete(sleep);
           resolve(true);
         }, ms),
@@ -363,15 +367,15 @@ export class Scheduler {
   }
 
   #record(schedule: Schedule, outcome: ScheduleOutcome): Promise<void> {
-    this.deps.ran?.(schedule, outcome);
+    this.#deps.ran?.(schedule, outcome);
     return this.#write(schedule.id, 'a schedule outcome could not be recorded', () =>
-      this.deps.schedules.recordOutcome(schedule.id, outcome),
+      this.#deps.schedules.recordOutcome(schedule.id, outcome),
     );
   }
 
   #handled(id: number, at: Date): Promise<void> {
     return this.#write(id, 'a schedule time could not be recorded', () =>
-      this.deps.schedules.recordHandled(id, at.toISOString()),
+      this.#deps.schedules.recordHandled(id, at.toISOString()),
     );
   }
 
@@ -379,7 +383,7 @@ export class Scheduler {
   #write(id: number, failure: string, write: () => Promise<void>): Promise<void> {
     const previous = this.#writes.get(id) ?? Promise.resolve();
     const next = previous.then(write).catch((error: unknown) => {
-      this.deps.log.error({ err: error, schedule: id }, failure);
+      this.#deps.log.error({ err: error, schedule: id }, failure);
     });
     this.#writes.set(id, next);
     void next.then(() => {

@@ -1,18 +1,29 @@
 /** The only code that queries the schedules table. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import type { Database, SchedulesTable } from '../../db/schema.js';
-import type { Schedule, ScheduleOutcome, ScheduleTask } from '../../domain/schedule.js';
+import {
+  SCHEDULE_ACTIONS,
+  SCHEDULE_OUTCOMES,
+  type Schedule,
+  type ScheduleFields,
+  type ScheduleOutcome,
+} from '../../domain/schedule.js';
 
-/** What a schedule's owner sets; the rest is the scheduler's. */
-export interface ScheduleFields {
-  readonly name: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly enabled: boolean;
-  readonly onlyWhenRunning: boolean;
-  readonly tasks: readonly ScheduleTask[];
-}
+const Tasks = Type.Array(
+  Type.Object({
+    action: Type.Union(SCHEDULE_ACTIONS.map((action) => Type.Literal(action))),
+    payload: Type.Optional(Type.String()),
+    delaySeconds: Type.Number(),
+  }),
+);
+const Outcome = Type.Object({
+  status: Type.Union(SCHEDULE_OUTCOMES.map((status) => Type.Literal(status))),
+  message: Type.String(),
+  at: Type.String(),
+});
 
 const toSchedule = (row: Selectable<SchedulesTable>): Schedule => ({
   id: row.id,
@@ -22,9 +33,12 @@ const toSchedule = (row: Selectable<SchedulesTable>): Schedule => ({
   timezone: row.timezone,
   enabled: row.enabled === 1,
   onlyWhenRunning: row.only_when_running === 1,
-  tasks: JSON.parse(row.tasks) as ScheduleTask[],
+  tasks: readJson(row.tasks, Tasks, 'schedules.tasks'),
   lastRunAt: row.last_run_at,
-  lastOutcome: row.last_outcome === null ? null : (JSON.parse(row.last_outcome) as ScheduleOutcome),
+  lastOutcome:
+    row.last_outcome === null
+      ? null
+      : readJson(row.last_outcome, Outcome, 'schedules.last_outcome'),
   handledUntil: row.handled_until,
   createdAt: row.created_at,
   changedBy: row.changed_by,
@@ -40,17 +54,21 @@ const columnsOf = (fields: ScheduleFields) => ({
 });
 
 export class SchedulesRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** The server's schedules by id; every schedule without `server`. */
   async list(server?: string): Promise<Schedule[]> {
-    let query = this.db.selectFrom('schedules').selectAll().orderBy('id');
+    let query = this.#db.selectFrom('schedules').selectAll().orderBy('id');
     if (server !== undefined) query = query.where('server_name', '=', server);
     return (await query.execute()).map(toSchedule);
   }
 
   async find(server: string, id: number): Promise<Schedule | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('schedules')
       .selectAll()
       .where('server_name', '=', server)
@@ -67,7 +85,7 @@ export class SchedulesRepository {
     changedBy: number,
   ): Promise<Schedule> {
     const row = await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('schedules')
         .values({
           server_name: server,
@@ -95,7 +113,7 @@ export class SchedulesRepository {
     at: string,
     changedBy: number,
   ): Promise<Schedule | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('schedules')
       .set({ ...columnsOf(fields), handled_until: at, changed_by: changedBy })
       .where('server_name', '=', server)
@@ -106,7 +124,7 @@ export class SchedulesRepository {
   }
 
   async delete(server: string, id: number): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('schedules')
       .where('server_name', '=', server)
       .where('id', '=', id)
@@ -116,12 +134,12 @@ export class SchedulesRepository {
 
   /** A run began. */
   async recordStart(id: number, at: string): Promise<void> {
-    await this.db.updateTable('schedules').set({ last_run_at: at }).where('id', '=', id).execute();
+    await this.#db.updateTable('schedules').set({ last_run_at: at }).where('id', '=', id).execute();
   }
 
   /** How a run (or a due time that was skipped) ended. */
   async recordOutcome(id: number, outcome: ScheduleOutcome): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('schedules')
       .set({ last_outcome: JSON.stringify(outcome) })
       .where('id', '=', id)
@@ -130,12 +148,12 @@ export class SchedulesRepository {
 
   /** The scheduler disabled the schedule (its author may no longer do what it does). */
   async disable(id: number): Promise<void> {
-    await this.db.updateTable('schedules').set({ enabled: 0 }).where('id', '=', id).execute();
+    await this.#db.updateTable('schedules').set({ enabled: 0 }).where('id', '=', id).execute();
   }
 
   /** The scheduler dealt with every due time up to `at`; an earlier value is kept. */
   async recordHandled(id: number, at: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('schedules')
       .set({ handled_until: at })
       .where('id', '=', id)

@@ -12,66 +12,53 @@ import {
   permissionOf,
   timingOf,
   type Schedule,
-  type ScheduleAction,
-  type ScheduleOutcome,
+  type ScheduleFields,
   type ScheduleTask,
 } from '../../domain/schedule.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { ServersService } from '../servers/servers.service.js';
 import type { Scheduler } from './scheduler.js';
-import type { ScheduleFields, SchedulesRepository } from './schedules.repository.js';
+import type { SchedulesRepository } from './schedules.repository.js';
 
-export interface TaskInput {
-  readonly action: ScheduleAction;
-  readonly payload?: string | undefined;
-  readonly delaySeconds?: number | undefined;
-}
+/** A task as sent: its delay may be left out, and its payload is checked here. */
+export type TaskInput = Pick<ScheduleTask, 'action'> &
+  Partial<Pick<ScheduleTask, 'payload' | 'delaySeconds'>>;
 
-export interface ScheduleInput {
-  readonly name?: string | undefined;
-  readonly cron?: string | undefined;
-  readonly timezone?: string | undefined;
-  readonly enabled?: boolean | undefined;
-  readonly onlyWhenRunning?: boolean | undefined;
+/** The fields sent; those left out keep their default (a new schedule) or value (a change). */
+export type ScheduleInput = Partial<Omit<ScheduleFields, 'tasks'>> & {
   readonly tasks?: readonly TaskInput[] | undefined;
-}
+};
 
-/** A schedule as its caller sees it. */
-export interface ScheduleView {
-  readonly id: number;
-  readonly server: string;
-  readonly name: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly enabled: boolean;
-  readonly onlyWhenRunning: boolean;
-  readonly tasks: readonly ScheduleTask[];
+/** A schedule as its caller sees it: not the scheduler's bookkeeping, and its author by name. */
+export type ScheduleView = Omit<Schedule, 'handledUntil' | 'changedBy'> & {
   readonly nextRunAt: string | null;
-  readonly lastRunAt: string | null;
-  readonly lastOutcome: ScheduleOutcome | null;
   readonly running: boolean;
-  readonly createdAt: string;
   /** Who last made or changed it, whose rights its runs use; null: nobody (it does not run). */
   readonly author: string | null;
+};
+
+/** What a SchedulesService is made from. */
+export interface SchedulesServiceDeps {
+  readonly schedules: SchedulesRepository;
+  readonly servers: Pick<ServersService, 'require' | 'stillPermits'>;
+  /** The account's name; undefined once it is deleted. */
+  readonly usernameOf: (userId: number) => Promise<string | undefined>;
+  readonly scheduler: Scheduler;
+  readonly now: () => Date;
 }
 
 export class SchedulesService {
-  constructor(
-    private readonly deps: {
-      readonly schedules: SchedulesRepository;
-      readonly servers: Pick<ServersService, 'require' | 'stillPermits'>;
-      /** The account's name; undefined once it is deleted. */
-      readonly usernameOf: (userId: number) => Promise<string | undefined>;
-      readonly scheduler: Scheduler;
-      readonly now: () => Date;
-    },
-  ) {}
+  readonly #deps: SchedulesServiceDeps;
+
+  constructor(deps: SchedulesServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(user: User, server: string): Promise<ScheduleView[]> {
-    await this.deps.servers.require(user, server, 'server.schedules');
+    await this.#deps.servers.require(user, server, 'server.schedules');
     return Promise.all(
-      (await this.deps.schedules.list(server)).map((schedule) => this.#view(schedule)),
+      (await this.#deps.schedules.list(server)).map((schedule) => this.#view(schedule)),
     );
   }
 
@@ -85,7 +72,7 @@ export class SchedulesService {
    */
   async refusal(schedule: Schedule): Promise<string | null> {
     if (schedule.changedBy === null) return 'it has no recorded author';
-    const standing = await this.deps.servers.stillPermits(schedule.changedBy, schedule.server, [
+    const standing = await this.#deps.servers.stillPermits(schedule.changedBy, schedule.server, [
       'server.schedules',
       ...taskActions(schedule.tasks),
     ]);
@@ -93,7 +80,7 @@ export class SchedulesService {
   }
 
   async create(user: User, server: string, input: ScheduleInput): Promise<ScheduleView> {
-    await this.deps.servers.require(user, server, 'server.schedules');
+    await this.#deps.servers.require(user, server, 'server.schedules');
     const fields = checkFields(
       {
         name: input.name ?? '',
@@ -103,16 +90,16 @@ export class SchedulesService {
         onlyWhenRunning: input.onlyWhenRunning ?? false,
         tasks: input.tasks ?? [],
       },
-      this.deps.now(),
+      this.#deps.now(),
     );
     await this.#requireTasks(user, server, fields.tasks);
-    const schedule = await this.deps.schedules
-      .insert(server, fields, this.deps.now().toISOString(), user.id)
+    const schedule = await this.#deps.schedules
+      .insert(server, fields, this.#deps.now().toISOString(), user.id)
       .catch((error: unknown) => {
         if (error instanceof NoLongerExists) throw notFound('Server');
         throw error;
       });
-    this.deps.scheduler.changed(schedule);
+    this.#deps.scheduler.changed(schedule);
     return this.#view(schedule);
   }
 
@@ -136,26 +123,26 @@ export class SchedulesService {
         onlyWhenRunning: input.onlyWhenRunning ?? current.onlyWhenRunning,
         tasks: input.tasks ?? current.tasks,
       },
-      this.deps.now(),
+      this.#deps.now(),
     );
     await this.#requireTasks(user, server, fields.tasks);
-    const updated = await this.deps.schedules.update(
+    const updated = await this.#deps.schedules.update(
       server,
       id,
       fields,
-      this.deps.now().toISOString(),
+      this.#deps.now().toISOString(),
       user.id,
     );
     if (!updated) throw notFound('Schedule');
-    this.deps.scheduler.changed(updated);
+    this.#deps.scheduler.changed(updated);
     return this.#view(updated);
   }
 
   /** Deletes the schedule; a run in progress ends before its next task. */
   async remove(user: User, server: string, id: number): Promise<void> {
     await this.#find(user, server, id);
-    if (!(await this.deps.schedules.delete(server, id))) throw notFound('Schedule');
-    this.deps.scheduler.removed(id);
+    if (!(await this.#deps.schedules.delete(server, id))) throw notFound('Schedule');
+    this.#deps.scheduler.removed(id);
   }
 
   /**
@@ -165,7 +152,7 @@ export class SchedulesService {
   async run(user: User, server: string, id: number): Promise<ScheduleView> {
     const schedule = await this.#find(user, server, id);
     await this.#requireTasks(user, server, schedule.tasks);
-    this.deps.scheduler.runNow(schedule);
+    this.#deps.scheduler.runNow(schedule);
     return this.#view(schedule);
   }
 
@@ -174,7 +161,7 @@ export class SchedulesService {
     for (const [index, task] of tasks.entries()) {
       const permission = permissionOf(task.action);
       try {
-        await this.deps.servers.require(user, server, `server.${permission}`);
+        await this.#deps.servers.require(user, server, `server.${permission}`);
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== 'FORBIDDEN') throw error;
         const message = `a ${task.action} task needs the ${permission} permission, which you lack on this server`;
@@ -186,18 +173,18 @@ export class SchedulesService {
   }
 
   async #find(user: User, server: string, id: number): Promise<Schedule> {
-    await this.deps.servers.require(user, server, 'server.schedules');
-    const schedule = await this.deps.schedules.find(server, id);
+    await this.#deps.servers.require(user, server, 'server.schedules');
+    const schedule = await this.#deps.schedules.find(server, id);
     if (!schedule) throw notFound('Schedule');
     return schedule;
   }
 
   async #view(schedule: Schedule): Promise<ScheduleView> {
-    const next = this.deps.scheduler.nextRunAt(schedule);
+    const next = this.#deps.scheduler.nextRunAt(schedule);
     const author =
       schedule.changedBy === null
         ? null
-        : ((await this.deps.usernameOf(schedule.changedBy)) ?? null);
+        : ((await this.#deps.usernameOf(schedule.changedBy)) ?? null);
     return {
       id: schedule.id,
       server: schedule.server,
@@ -210,7 +197,7 @@ export class SchedulesService {
       nextRunAt: next === null ? null : next.toISOString(),
       lastRunAt: schedule.lastRunAt,
       lastOutcome: schedule.lastOutcome,
-      running: this.deps.scheduler.isRunning(schedule.id),
+      running: this.#deps.scheduler.isRunning(schedule.id),
       createdAt: schedule.createdAt,
       author,
     };

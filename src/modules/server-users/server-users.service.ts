@@ -15,7 +15,32 @@ import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { ServersService } from '../servers/servers.service.js';
-import type { UsersRepository } from '../users/users.repository.js';
+
+/** Whose list holds which server (the users domain keeps them): what this module asks of it. */
+export interface ServerPeople {
+  findByUsername(username: string): Promise<User | undefined>;
+  /** Everyone with the server in their list: their permissions, and whether they own it. */
+  holdersOf(
+    server: string,
+  ): Promise<{ user: User; permissions: readonly ServerPermission[]; owner: boolean }[]>;
+  /** The permissions of the user's list on the server (null: not in it), and whether they own it. */
+  accessOn(
+    userId: number,
+    server: string,
+  ): Promise<{ permissions: ReadonlySet<ServerPermission> | null; owner: boolean }>;
+  /**
+   * Puts the server in the user's list with exactly these permissions. Throws `NoLongerExists`
+   * when the server or the user is gone.
+   */
+  grant(userId: number, server: string, permissions: readonly ServerPermission[]): Promise<void>;
+  /** Takes the server out of the user's list (and its ownership); false when it was not there. */
+  revoke(userId: number, server: string): Promise<boolean>;
+  /**
+   * Makes the user the server's owner; undefined when the server is gone. Throws
+   * `NoLongerExists` when the user was deleted meanwhile.
+   */
+  setOwner(server: string, userId: number | null): Promise<{ previous: number | null } | undefined>;
+}
 
 export interface ServerPerson {
   readonly username: string;
@@ -32,21 +57,23 @@ export interface Invited {
   readonly owner: boolean;
 }
 
+/** What a ServerUsersService is made from. */
+export interface ServerUsersServiceDeps {
+  readonly servers: Pick<ServersService, 'require' | 'requireHeld' | 'ownerNamed'>;
+  readonly users: ServerPeople;
+  readonly events: PanelEvents;
+}
+
 export class ServerUsersService {
-  constructor(
-    private readonly deps: {
-      readonly servers: Pick<ServersService, 'require' | 'requireHeld' | 'ownerNamed'>;
-      readonly users: Pick<
-        UsersRepository,
-        'findByUsername' | 'holdersOf' | 'grant' | 'revoke' | 'accessOn' | 'setOwner'
-      >;
-      readonly events: PanelEvents;
-    },
-  ) {}
+  readonly #deps: ServerUsersServiceDeps;
+
+  constructor(deps: ServerUsersServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(caller: User, server: string): Promise<ServerPerson[]> {
-    await this.deps.servers.require(caller, server, 'server.users');
-    return (await this.deps.users.holdersOf(server)).map(({ user, permissions, owner }) => ({
+    await this.#deps.servers.require(caller, server, 'server.users');
+    return (await this.#deps.users.holdersOf(server)).map(({ user, permissions, owner }) => ({
       username: user.username,
       role: user.role,
       permissions: owner ? SERVER_PERMISSIONS : permissions,
@@ -71,20 +98,20 @@ export class ServerUsersService {
       throw new AppError('FORBIDDEN', `You cannot grant ${beyond}: you do not hold it yourself`);
     }
     const kept = SERVER_PERMISSIONS.filter((permission) => permissions.includes(permission));
-    const target = await this.deps.users.findByUsername(username);
+    const target = await this.#deps.users.findByUsername(username);
     if (!target || target.role === 'admin') {
       return { username, permissions: kept, owner: false };
     }
-    const access = await this.deps.users.accessOn(target.id, server);
+    const access = await this.#deps.users.accessOn(target.id, server);
     if (access.owner) {
       throw ownerUntouchable(caller, target, 'change the permissions of');
     }
     this.#refuseBeyond(own, target, access.permissions);
-    await this.deps.users.grant(target.id, server, kept).catch((error: unknown) => {
+    await this.#deps.users.grant(target.id, server, kept).catch((error: unknown) => {
       if (error instanceof NoLongerExists) throw notFound('Server');
       throw error;
     });
-    this.deps.events.emit('access-changed', target.id);
+    this.#deps.events.emit('access-changed', target.id);
     return { username, permissions: kept, owner: false };
   }
 
@@ -95,8 +122,8 @@ export class ServerUsersService {
    */
   async remove(caller: User, server: string, username: string): Promise<void> {
     const own = await this.#own(caller, server);
-    const target = await this.deps.users.findByUsername(username);
-    const access = target && (await this.deps.users.accessOn(target.id, server));
+    const target = await this.#deps.users.findByUsername(username);
+    const access = target && (await this.#deps.users.accessOn(target.id, server));
     if (!target || !access || (access.permissions === null && !access.owner)) {
       throw new AppError('NOT_FOUND', `${username} does not have this server`);
     }
@@ -104,10 +131,10 @@ export class ServerUsersService {
       throw ownerUntouchable(caller, target, 'remove');
     }
     this.#refuseBeyond(own, target, access.permissions);
-    if (!(await this.deps.users.revoke(target.id, server))) {
+    if (!(await this.#deps.users.revoke(target.id, server))) {
       throw new AppError('NOT_FOUND', `${username} does not have this server`);
     }
-    this.deps.events.emit('access-changed', target.id);
+    this.#deps.events.emit('access-changed', target.id);
   }
 
   /**
@@ -119,19 +146,19 @@ export class ServerUsersService {
     server: string,
     username: string | null,
   ): Promise<{ owner: string | null }> {
-    await this.deps.servers.require(caller, server, 'server.configure-host');
+    await this.#deps.servers.require(caller, server, 'server.configure-host');
     const user =
-      username === null ? null : await this.deps.servers.ownerNamed(username, 'body/owner');
+      username === null ? null : await this.#deps.servers.ownerNamed(username, 'body/owner');
     let changed: { previous: number | null } | undefined;
     try {
-      changed = await this.deps.users.setOwner(server, user?.id ?? null);
+      changed = await this.#deps.users.setOwner(server, user?.id ?? null);
     } catch (error) {
       if (error instanceof NoLongerExists) throw notFound('User');
       throw error;
     }
     if (changed === undefined) throw notFound('Server');
-    if (changed.previous !== null) this.deps.events.emit('access-changed', changed.previous);
-    if (user) this.deps.events.emit('access-changed', user.id);
+    if (changed.previous !== null) this.#deps.events.emit('access-changed', changed.previous);
+    if (user) this.#deps.events.emit('access-changed', user.id);
     return { owner: user?.username ?? null };
   }
 
@@ -140,7 +167,7 @@ export class ServerUsersService {
    * once the policy let them manage its people: 404/403 otherwise.
    */
   async #own(caller: User, server: string): Promise<ReadonlySet<ServerPermission>> {
-    const { permissions } = await this.deps.servers.requireHeld(caller, server, 'server.users');
+    const { permissions } = await this.#deps.servers.requireHeld(caller, server, 'server.users');
     return new Set(permissions);
   }
 

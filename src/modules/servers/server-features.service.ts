@@ -33,15 +33,20 @@ export interface ImageChoice {
   readonly reason: string | null;
 }
 
+/** What a ServerFeaturesService is made from. */
+export interface ServerFeaturesServiceDeps {
+  readonly servers: ServersService;
+  readonly repository: Pick<ServersRepository, 'update'>;
+  readonly templates: TemplateLookup;
+  readonly now: () => Date;
+}
+
 export class ServerFeaturesService {
-  constructor(
-    private readonly deps: {
-      readonly servers: ServersService;
-      readonly repository: Pick<ServersRepository, 'update'>;
-      readonly templates: TemplateLookup;
-      readonly now: () => Date;
-    },
-  ) {}
+  readonly #deps: ServerFeaturesServiceDeps;
+
+  constructor(deps: ServerFeaturesServiceDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * The caller accepts the Minecraft EULA for the server: `eula.txt` is written with
@@ -49,7 +54,7 @@ export class ServerFeaturesService {
    * refused is the answer, and the file stays written). 409 when its template has no `eula`.
    */
   async acceptEula(user: User, name: string): Promise<ServerStatus> {
-    const record = await this.deps.servers.require(user, name, [
+    const record = await this.#deps.servers.require(user, name, [
       'server.files.write',
       'server.power',
     ]);
@@ -57,20 +62,20 @@ export class ServerFeaturesService {
     if (!hasFeature(template, 'eula')) {
       throw new AppError('CONFLICT', "The server's template does not ask for the Minecraft EULA");
     }
-    const { files } = await this.deps.servers.files(user, name, 'server.files.write');
+    const { files } = await this.#deps.servers.files(user, name, 'server.files.write');
     const content =
       `#By changing the setting below to TRUE you are indicating your agreement to the EULA (${MINECRAFT_EULA_URL}).\n` +
-      `#Accepted through the panel on ${this.deps.now().toISOString()}\n` +
+      `#Accepted through the panel on ${this.#deps.now().toISOString()}\n` +
       'eula=true\n';
     await files.writeText(name, [EULA_FILE], content, record.limits.diskBytes);
-    const status = this.deps.servers.status(name);
+    const status = this.#deps.servers.status(name);
     if (status !== 'stopped' && status !== 'crashed') return status;
-    return this.deps.servers.start(user, name);
+    return this.#deps.servers.start(user, name);
   }
 
   /** The server's image and its template's images, for a caller with `settings`. */
   async imageChoice(user: User, name: string): Promise<ImageChoice> {
-    const record = await this.deps.servers.require(user, name, 'server.settings');
+    const record = await this.#deps.servers.require(user, name, 'server.settings');
     return this.#choice(user, record, await this.#templateOf(record));
   }
 
@@ -81,7 +86,7 @@ export class ServerFeaturesService {
    * one.
    */
   async chooseImage(user: User, name: string, image: string): Promise<ImageChoice> {
-    const record = await this.deps.servers.require(user, name, 'server.settings');
+    const record = await this.#deps.servers.require(user, name, 'server.settings');
     const template = await this.#templateOf(record);
     const refusal = this.#refusal(user, record, template);
     if (refusal !== null) throw refusal;
@@ -92,7 +97,7 @@ export class ServerFeaturesService {
         details: [{ path: 'body/image', message }],
       });
     }
-    if (image !== record.image) await this.deps.repository.update(name, { image });
+    if (image !== record.image) await this.#deps.repository.update(name, { image });
     return this.#choice(user, { ...record, image }, template);
   }
 
@@ -134,6 +139,6 @@ export class ServerFeaturesService {
 
   async #templateOf(record: ServerRecord): Promise<Template | null> {
     if (record.template === null) return null;
-    return (await this.deps.templates.find(record.template)) ?? null;
+    return (await this.#deps.templates.find(record.template)) ?? null;
   }
 }

@@ -1,6 +1,8 @@
 /** The only code that queries the servers table. */
 import { sql, type CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import type { Database, ServersTable } from '../../db/schema.js';
 import {
@@ -32,9 +34,12 @@ const bytes = (value: number | string | null): number | null =>
 const installState = (value: string): InstallState =>
   INSTALL_STATES.find((state) => state === value) ?? 'not-installed';
 
+/** Any JSON: the two columns below say themselves what they make of a wrong shape. */
+const Anything = Type.Unknown();
+
 /** The stored variables; anything but an object of texts (never written so) counts as none. */
 function variablesOf(text: string): Record<string, string> {
-  const parsed: unknown = JSON.parse(text);
+  const parsed = readJson(text, Anything, 'servers.variables');
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
   return Object.fromEntries(
     Object.entries(parsed).filter(
@@ -46,7 +51,7 @@ function variablesOf(text: string): Record<string, string> {
 /** The stored last lines of a failed install; anything but a list of texts counts as none. */
 function linesOf(text: string | null): string[] {
   if (text === null) return [];
-  const parsed: unknown = JSON.parse(text);
+  const parsed = readJson(text, Anything, 'servers.install_last_lines');
   return Array.isArray(parsed)
     ? parsed.filter((line): line is string => typeof line === 'string')
     : [];
@@ -146,8 +151,11 @@ export class ServersRepository {
    * rather than a row each, which costs a small fraction of building a row per server.
    */
   readonly #allNames: CompiledQuery<{ names: string | null }>;
+  readonly #db: Kysely<Database>;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+
     this.#allNames = db
       .selectFrom('servers')
       .select(sql<string | null>`string_agg(name, ${NAME_SEPARATOR})`.as('names'))
@@ -155,7 +163,7 @@ export class ServersRepository {
   }
 
   async find(name: string): Promise<ServerRecord | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('servers')
       .selectAll()
       .where('name', '=', name)
@@ -167,7 +175,7 @@ export class ServersRepository {
   async #allocations(names: readonly string[]): Promise<Map<string, Allocation[]>> {
     const byServer = new Map<string, Allocation[]>();
     if (names.length === 0) return byServer;
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('server_allocations')
       .select(['server_name', 'ip', 'port', 'is_primary'])
       .where('server_name', 'in', [...names])
@@ -185,7 +193,7 @@ export class ServersRepository {
 
   /** Every allocation of the host, with its server. */
   async allAllocations(): Promise<(Allocation & { server: string })[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('server_allocations')
       .select(['server_name', 'ip', 'port'])
       .execute();
@@ -198,7 +206,7 @@ export class ServersRepository {
    */
   async setAllocations(name: string, allocations: readonly Allocation[]): Promise<void> {
     await withConstraints(() =>
-      this.db.transaction().execute(async (trx) => {
+      this.#db.transaction().execute(async (trx) => {
         await trx.deleteFrom('server_allocations').where('server_name', '=', name).execute();
         await insertAllocations(trx, name, allocations);
       }),
@@ -208,7 +216,7 @@ export class ServersRepository {
   /** Every server, or those named in `names`, sorted by name. */
   async list(names?: readonly string[]): Promise<ServerRecord[]> {
     if (names?.length === 0) return [];
-    let query = this.db.selectFrom('servers').selectAll();
+    let query = this.#db.selectFrom('servers').selectAll();
     if (names) query = query.where('name', 'in', [...names]);
     const rows = await query.execute();
     const allocations = await this.#allocations(rows.map((row) => row.name));
@@ -220,7 +228,7 @@ export class ServersRepository {
   /** The names among `names` that exist. */
   async existing(names: readonly string[]): Promise<string[]> {
     if (names.length === 0) return [];
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('servers')
       .select('name')
       .where('name', 'in', [...names])
@@ -229,7 +237,7 @@ export class ServersRepository {
   }
 
   async allNames(): Promise<string[]> {
-    const { rows } = await this.db.executeQuery(this.#allNames);
+    const { rows } = await this.#db.executeQuery(this.#allNames);
     const names = rows[0]?.names ?? null;
     return names === null ? [] : names.split(NAME_SEPARATOR).sort(byText);
   }
@@ -267,7 +275,7 @@ export class ServersRepository {
     };
     try {
       await withConstraints(() =>
-        this.db.transaction().execute(async (trx) => {
+        this.#db.transaction().execute(async (trx) => {
           const { id } = await trx
             .insertInto('server_ids')
             .values({ name: config.name, created_at: config.createdAt })
@@ -289,7 +297,7 @@ export class ServersRepository {
   }
 
   async setVariables(name: string, variables: Readonly<Record<string, string>>): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({ variables: JSON.stringify(variables) })
       .where('name', '=', name)
@@ -297,7 +305,7 @@ export class ServersRepository {
   }
 
   async setInstall(name: string, install: InstallChange): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({
         install_state: install.state,
@@ -326,7 +334,7 @@ export class ServersRepository {
       at: Date;
     },
   ): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({
         last_exit_code: exit.code,
@@ -341,7 +349,7 @@ export class ServersRepository {
 
   /** The servers made from the template, by name. */
   async usesTemplate(id: string): Promise<string[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('servers')
       .select('name')
       .where('template_id', '=', id)
@@ -364,18 +372,18 @@ export class ServersRepository {
       ...limitColumns(changes.limits ?? {}),
     };
     if (Object.keys(set).length === 0) return;
-    await this.db.updateTable('servers').set(set).where('name', '=', name).execute();
+    await this.#db.updateTable('servers').set(set).where('name', '=', name).execute();
   }
 
   async delete(name: string): Promise<void> {
-    await this.db.deleteFrom('servers').where('name', '=', name).execute();
+    await this.#db.deleteFrom('servers').where('name', '=', name).execute();
   }
 
   async recordStarted(
     name: string,
     process: { pid: number; identity: string; startedAt: Date },
   ): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({
         desired_running: 1,
@@ -388,7 +396,7 @@ export class ServersRepository {
   }
 
   async recordImageDigest(name: string, digest: string | null): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({ image_digest: digest })
       .where('name', '=', name)
@@ -397,7 +405,7 @@ export class ServersRepository {
 
   /** The process is gone; `desiredRunning` says whether the panel should start it again. */
   async recordStopped(name: string, desiredRunning: boolean): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({
         desired_running: desiredRunning ? 1 : 0,

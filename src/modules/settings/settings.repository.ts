@@ -4,6 +4,8 @@
  * version cannot read, counts as the default.
  */
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import { MalformedColumn, readJson } from '../../db/json-column.js';
 import type { Database } from '../../db/schema.js';
 import {
   DEFAULT_PANEL_SETTINGS,
@@ -19,15 +21,19 @@ const KEYS = {
 } as const;
 
 export class SettingsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   async read(): Promise<PanelSettings> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('panel_settings')
       .select(['key', 'value'])
       .where('key', 'in', Object.values(KEYS))
       .execute();
-    const stored = new Map(rows.map((row) => [row.key, parse(row.value)]));
+    const stored = new Map(rows.map((row) => [row.key, parse(row.key, row.value)]));
     const defaults = DEFAULT_PANEL_SETTINGS;
     return {
       serverDefaults: serverDefaults(stored.get(KEYS.serverDefaults)) ?? defaults.serverDefaults,
@@ -41,7 +47,7 @@ export class SettingsRepository {
 
   /** Writes every setting, in one transaction. */
   async write(settings: PanelSettings): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.#db.transaction().execute(async (trx) => {
       for (const [field, key] of Object.entries(KEYS) as [keyof PanelSettings, string][]) {
         const value = JSON.stringify(settings[field]);
         await trx
@@ -54,11 +60,13 @@ export class SettingsRepository {
   }
 }
 
-function parse(text: string): unknown {
+/** The stored value, or undefined when it is not JSON (it then counts as the default). */
+function parse(key: string, text: string): unknown {
   try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
+    return readJson(text, Type.Unknown(), `panel_settings.${key}`);
+  } catch (error) {
+    if (error instanceof MalformedColumn) return undefined;
+    throw error;
   }
 }
 

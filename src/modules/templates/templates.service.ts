@@ -30,18 +30,23 @@ export interface TemplateSummary {
   readonly createdAt: string;
 }
 
+/** What a TemplatesService is made from. */
+export interface TemplatesServiceDeps {
+  readonly templates: TemplatesRepository;
+  readonly servers: TemplateUsers;
+  readonly now: () => Date;
+  readonly log: Logger;
+}
+
 export class TemplatesService {
-  constructor(
-    private readonly deps: {
-      readonly templates: TemplatesRepository;
-      readonly servers: TemplateUsers;
-      readonly now: () => Date;
-      readonly log: Logger;
-    },
-  ) {}
+  readonly #deps: TemplatesServiceDeps;
+
+  constructor(deps: TemplatesServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(): Promise<TemplateSummary[]> {
-    return (await this.deps.templates.list()).map((template) => ({
+    return (await this.#deps.templates.list()).map((template) => ({
       id: template.id,
       name: template.name,
       author: template.author,
@@ -64,11 +69,11 @@ export class TemplatesService {
   }
 
   find(id: string): Promise<Template | undefined> {
-    return this.deps.templates.find(id);
+    return this.#deps.templates.find(id);
   }
 
   async require(id: string): Promise<Template> {
-    const template = await this.deps.templates.find(id);
+    const template = await this.#deps.templates.find(id);
     if (!template) throw notFound('Template');
     return template;
   }
@@ -77,7 +82,7 @@ export class TemplatesService {
   async import(text: string): Promise<Template & { needsPort: boolean }> {
     const egg = parseEgg(text);
     if (egg.uuid !== null) {
-      const existing = await this.deps.templates.findByUuid(egg.uuid);
+      const existing = await this.#deps.templates.findByUuid(egg.uuid);
       if (existing) {
         throw new AppError(
           'ALREADY_EXISTS',
@@ -85,7 +90,7 @@ export class TemplatesService {
         );
       }
     }
-    const taken = new Set(await this.deps.templates.ids());
+    const taken = new Set(await this.#deps.templates.ids());
     const base = slugify(egg.definition.name);
     let id = base;
     for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
@@ -95,10 +100,10 @@ export class TemplatesService {
       uuid: egg.uuid,
       format: egg.format,
       warnings: egg.warnings,
-      createdAt: this.deps.now().toISOString(),
+      createdAt: this.#deps.now().toISOString(),
     };
     try {
-      await this.deps.templates.insert(template);
+      await this.#deps.templates.insert(template);
     } catch (error) {
       if (error instanceof AlreadyExists) {
         throw new AppError('CONFLICT', 'The same egg was imported at the same time; try again');
@@ -111,25 +116,25 @@ export class TemplatesService {
   /** Deletes a template no server uses (409 naming them otherwise). */
   async remove(id: string): Promise<void> {
     await this.require(id);
-    const users = await this.deps.servers.usesTemplate(id);
+    const users = await this.#deps.servers.usesTemplate(id);
     if (users.length > 0) throw inUse(users);
     try {
-      if (!(await this.deps.templates.delete(id))) throw notFound('Template');
+      if (!(await this.#deps.templates.delete(id))) throw notFound('Template');
     } catch (error) {
       // A server was made from it meanwhile.
-      if (error instanceof NoLongerExists) throw inUse(await this.deps.servers.usesTemplate(id));
+      if (error instanceof NoLongerExists) throw inUse(await this.#deps.servers.usesTemplate(id));
       throw error;
     }
   }
 
   /** At start: the panel's own templates, when there are no templates at all. */
   async importShipped(): Promise<void> {
-    if ((await this.deps.templates.ids()).length > 0) return;
+    if ((await this.#deps.templates.ids()).length > 0) return;
     for (const egg of SHIPPED_EGGS) {
       try {
         await this.import(JSON.stringify(egg));
       } catch (error) {
-        this.deps.log.error({ err: error }, 'could not import a template shipped with the panel');
+        this.#deps.log.error({ err: error }, 'could not import a template shipped with the panel');
       }
     }
   }

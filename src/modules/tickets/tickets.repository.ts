@@ -91,10 +91,13 @@ const ticketOf = (row: {
 });
 
 export class TicketsRepository {
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
-  ) {}
+  readonly #db: Kysely<Database>;
+  readonly #dialect: Dialect;
+
+  constructor(db: Kysely<Database>, dialect: Dialect) {
+    this.#db = db;
+    this.#dialect = dialect;
+  }
 
   async insert(ticket: {
     ownerId: number;
@@ -103,7 +106,7 @@ export class TicketsRepository {
     now: Date;
   }): Promise<number> {
     const at = ticket.now.toISOString();
-    const row = await this.db
+    const row = await this.#db
       .insertInto('tickets')
       .values({
         owner_id: ticket.ownerId,
@@ -120,7 +123,7 @@ export class TicketsRepository {
 
   /** Who owns a ticket, for visibility checks; undefined when there is no such ticket. */
   async ownerOf(id: number): Promise<number | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('tickets')
       .select('owner_id')
       .where('id', '=', id)
@@ -130,7 +133,7 @@ export class TicketsRepository {
 
   /** One ticket and its owner, without its messages or history. */
   async ticket(id: number): Promise<Ticket | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('tickets')
       .innerJoin('users', 'users.id', 'tickets.owner_id')
       .select(TICKET_COLUMNS)
@@ -149,7 +152,7 @@ export class TicketsRepository {
     ticketId: number,
     window: { before?: number | undefined; limit: number; maxTextBytes: number },
   ): Promise<Page<TicketMessage>> {
-    let newest = this.db
+    let newest = this.#db
       .selectFrom('ticket_messages')
       .select((eb) => ['id', eb.fn<number | string>('octet_length', ['text']).as('bytes')])
       .where('ticket_id', '=', ticketId);
@@ -172,7 +175,7 @@ export class TicketsRepository {
     const rows =
       chosen.length === 0
         ? []
-        : await this.db
+        : await this.#db
             .selectFrom('ticket_messages')
             .innerJoin('users', 'users.id', 'ticket_messages.author_id')
             .select([
@@ -203,7 +206,7 @@ export class TicketsRepository {
     ticketId: number,
     window: { before?: number | undefined; limit: number },
   ): Promise<Page<StatusChange>> {
-    let newest = this.db
+    let newest = this.#db
       .selectFrom('ticket_status_changes')
       .innerJoin('users', 'users.id', 'ticket_status_changes.changed_by')
       .select([
@@ -246,7 +249,7 @@ export class TicketsRepository {
     limit: number;
     offset: number;
   }): Promise<{ tickets: TicketSummary[]; total: number }> {
-    let base = this.db.selectFrom('tickets');
+    let base = this.#db.selectFrom('tickets');
     if (filter.ownerId !== undefined) base = base.where('tickets.owner_id', '=', filter.ownerId);
     if (filter.status !== undefined) base = base.where('tickets.status', '=', filter.status);
     const [rows, count] = await Promise.all([
@@ -342,13 +345,13 @@ export class TicketsRepository {
 
   async activityOf(userId: number): Promise<TicketActivity> {
     const [statusRows, messages] = await Promise.all([
-      this.db
+      this.#db
         .selectFrom('tickets')
         .select((eb) => ['status', eb.fn.countAll().as('count')])
         .where('owner_id', '=', userId)
         .groupBy('status')
         .execute(),
-      this.db
+      this.#db
         .selectFrom('ticket_messages')
         .select((eb) => eb.fn.countAll().as('count'))
         .where('author_id', '=', userId)
@@ -363,7 +366,7 @@ export class TicketsRepository {
     table: 'ticket_messages' | 'ticket_status_changes',
     ticketId: number,
   ): Promise<number> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom(table)
       .select((eb) => eb.fn.countAll().as('count'))
       .where('ticket_id', '=', ticketId)
@@ -379,9 +382,9 @@ export class TicketsRepository {
     ticketId: number,
     work: (trx: Transaction<Database>, status: TicketStatus | undefined) => Promise<T>,
   ): Promise<T> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.#db.transaction().execute(async (trx) => {
       let query = trx.selectFrom('tickets').select('status').where('id', '=', ticketId);
-      if (this.dialect === 'postgres') query = query.forUpdate();
+      if (this.#dialect === 'postgres') query = query.forUpdate();
       const row = await query.executeTakeFirst();
       return work(trx, row?.status);
     });

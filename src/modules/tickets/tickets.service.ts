@@ -60,37 +60,42 @@ export interface PageQuery {
 
 const isStaff = (user: User): boolean => can(user, 'tickets.manage');
 
+/** What a TicketsService is made from. */
+export interface TicketsServiceDeps {
+  readonly tickets: TicketsRepository;
+  readonly now: () => Date;
+  /** Largest description or message, in UTF-8 bytes (TICKET_MESSAGE_MAX_BYTES). */
+  readonly messageMaxBytes: number;
+  /** Hears `ticket-event` once a ticket is opened, answered by staff or moved on. */
+  readonly events?: Pick<PanelEvents, 'emit'>;
+  /**
+   * Tickets and messages one user may write per hour (TICKETS_PER_HOUR,
+   * TICKET_MESSAGES_PER_HOUR); staff are not counted (docs/security.md, "Rate limits").
+   */
+  readonly limits?: { readonly tickets: RateLimit; readonly messages: RateLimit };
+}
+
 export class TicketsService {
-  constructor(
-    private readonly deps: {
-      readonly tickets: TicketsRepository;
-      readonly now: () => Date;
-      /** Largest description or message, in UTF-8 bytes (TICKET_MESSAGE_MAX_BYTES). */
-      readonly messageMaxBytes: number;
-      /** Hears `ticket-event` once a ticket is opened, answered by staff or moved on. */
-      readonly events?: Pick<PanelEvents, 'emit'>;
-      /**
-       * Tickets and messages one user may write per hour (TICKETS_PER_HOUR,
-       * TICKET_MESSAGES_PER_HOUR); staff are not counted (docs/security.md, "Rate limits").
-       */
-      readonly limits?: { readonly tickets: RateLimit; readonly messages: RateLimit };
-    },
-  ) {}
+  readonly #deps: TicketsServiceDeps;
+
+  constructor(deps: TicketsServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(
     user: User,
     query: { status?: TicketStatus | undefined; limit: number; offset: number },
   ): Promise<{ tickets: TicketSummary[]; total: number }> {
-    return this.deps.tickets.list({ ...query, ownerId: isStaff(user) ? undefined : user.id });
+    return this.#deps.tickets.list({ ...query, ownerId: isStaff(user) ? undefined : user.id });
   }
 
   async create(user: User, ticket: { title: string; description: string }): Promise<TicketDetail> {
     this.#requireWithinLimit('description', ticket.description);
     const id = await this.#counted(user, 'tickets', () =>
-      this.deps.tickets.insert({ ownerId: user.id, ...ticket, now: this.deps.now() }),
+      this.#deps.tickets.insert({ ownerId: user.id, ...ticket, now: this.#deps.now() }),
     );
     const detail = await this.#detail(id);
-    this.deps.events?.emit('ticket-event', id, 'created', {
+    this.#deps.events?.emit('ticket-event', id, 'created', {
       title: detail.title,
       owner: detail.owner.username,
       by: user.username,
@@ -120,11 +125,11 @@ export class TicketsService {
     this.#requireWithinLimit('text', text);
     await this.#requireVisible(user, id);
     const result = await this.#counted(user, 'messages', async () => {
-      const added = await this.deps.tickets.addMessage({
+      const added = await this.#deps.tickets.addMessage({
         ticketId: id,
         authorId: user.id,
         text,
-        now: this.deps.now,
+        now: this.#deps.now,
       });
       if (added === 'missing') throw ticketNotFound();
       if (added === 'closed') {
@@ -134,9 +139,9 @@ export class TicketsService {
     });
     // Answered: a staff member wrote on somebody else's ticket.
     if (isStaff(user)) {
-      const ticket = await this.deps.tickets.ticket(id);
+      const ticket = await this.#deps.tickets.ticket(id);
       if (ticket && ticket.owner.username !== user.username) {
-        this.deps.events?.emit('ticket-event', id, 'answered', {
+        this.#deps.events?.emit('ticket-event', id, 'answered', {
           title: ticket.title,
           owner: ticket.owner.username,
           by: user.username,
@@ -154,16 +159,16 @@ export class TicketsService {
 
   /** Admin and support only (the route checks the role); records who changed what. */
   async setStatus(user: User, id: number, status: TicketStatus): Promise<TicketDetail> {
-    const result = await this.deps.tickets.setStatus({
+    const result = await this.#deps.tickets.setStatus({
       ticketId: id,
       status,
       by: user.id,
-      now: this.deps.now,
+      now: this.#deps.now,
     });
     if (result === 'missing') throw ticketNotFound();
     const detail = await this.#detail(id);
     if (result.from !== result.to) {
-      this.deps.events?.emit('ticket-event', id, 'status-changed', {
+      this.#deps.events?.emit('ticket-event', id, 'status-changed', {
         title: detail.title,
         owner: detail.owner.username,
         by: user.username,
@@ -177,7 +182,7 @@ export class TicketsService {
   /** 413 when `text` is longer than the limit in UTF-8 bytes (the length that is stored). */
   #requireWithinLimit(field: 'description' | 'text', text: string): void {
     const bytes = Buffer.byteLength(text, 'utf8');
-    const limit = this.deps.messageMaxBytes;
+    const limit = this.#deps.messageMaxBytes;
     if (bytes <= limit) return;
     const what = field === 'description' ? 'The description' : 'The message';
     throw new AppError(
@@ -192,7 +197,7 @@ export class TicketsService {
    * the limit; a write that fails is not counted. Staff are not counted.
    */
   async #counted<T>(user: User, kind: 'tickets' | 'messages', write: () => Promise<T>): Promise<T> {
-    const limit = this.deps.limits?.[kind];
+    const limit = this.#deps.limits?.[kind];
     if (limit === undefined || isStaff(user)) return write();
     const taken = limit.take(String(user.id));
     if (taken.kind === 'refused') {
@@ -213,13 +218,13 @@ export class TicketsService {
   }
 
   async #requireVisible(user: User, id: number): Promise<void> {
-    const owner = await this.deps.tickets.ownerOf(id);
+    const owner = await this.#deps.tickets.ownerOf(id);
     if (owner === undefined || (!isStaff(user) && owner !== user.id)) throw ticketNotFound();
   }
 
   async #detail(id: number): Promise<TicketDetail> {
     const [ticket, messages, history] = await Promise.all([
-      this.deps.tickets.ticket(id),
+      this.#deps.tickets.ticket(id),
       this.#messages(id, PAGE_SIZE),
       this.#history(id, PAGE_SIZE),
     ]);
@@ -228,7 +233,7 @@ export class TicketsService {
   }
 
   async #messages(id: number, limit: number, before?: number): Promise<MessagePage> {
-    const page = await this.deps.tickets.messagePage(id, {
+    const page = await this.#deps.tickets.messagePage(id, {
       before,
       limit,
       maxTextBytes: PAGE_TEXT_BYTES,
@@ -241,7 +246,7 @@ export class TicketsService {
   }
 
   async #history(id: number, limit: number, before?: number): Promise<HistoryPage> {
-    const page = await this.deps.tickets.historyPage(id, { before, limit });
+    const page = await this.#deps.tickets.historyPage(id, { before, limit });
     return {
       history: page.items,
       historyCount: page.total,

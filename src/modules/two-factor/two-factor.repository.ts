@@ -1,7 +1,9 @@
 /** The only code that reads and writes the two-factor columns, recovery codes and settings. */
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { Database } from '../../db/schema.js';
-import type { Role } from '../../domain/user.js';
+import { ROLES, type Role } from '../../domain/user.js';
 
 export interface TwoFactorState {
   readonly secret: string | null;
@@ -11,12 +13,17 @@ export interface TwoFactorState {
 }
 
 const REQUIRED_KEY = 'two_factor_required_roles';
+const Roles = Type.Array(Type.Union(ROLES.map((role) => Type.Literal(role))));
 
 export class TwoFactorRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   async state(userId: number): Promise<TwoFactorState | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('users')
       .select(['totp_secret', 'totp_pending_secret', 'totp_enabled_at', 'totp_last_step'])
       .where('id', '=', userId)
@@ -33,7 +40,7 @@ export class TwoFactorRepository {
   }
 
   async setPending(userId: number, sealed: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('users')
       .set({ totp_pending_secret: sealed })
       .where('id', '=', userId)
@@ -48,7 +55,7 @@ export class TwoFactorRepository {
     codeHashes: readonly string[],
     at: string,
   ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.#db.transaction().execute(async (trx) => {
       await trx
         .updateTable('users')
         .set({
@@ -68,7 +75,7 @@ export class TwoFactorRepository {
   }
 
   async disable(userId: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.#db.transaction().execute(async (trx) => {
       await trx
         .updateTable('users')
         .set({
@@ -88,7 +95,7 @@ export class TwoFactorRepository {
    * already (two sign-ins racing with one code: only one wins).
    */
   async useStep(userId: number, step: number): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .updateTable('users')
       .set({ totp_last_step: step })
       .where('id', '=', userId)
@@ -99,7 +106,7 @@ export class TwoFactorRepository {
 
   /** Marks the unused code with this hash used; false when there is none. */
   async useRecoveryCode(userId: number, codeHash: string, at: string): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .updateTable('recovery_codes')
       .set({ used_at: at })
       .where('user_id', '=', userId)
@@ -110,7 +117,7 @@ export class TwoFactorRepository {
   }
 
   async recoveryCodesLeft(userId: number): Promise<number> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('recovery_codes')
       .select((eb) => eb.fn.countAll().as('count'))
       .where('user_id', '=', userId)
@@ -120,17 +127,17 @@ export class TwoFactorRepository {
   }
 
   async requiredRoles(): Promise<Role[]> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('panel_settings')
       .select('value')
       .where('key', '=', REQUIRED_KEY)
       .executeTakeFirst();
-    return row ? (JSON.parse(row.value) as Role[]) : [];
+    return row ? readJson(row.value, Roles, `panel_settings.${REQUIRED_KEY}`) : [];
   }
 
   async setRequiredRoles(roles: readonly Role[]): Promise<void> {
     const value = JSON.stringify(roles);
-    await this.db
+    await this.#db
       .insertInto('panel_settings')
       .values({ key: REQUIRED_KEY, value })
       .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))

@@ -65,28 +65,32 @@ interface PendingChallenge {
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/** What a TwoFactorService is made from. */
+export interface TwoFactorServiceDeps {
+  readonly repo: TwoFactorRepository;
+  readonly box: SecretBox;
+  readonly throttle: LoginThrottle;
+  readonly hasher: PasswordHasher;
+  readonly users: {
+    passwordHash(id: number): Promise<string | null>;
+    findById(id: number): Promise<User | undefined>;
+  };
+  readonly now: () => Date;
+}
+
 export class TwoFactorService {
   /** Pending sign-ins, by the SHA-256 of their challenge. */
   readonly #challenges = new Map<string, PendingChallenge>();
   #required: readonly Role[] | null = null;
+  readonly #deps: TwoFactorServiceDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly repo: TwoFactorRepository;
-      readonly box: SecretBox;
-      readonly throttle: LoginThrottle;
-      readonly hasher: PasswordHasher;
-      readonly users: {
-        passwordHash(id: number): Promise<string | null>;
-        findById(id: number): Promise<User | undefined>;
-      };
-      readonly now: () => Date;
-    },
-  ) {}
+  constructor(deps: TwoFactorServiceDeps) {
+    this.#deps = deps;
+  }
 
   /** Loads the roles that must use a second factor; before the panel serves. */
   async load(): Promise<void> {
-    this.#required = await this.deps.repo.requiredRoles();
+    this.#required = await this.#deps.repo.requiredRoles();
   }
 
   requiredRoles(): readonly Role[] {
@@ -95,7 +99,7 @@ export class TwoFactorService {
 
   async setRequiredRoles(roles: readonly Role[]): Promise<readonly Role[]> {
     const kept = ROLES.filter((role) => role !== 'banned' && roles.includes(role));
-    await this.deps.repo.setRequiredRoles(kept);
+    await this.#deps.repo.setRequiredRoles(kept);
     this.#required = kept;
     return kept;
   }
@@ -111,7 +115,7 @@ export class TwoFactorService {
       enabled: state.secret !== null,
       enabledAt: state.enabledAt,
       recoveryCodesLeft:
-        state.secret === null ? 0 : await this.deps.repo.recoveryCodesLeft(user.id),
+        state.secret === null ? 0 : await this.#deps.repo.recoveryCodesLeft(user.id),
       required: this.requiredRoles().includes(user.role) && user.hasPassword,
     };
   }
@@ -124,7 +128,7 @@ export class TwoFactorService {
     }
     await this.#checkPassword(user, password, address);
     const secret = new Secret({ size: 20 });
-    await this.deps.repo.setPending(user.id, this.deps.box.seal(secret.base32));
+    await this.#deps.repo.setPending(user.id, this.#deps.box.seal(secret.base32));
     const otpauthUrl = this.#totp(user, secret).toString();
     return {
       secret: secret.base32,
@@ -139,7 +143,7 @@ export class TwoFactorService {
     if (state.secret !== null) {
       throw new AppError('CONFLICT', 'Two-factor sign-in is on already');
     }
-    const pending = state.pending === null ? null : this.deps.box.open(state.pending);
+    const pending = state.pending === null ? null : this.#deps.box.open(state.pending);
     if (pending === null) {
       throw new AppError('CONFLICT', 'Start with the setup: there is no secret to confirm');
     }
@@ -151,12 +155,12 @@ export class TwoFactorService {
       return Promise.resolve(true);
     });
     const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
-    await this.deps.repo.enable(
+    await this.#deps.repo.enable(
       user.id,
-      this.deps.box.seal(pending),
+      this.#deps.box.seal(pending),
       step,
       codes.map((c) => sha256(normalise(c))),
-      this.deps.now().toISOString(),
+      this.#deps.now().toISOString(),
     );
     return codes;
   }
@@ -167,7 +171,7 @@ export class TwoFactorService {
     if (state.secret === null) throw new AppError('CONFLICT', 'Two-factor sign-in is off');
     await this.#checkPassword(user, password, address);
     await this.#checkCode(user, state, code, address);
-    await this.deps.repo.disable(user.id);
+    await this.#deps.repo.disable(user.id);
   }
 
   /**
@@ -176,12 +180,12 @@ export class TwoFactorService {
    * a deleted user, 409 TWO_FACTOR_OFF when it is not on.
    */
   async turnOff(user: User): Promise<void> {
-    const state = await this.deps.repo.state(user.id);
+    const state = await this.#deps.repo.state(user.id);
     if (!state) throw notFound('User');
     if (state.secret === null) {
       throw new AppError('TWO_FACTOR_OFF', `Two-factor sign-in is not on for ${user.username}`);
     }
-    await this.deps.repo.disable(user.id);
+    await this.#deps.repo.disable(user.id);
   }
 
   /** New recovery codes in place of the old: the password and a code. */
@@ -192,7 +196,7 @@ export class TwoFactorService {
     address: string,
   ): Promise<string[]> {
     const state = await this.#state(user);
-    const secret = state.secret === null ? null : this.deps.box.open(state.secret);
+    const secret = state.secret === null ? null : this.#deps.box.open(state.secret);
     if (state.secret === null || secret === null) {
       throw new AppError('CONFLICT', 'Two-factor sign-in is off');
     }
@@ -200,12 +204,12 @@ export class TwoFactorService {
     await this.#checkCode(user, state, code, address);
     const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
     const current = await this.#state(user);
-    await this.deps.repo.enable(
+    await this.#deps.repo.enable(
       user.id,
       state.secret,
       current.lastStep ?? 0,
       codes.map((c) => sha256(normalise(c))),
-      state.enabledAt ?? this.deps.now().toISOString(),
+      state.enabledAt ?? this.#deps.now().toISOString(),
     );
     return codes;
   }
@@ -222,10 +226,10 @@ export class TwoFactorService {
     proof: { readonly password?: string | undefined; readonly code?: string | undefined },
     address: string,
   ): Promise<void> {
-    const hash = await this.deps.users.passwordHash(user.id);
+    const hash = await this.#deps.users.passwordHash(user.id);
     if (hash === null) {
       const at = user.signedInAt?.getTime();
-      if (at === undefined || this.deps.now().getTime() - at > FRESH_SIGN_IN_MS) {
+      if (at === undefined || this.#deps.now().getTime() - at > FRESH_SIGN_IN_MS) {
         throw new AppError(
           'SIGN_IN_AGAIN',
           'Sign in again first: an account without a password does this within ten minutes of signing in',
@@ -245,7 +249,7 @@ export class TwoFactorService {
     if (!user.twoFactor) return null;
     this.#prune();
     const challenge = randomBytes(32).toString('base64url');
-    const expiresAt = this.deps.now().getTime() + CHALLENGE_TTL_MS;
+    const expiresAt = this.#deps.now().getTime() + CHALLENGE_TTL_MS;
     this.#challenges.set(sha256(challenge), { userId: user.id, expiresAt, tries: 0 });
     return { challenge, expiresAt: new Date(expiresAt) };
   }
@@ -254,7 +258,7 @@ export class TwoFactorService {
   /** The id of the account a live challenge belongs to (for the audit log), without using it. */
   challengedUser(challenge: string): number | null {
     const pending = this.#challenges.get(sha256(challenge));
-    return pending && pending.expiresAt > this.deps.now().getTime() ? pending.userId : null;
+    return pending && pending.expiresAt > this.#deps.now().getTime() ? pending.userId : null;
   }
 
   async complete(challenge: string, code: string, address: string): Promise<User> {
@@ -262,11 +266,11 @@ export class TwoFactorService {
     const pending = this.#challenges.get(key);
     const expired = (): AppError =>
       new AppError('UNAUTHORIZED', 'The sign-in expired or is unknown: enter the password again');
-    if (!pending || pending.expiresAt <= this.deps.now().getTime()) {
+    if (!pending || pending.expiresAt <= this.#deps.now().getTime()) {
       this.#challenges.delete(key);
       throw expired();
     }
-    const user = await this.deps.users.findById(pending.userId);
+    const user = await this.#deps.users.findById(pending.userId);
     if (!user) {
       this.#challenges.delete(key);
       throw expired();
@@ -284,7 +288,7 @@ export class TwoFactorService {
   }
 
   async #state(user: User): Promise<TwoFactorState> {
-    const state = await this.deps.repo.state(user.id);
+    const state = await this.#deps.repo.state(user.id);
     if (!state) throw new AppError('UNAUTHORIZED', 'This account no longer exists');
     return state;
   }
@@ -298,29 +302,29 @@ export class TwoFactorService {
     const token = normalise(code);
     if (!/^[0-9]{6}$/.test(token)) return null;
     const totp = this.#totp(user, Secret.fromBase32(secret));
-    const timestamp = this.deps.now().getTime();
+    const timestamp = this.#deps.now().getTime();
     const delta = totp.validate({ token, timestamp, window: 1 });
     return delta === null ? null : totp.counter({ timestamp }) + delta;
   }
 
   /** A TOTP code not used before, or an unused recovery code; throttled; 401 when wrong. */
   async #checkCode(user: User, state: TwoFactorState, code: string, address: string) {
-    const secret = state.secret === null ? null : this.deps.box.open(state.secret);
+    const secret = state.secret === null ? null : this.#deps.box.open(state.secret);
     await this.#throttled(user, address, async () => {
       if (secret !== null) {
         const step = this.#stepOf(user, secret, code);
-        if (step !== null) return this.deps.repo.useStep(user.id, step);
+        if (step !== null) return this.#deps.repo.useStep(user.id, step);
       }
-      return this.deps.repo.useRecoveryCode(
+      return this.#deps.repo.useRecoveryCode(
         user.id,
         sha256(normalise(code)),
-        this.deps.now().toISOString(),
+        this.#deps.now().toISOString(),
       );
     });
   }
 
   async #throttled(user: User, address: string, check: () => Promise<boolean>): Promise<void> {
-    const outcome = await this.deps.throttle.attempt(
+    const outcome = await this.#deps.throttle.attempt(
       `2fa:${usernameKey(user.username)}`,
       address,
       async () => ((await check()) ? user : null),
@@ -336,17 +340,17 @@ export class TwoFactorService {
   }
 
   async #checkPassword(user: User, password: string, address: string): Promise<void> {
-    const hash = await this.deps.users.passwordHash(user.id);
+    const hash = await this.#deps.users.passwordHash(user.id);
     if (hash === null) {
       throw new AppError(
         'CONFLICT',
         'Two-factor sign-in protects password sign-in: set a password first',
       );
     }
-    const outcome = await this.deps.throttle.attempt(
+    const outcome = await this.#deps.throttle.attempt(
       usernameKey(user.username),
       address,
-      async () => ((await this.deps.hasher.verify(hash, password)) ? user : null),
+      async () => ((await this.#deps.hasher.verify(hash, password)) ? user : null),
     );
     if (outcome.kind === 'refused') {
       throw new AppError('RATE_LIMITED', 'Too many wrong passwords; try again later', {
@@ -358,7 +362,7 @@ export class TwoFactorService {
 
   /** Expired challenges go; past the cap, the oldest. */
   #prune(): void {
-    const now = this.deps.now().getTime();
+    const now = this.#deps.now().getTime();
     for (const [key, pending] of this.#challenges) {
       if (pending.expiresAt <= now || this.#challenges.size >= MAX_CHALLENGES) {
         this.#challenges.delete(key);

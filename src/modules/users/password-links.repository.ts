@@ -12,7 +12,11 @@ export interface StoredLink {
 }
 
 export class PasswordLinksRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /**
    * Makes `tokenHash` the user's only link: every earlier one (used or not) is deleted in the
@@ -24,7 +28,7 @@ export class PasswordLinksRepository {
     createdAt: Date;
     expiresAt: Date;
   }): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.#db.transaction().execute(async (trx) => {
       await trx
         .deleteFrom('password_links')
         .where((eb) =>
@@ -48,12 +52,12 @@ export class PasswordLinksRepository {
 
   /** Deletes every link of the user (their password was set some other way). */
   async deleteAllOf(userId: number): Promise<void> {
-    await this.db.deleteFrom('password_links').where('user_id', '=', userId).execute();
+    await this.#db.deleteFrom('password_links').where('user_id', '=', userId).execute();
   }
 
   /** The live link with this hash: not expired at `now`, of a user who is not deleted. */
   async findLive(tokenHash: string, now: Date): Promise<StoredLink | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('password_links')
       .innerJoin('users', 'users.id', 'password_links.user_id')
       .select(['password_links.user_id', 'users.username', 'password_links.expires_at'])
@@ -69,7 +73,7 @@ export class PasswordLinksRepository {
    * undefined when there was no such link. Of two requests racing with one link, one gets it.
    */
   async take(tokenHash: string, now: Date): Promise<number | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .deleteFrom('password_links')
       .where('token_hash', '=', tokenHash)
       .where('expires_at', '>', now.toISOString())

@@ -4,7 +4,9 @@
  * server access, and no lookup here returns them.
  */
 import { sql, type Compilable, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { Type } from 'typebox';
 import { withConstraints, type Dialect } from '../../db/database.js';
+import { readJson } from '../../db/json-column.js';
 import { NoLongerExists } from '../../domain/conflicts.js';
 import type { Database, UsersTable } from '../../db/schema.js';
 import { usernameKey, type Role, type SignIn, type User } from '../../domain/user.js';
@@ -13,7 +15,7 @@ import { byText } from '../../sort.js';
 
 /** Permissions as stored; names this version does not know are dropped. */
 const parsePermissions = (text: string): ServerPermission[] => {
-  const stored = JSON.parse(text) as unknown;
+  const stored = readJson(text, Type.Unknown(), 'user_servers.permissions');
   return Array.isArray(stored)
     ? SERVER_PERMISSIONS.filter((permission) => stored.includes(permission))
     : [];
@@ -88,11 +90,13 @@ export class UsersRepository {
   readonly #byId: CompiledQuery<UserRow>;
   readonly #serverNames: CompiledQuery<{ server_name: string }>;
   readonly #providers: CompiledQuery<{ user_id: number; provider: string }>;
+  readonly #db: Kysely<Database>;
+  readonly #dialect: Dialect;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
-  ) {
+  constructor(db: Kysely<Database>, dialect: Dialect) {
+    this.#db = db;
+    this.#dialect = dialect;
+
     const id = 0; // a placeholder: each call passes its own
     this.#byId = compiledById(
       db
@@ -115,19 +119,19 @@ export class UsersRepository {
    * "an admin must remain"), so two requests cannot both pass the check.
    */
   transaction<T>(work: (users: UsersRepository) => Promise<T>): Promise<T> {
-    if (this.db.isTransaction) return work(this);
+    if (this.#db.isTransaction) return work(this);
     return withConstraints(() =>
-      this.db.transaction().execute(async (trx) => {
-        if (this.dialect === 'postgres') {
+      this.#db.transaction().execute(async (trx) => {
+        if (this.#dialect === 'postgres') {
           await sql`select pg_advisory_xact_lock(${USERS_LOCK})`.execute(trx);
         }
-        return work(new UsersRepository(trx, this.dialect));
+        return work(new UsersRepository(trx, this.#dialect));
       }),
     );
   }
 
   async findById(id: number): Promise<User | undefined> {
-    const { rows } = await this.db.executeQuery(withId(this.#byId, id));
+    const { rows } = await this.#db.executeQuery(withId(this.#byId, id));
     const row = rows[0];
     return row && toUser(row);
   }
@@ -139,7 +143,7 @@ export class UsersRepository {
   async findCredentials(
     username: string,
   ): Promise<{ user: User; passwordHash: string | null } | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('users')
       .select([...USER_COLUMNS, 'password_hash'])
       .where('username_key', '=', usernameKey(username))
@@ -148,7 +152,7 @@ export class UsersRepository {
   }
 
   async passwordHash(id: number): Promise<string | null> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('users')
       .select('password_hash')
       .where('id', '=', id)
@@ -159,8 +163,8 @@ export class UsersRepository {
 
   async list(): Promise<UserWithServers[]> {
     const [rows, links] = await Promise.all([
-      this.db.selectFrom('users').select(USER_COLUMNS).where('deleted_at', 'is', null).execute(),
-      this.db.selectFrom('user_servers').select(['user_id', 'server_name']).execute(),
+      this.#db.selectFrom('users').select(USER_COLUMNS).where('deleted_at', 'is', null).execute(),
+      this.#db.selectFrom('user_servers').select(['user_id', 'server_name']).execute(),
     ]);
     rows.sort((a, b) => byText(usernameKey(a.username), usernameKey(b.username)));
     links.sort((a, b) => byText(a.server_name, b.server_name));
@@ -180,18 +184,18 @@ export class UsersRepository {
   }
 
   async serverNames(userId: number): Promise<string[]> {
-    const { rows } = await this.db.executeQuery(withId(this.#serverNames, userId));
+    const { rows } = await this.#db.executeQuery(withId(this.#serverNames, userId));
     return rows.map((row) => row.server_name).sort(byText);
   }
 
   /** True once any user was ever registered, deleted ones included. */
   async anyEverRegistered(): Promise<boolean> {
-    const row = await this.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+    const row = await this.#db.selectFrom('users').select('id').limit(1).executeTakeFirst();
     return row !== undefined;
   }
 
   async countAdmins(): Promise<number> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('users')
       .select((eb) => eb.fn.countAll().as('count'))
       .where('role', '=', 'admin')
@@ -208,7 +212,7 @@ export class UsersRepository {
     now: Date;
   }): Promise<User> {
     const row = await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('users')
         .values({
           username: user.username,
@@ -227,7 +231,7 @@ export class UsersRepository {
   }
 
   async setRole(id: number, role: Role): Promise<void> {
-    await this.db.updateTable('users').set({ role }).where('id', '=', id).execute();
+    await this.#db.updateTable('users').set({ role }).where('id', '=', id).execute();
   }
 
   /**
@@ -236,20 +240,20 @@ export class UsersRepository {
    * `NoLongerExists` when one of the servers is gone.
    */
   async replaceServers(userId: number, names: readonly string[]): Promise<void> {
-    let disowned = this.db
+    let disowned = this.#db
       .updateTable('servers')
       .set({ owner_id: null })
       .where('owner_id', '=', userId);
     if (names.length > 0) disowned = disowned.where('name', 'not in', [...names]);
     await disowned.execute();
-    let removal = this.db.deleteFrom('user_servers').where('user_id', '=', userId);
+    let removal = this.#db.deleteFrom('user_servers').where('user_id', '=', userId);
     if (names.length > 0) removal = removal.where('server_name', 'not in', [...names]);
     await removal.execute();
     const kept = new Set(await this.serverNames(userId));
     const added = names.filter((name) => !kept.has(name));
     if (added.length > 0) {
       await withConstraints(() =>
-        this.db
+        this.#db
           .insertInto('user_servers')
           .values(
             added.map((server_name) => ({
@@ -273,7 +277,7 @@ export class UsersRepository {
    * it is not in it) and whether they are its owner.
    */
   async accessOn(userId: number, server: string): Promise<ServerAccess> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('servers')
       .leftJoin('user_servers', (join) =>
         join
@@ -293,7 +297,7 @@ export class UsersRepository {
   async serverPermissions(
     userId: number,
   ): Promise<Map<string, { permissions: ServerPermission[]; owner: boolean }>> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('user_servers')
       .innerJoin('servers', 'servers.name', 'user_servers.server_name')
       .select(['user_servers.server_name', 'user_servers.permissions', 'servers.owner_id'])
@@ -320,7 +324,8 @@ export class UsersRepository {
     userId: number | null,
   ): Promise<{ previous: number | null } | undefined> {
     // Under the users lock: an account deleted meanwhile cannot become an owner.
-    return this.transaction(async ({ db }) => {
+    return this.transaction(async (locked) => {
+      const db = locked.#db;
       const row = await db
         .selectFrom('servers')
         .select('owner_id')
@@ -370,14 +375,14 @@ export class UsersRepository {
   async holdersOf(
     server: string,
   ): Promise<{ user: User; permissions: ServerPermission[]; owner: boolean }[]> {
-    const links = await this.db
+    const links = await this.#db
       .selectFrom('user_servers')
       .innerJoin('servers', 'servers.name', 'user_servers.server_name')
       .select(['user_servers.user_id', 'user_servers.permissions', 'servers.owner_id'])
       .where('user_servers.server_name', '=', server)
       .execute();
     if (links.length === 0) return [];
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('users')
       .select(USER_COLUMNS)
       .where(
@@ -409,7 +414,7 @@ export class UsersRepository {
   ): Promise<void> {
     const value = JSON.stringify(SERVER_PERMISSIONS.filter((p) => permissions.includes(p)));
     await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('user_servers')
         .values({ user_id: userId, server_name: server, permissions: value })
         .onConflict((conflict) =>
@@ -424,13 +429,13 @@ export class UsersRepository {
    * it; false when it was not there.
    */
   async revoke(userId: number, server: string): Promise<boolean> {
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({ owner_id: null })
       .where('name', '=', server)
       .where('owner_id', '=', userId)
       .execute();
-    const result = await this.db
+    const result = await this.#db
       .deleteFrom('user_servers')
       .where('user_id', '=', userId)
       .where('server_name', '=', server)
@@ -444,7 +449,7 @@ export class UsersRepository {
    */
   async rename(id: number, username: string): Promise<boolean> {
     const result = await withConstraints(() =>
-      this.db
+      this.#db
         .updateTable('users')
         .set({ username, username_key: usernameKey(username) })
         .where('id', '=', id)
@@ -460,7 +465,7 @@ export class UsersRepository {
    * meanwhile.
    */
   async setPassword(id: number, passwordHash: string | null): Promise<number | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('users')
       .set((eb) => ({ password_hash: passwordHash, token_version: eb('token_version', '+', 1) }))
       .where('id', '=', id)
@@ -471,7 +476,7 @@ export class UsersRepository {
   }
 
   async recordLogin(id: number, now: Date): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('users')
       .set({ last_login_at: now.toISOString() })
       .where('id', '=', id)
@@ -480,7 +485,7 @@ export class UsersRepository {
 
   /** The live user linked to `subject` at `provider`, if any. */
   async findByIdentity(provider: string, subject: string): Promise<User | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('oidc_identities')
       .innerJoin('users', 'users.id', 'oidc_identities.user_id')
       .select([
@@ -508,7 +513,7 @@ export class UsersRepository {
     now: Date;
   }): Promise<void> {
     await withConstraints(() =>
-      this.db
+      this.#db
         .insertInto('oidc_identities')
         .values({
           user_id: identity.userId,
@@ -543,9 +548,9 @@ export class UsersRepository {
     if (first === undefined) return [];
     // One user, as for `GET /api/auth/me`: the query compiled once.
     if (others.length === 0) {
-      return (await this.db.executeQuery(withId(this.#providers, first))).rows;
+      return (await this.#db.executeQuery(withId(this.#providers, first))).rows;
     }
-    return this.db
+    return this.#db
       .selectFrom('oidc_identities')
       .select(['user_id', 'provider'])
       .where('user_id', 'in', [...ids])
@@ -558,15 +563,15 @@ export class UsersRepository {
    */
   async markDeleted(id: number, now: Date): Promise<void> {
     // The servers they owned stay, without an owner (docs/api.md, "A server's owner").
-    await this.db
+    await this.#db
       .updateTable('servers')
       .set({ owner_id: null })
       .where('owner_id', '=', id)
       .execute();
-    await this.db.deleteFrom('user_servers').where('user_id', '=', id).execute();
+    await this.#db.deleteFrom('user_servers').where('user_id', '=', id).execute();
     // A later sign-in with the same provider account starts a fresh account.
-    await this.db.deleteFrom('oidc_identities').where('user_id', '=', id).execute();
-    await this.db
+    await this.#db.deleteFrom('oidc_identities').where('user_id', '=', id).execute();
+    await this.#db
       .updateTable('users')
       .set((eb) => ({
         username_key: null,

@@ -149,17 +149,22 @@ const hostOf = (url: URL): string =>
 const portOf = (url: URL): number =>
   url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
 
+/** What a UrlGuard is made from. */
+export interface UrlGuardDeps {
+  /** WEBHOOK_ALLOWED_HOSTS. */
+  readonly allowed: readonly AllowedHost[];
+  /** The panel's own host names and addresses (its listen address, PUBLIC_URL's host). */
+  readonly ownHosts: readonly string[];
+  readonly resolve?: Resolver;
+  readonly resolveTimeoutMs?: number;
+}
+
 export class UrlGuard {
-  constructor(
-    private readonly deps: {
-      /** WEBHOOK_ALLOWED_HOSTS. */
-      readonly allowed: readonly AllowedHost[];
-      /** The panel's own host names and addresses (its listen address, PUBLIC_URL's host). */
-      readonly ownHosts: readonly string[];
-      readonly resolve?: Resolver;
-      readonly resolveTimeoutMs?: number;
-    },
-  ) {}
+  readonly #deps: UrlGuardDeps;
+
+  constructor(deps: UrlGuardDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * The parsed URL and the address an attempt connects to; 400 `URL_NOT_ALLOWED` (naming why)
@@ -169,7 +174,7 @@ export class UrlGuard {
     const url = parseWebhookUrl(raw);
     const host = hostOf(url);
     const allowed = this.#allowed(host, portOf(url));
-    if (!allowed && this.deps.ownHosts.some((own) => own.toLowerCase() === host)) {
+    if (!allowed && this.#deps.ownHosts.some((own) => own.toLowerCase() === host)) {
       throw refused(`${host} is the panel's own host`);
     }
     const addresses = await this.#resolve(host);
@@ -190,7 +195,7 @@ export class UrlGuard {
   }
 
   #allowed(host: string, port: number): boolean {
-    return this.deps.allowed.some(
+    return this.#deps.allowed.some(
       (entry) => entry.host === host && (entry.port === null || entry.port === port),
     );
   }
@@ -202,10 +207,10 @@ export class UrlGuard {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         reject(new Error('timed out'));
-      }, this.deps.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS);
+      }, this.#deps.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS);
     });
     try {
-      const found = await Promise.race([(this.deps.resolve ?? defaultResolver)(host), timeout]);
+      const found = await Promise.race([(this.#deps.resolve ?? defaultResolver)(host), timeout]);
       if (found.length === 0) throw new Error('no address');
       return found;
     } catch (error) {

@@ -35,27 +35,31 @@ export const payloadOf = (delivery: WebhookDelivery): string =>
 export const signatureOf = (secret: string, timestamp: string, body: string): string =>
   `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 
+/** What a WebhookDeliverer is made from. */
+export interface WebhookDelivererDeps {
+  readonly repo: WebhooksRepository;
+  readonly guard: Pick<UrlGuard, 'check'>;
+  readonly box: SecretBox;
+  readonly now: () => Date;
+  /** The waits after each failed attempt; MAX_ATTEMPTS - 1 of them (the last repeats). */
+  readonly retryDelaysMs: readonly number[];
+  /** How long an attempt may wait for the answer's status. */
+  readonly timeoutMs: number;
+  readonly log: Logger;
+  readonly userAgent: string;
+}
+
 export class WebhookDeliverer {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #again = false;
   #stopped = false;
   readonly #abort = new AbortController();
+  readonly #deps: WebhookDelivererDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly repo: WebhooksRepository;
-      readonly guard: Pick<UrlGuard, 'check'>;
-      readonly box: SecretBox;
-      readonly now: () => Date;
-      /** The waits after each failed attempt; MAX_ATTEMPTS - 1 of them (the last repeats). */
-      readonly retryDelaysMs: readonly number[];
-      /** How long an attempt may wait for the answer's status. */
-      readonly timeoutMs: number;
-      readonly log: Logger;
-      readonly userAgent: string;
-    },
-  ) {}
+  constructor(deps: WebhookDelivererDeps) {
+    this.#deps = deps;
+  }
 
   /** Something may be due now (a new delivery, the panel's start): it is tried soon. */
   wake(): void {
@@ -66,7 +70,7 @@ export class WebhookDeliverer {
     }
     this.#running = this.#drain()
       .catch((error: unknown) => {
-        this.deps.log.error({ err: error }, 'webhook deliveries could not be processed');
+        this.#deps.log.error({ err: error }, 'webhook deliveries could not be processed');
       })
       .finally(() => {
         this.#running = null;
@@ -98,7 +102,7 @@ export class WebhookDeliverer {
       for (;;) {
         if (this.#stopped) return;
         this.#again = false;
-        const due = await this.deps.repo.due(this.deps.now().toISOString(), BATCH);
+        const due = await this.#deps.repo.due(this.#deps.now().toISOString(), BATCH);
         if (due.length === 0) break;
         await Promise.all(due.map((delivery) => this.#attempt(delivery)));
       }
@@ -110,11 +114,11 @@ export class WebhookDeliverer {
 
   /** Sleeps until the next pending delivery is due. */
   async #arm(): Promise<void> {
-    const next = await this.deps.repo.nextDueAt();
+    const next = await this.#deps.repo.nextDueAt();
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     if (next === null || this.#stopped) return;
-    const wait = Math.min(Math.max(0, Date.parse(next) - this.deps.now().getTime()), MAX_TIMER_MS);
+    const wait = Math.min(Math.max(0, Date.parse(next) - this.#deps.now().getTime()), MAX_TIMER_MS);
     this.#timer = setTimeout(() => {
       this.#timer = null;
       this.wake();
@@ -123,13 +127,13 @@ export class WebhookDeliverer {
   }
 
   async #attempt(delivery: WebhookDelivery): Promise<void> {
-    const webhook = await this.deps.repo.find(delivery.webhookId);
+    const webhook = await this.#deps.repo.find(delivery.webhookId);
     // Deleted meanwhile: its deliveries went with it.
     if (!webhook) return;
     const attempts = delivery.attempts + 1;
     let result: SendResult;
     let final = false;
-    const secret = this.deps.box.open(webhook.sealedSecret);
+    const secret = this.#deps.box.open(webhook.sealedSecret);
     if (!webhook.enabled && delivery.event !== 'ping') {
       result = { status: null, error: 'The webhook is disabled' };
       final = true;
@@ -145,15 +149,15 @@ export class WebhookDeliverer {
       if (this.#abort.signal.aborted) return;
     }
     const delivered = result.status !== null && result.status >= 200 && result.status < 300;
-    const at = this.deps.now();
+    const at = this.#deps.now();
     const status = delivered
       ? 'delivered'
       : final || attempts >= MAX_ATTEMPTS
         ? 'failed'
         : 'pending';
-    const delays = this.deps.retryDelaysMs;
+    const delays = this.#deps.retryDelaysMs;
     const wait = delays[Math.min(attempts - 1, delays.length - 1)] ?? 0;
-    await this.deps.repo.recordAttempt(delivery.id, {
+    await this.#deps.repo.recordAttempt(delivery.id, {
       status,
       attempts,
       at: at.toISOString(),
@@ -162,7 +166,7 @@ export class WebhookDeliverer {
       error: result.error,
     });
     if (status === 'failed') {
-      this.deps.log.warn(
+      this.#deps.log.warn(
         { webhook: webhook.id, delivery: delivery.id, attempts },
         'a webhook delivery failed for good',
       );
@@ -173,25 +177,25 @@ export class WebhookDeliverer {
     let target;
     try {
       // Checked again at every attempt: DNS may now answer another address.
-      target = await this.deps.guard.check(url);
+      target = await this.#deps.guard.check(url);
     } catch (error) {
       if (error instanceof AppError) return { status: null, error: error.message };
       throw error;
     }
     const body = payloadOf(delivery);
-    const timestamp = String(Math.floor(this.deps.now().getTime() / 1000));
+    const timestamp = String(Math.floor(this.#deps.now().getTime() / 1000));
     return sendOverHttp(
       target,
       {
         'Content-Type': 'application/json',
-        'User-Agent': this.deps.userAgent,
+        'User-Agent': this.#deps.userAgent,
         'X-Panel-Event': delivery.event,
         'X-Panel-Delivery': String(delivery.id),
         'X-Panel-Timestamp': timestamp,
         'X-Panel-Signature': signatureOf(secret, timestamp, body),
       },
       body,
-      { timeoutMs: this.deps.timeoutMs, signal: this.#abort.signal },
+      { timeoutMs: this.#deps.timeoutMs, signal: this.#abort.signal },
     );
   }
 }

@@ -1,21 +1,21 @@
 /** The only code that queries the webhooks and webhook_deliveries tables. */
 import type { Kysely, Selectable } from 'kysely';
+import { Type } from 'typebox';
+import { readJson } from '../../db/json-column.js';
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/schema.js';
-import type {
-  DeliveryEvent,
-  DeliveryStatus,
-  Webhook,
-  WebhookDelivery,
-  WebhookEvent,
+import {
+  WEBHOOK_EVENTS,
+  type DeliveryEvent,
+  type DeliveryStatus,
+  type Webhook,
+  type WebhookDelivery,
 } from '../../domain/webhook.js';
 
+const Events = Type.Array(Type.Union(WEBHOOK_EVENTS.map((event) => Type.Literal(event))));
+const Data = Type.Record(Type.String(), Type.Unknown());
+
 /** What an admin sets on a webhook. */
-export interface WebhookFields {
-  readonly url: string;
-  readonly events: readonly WebhookEvent[];
-  readonly description: string;
-  readonly enabled: boolean;
-}
+export type WebhookFields = Pick<Webhook, 'url' | 'events' | 'description' | 'enabled'>;
 
 /** A webhook with its sealed signing secret: for the deliverer only, never answered. */
 export interface WebhookWithSecret extends Webhook {
@@ -35,7 +35,7 @@ export interface AttemptRecord {
 const toWebhook = (row: Selectable<WebhooksTable>): WebhookWithSecret => ({
   id: row.id,
   url: row.url,
-  events: JSON.parse(row.events) as WebhookEvent[],
+  events: readJson(row.events, Events, 'webhooks.events'),
   description: row.description,
   enabled: row.enabled === 1,
   createdAt: row.created_at,
@@ -46,7 +46,7 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery =>
   id: row.id,
   webhookId: row.webhook_id,
   event: row.event as DeliveryEvent,
-  data: JSON.parse(row.data) as Record<string, unknown>,
+  data: readJson(row.data, Data, 'webhook_deliveries.data'),
   status: row.status,
   attempts: row.attempts,
   createdAt: row.created_at,
@@ -57,16 +57,20 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery =>
 });
 
 export class WebhooksRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
 
   /** Every webhook, by id. */
   async list(): Promise<WebhookWithSecret[]> {
-    const rows = await this.db.selectFrom('webhooks').selectAll().orderBy('id').execute();
+    const rows = await this.#db.selectFrom('webhooks').selectAll().orderBy('id').execute();
     return rows.map(toWebhook);
   }
 
   async find(id: number): Promise<WebhookWithSecret | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('webhooks')
       .selectAll()
       .where('id', '=', id)
@@ -75,7 +79,7 @@ export class WebhooksRepository {
   }
 
   async insert(fields: WebhookFields, sealedSecret: string, at: string): Promise<Webhook> {
-    const row = await this.db
+    const row = await this.#db
       .insertInto('webhooks')
       .values({
         url: fields.url,
@@ -91,7 +95,7 @@ export class WebhooksRepository {
   }
 
   async update(id: number, fields: WebhookFields): Promise<Webhook | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .updateTable('webhooks')
       .set({
         url: fields.url,
@@ -106,7 +110,7 @@ export class WebhooksRepository {
   }
 
   async setSecret(id: number, sealedSecret: string): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .updateTable('webhooks')
       .set({ secret: sealedSecret })
       .where('id', '=', id)
@@ -116,7 +120,7 @@ export class WebhooksRepository {
 
   /** Deletes the webhook and its deliveries. */
   async delete(id: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.#db.transaction().execute(async (trx) => {
       await trx.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
       const result = await trx.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
       return result.numDeletedRows > 0n;
@@ -131,7 +135,7 @@ export class WebhooksRepository {
     at: string,
   ): Promise<WebhookDelivery[]> {
     if (webhookIds.length === 0) return [];
-    const rows = await this.db
+    const rows = await this.#db
       .insertInto('webhook_deliveries')
       .values(
         webhookIds.map((webhookId) => ({
@@ -158,7 +162,7 @@ export class WebhooksRepository {
     page: { limit: number; offset: number },
   ): Promise<{ deliveries: WebhookDelivery[]; total: number }> {
     const [rows, count] = await Promise.all([
-      this.db
+      this.#db
         .selectFrom('webhook_deliveries')
         .selectAll()
         .where('webhook_id', '=', webhookId)
@@ -166,7 +170,7 @@ export class WebhooksRepository {
         .limit(page.limit)
         .offset(page.offset)
         .execute(),
-      this.db
+      this.#db
         .selectFrom('webhook_deliveries')
         .select((eb) => eb.fn.countAll().as('count'))
         .where('webhook_id', '=', webhookId)
@@ -177,7 +181,7 @@ export class WebhooksRepository {
 
   /** The webhook's newest delivery, or undefined. */
   async latestDelivery(webhookId: number): Promise<WebhookDelivery | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('webhook_deliveries')
       .selectAll()
       .where('webhook_id', '=', webhookId)
@@ -189,7 +193,7 @@ export class WebhooksRepository {
 
   /** Pending deliveries due at `at`, the longest waiting first. */
   async due(at: string, limit: number): Promise<WebhookDelivery[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('webhook_deliveries')
       .selectAll()
       .where('status', '=', 'pending')
@@ -203,7 +207,7 @@ export class WebhooksRepository {
 
   /** When the next pending delivery is due, or null when none is pending. */
   async nextDueAt(): Promise<string | null> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('webhook_deliveries')
       .select((eb) => eb.fn.min('next_attempt_at').as('next'))
       .where('status', '=', 'pending')
@@ -212,7 +216,7 @@ export class WebhooksRepository {
   }
 
   async recordAttempt(id: number, attempt: AttemptRecord): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('webhook_deliveries')
       .set({
         status: attempt.status,

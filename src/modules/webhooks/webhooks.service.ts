@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type {
-  DeliveryEvent,
   DeliveryStatus,
   Webhook,
   WebhookDelivery,
@@ -18,40 +17,20 @@ import type { WebhookDeliverer } from './webhook-deliverer.js';
 import type { UrlGuard } from './url-guard.js';
 import type { WebhookFields, WebhooksRepository } from './webhooks.repository.js';
 
-export interface WebhookInput {
-  readonly url?: string | undefined;
-  readonly events?: readonly WebhookEvent[] | undefined;
-  readonly description?: string | undefined;
-  readonly enabled?: boolean | undefined;
-}
+/** The fields sent; those left out keep their value (a change). */
+export type WebhookInput = Partial<WebhookFields>;
 
 /** A webhook as an admin sees it: never its secret. */
-export interface WebhookView {
-  readonly id: number;
-  readonly url: string;
-  readonly events: readonly WebhookEvent[];
-  readonly description: string;
-  readonly enabled: boolean;
-  readonly createdAt: string;
+export type WebhookView = Webhook & {
   readonly lastDelivery: {
     readonly status: DeliveryStatus;
     readonly at: string;
     readonly responseStatus: number | null;
   } | null;
-}
+};
 
 /** A delivery as an admin sees it: not its data. */
-export interface DeliveryView {
-  readonly id: number;
-  readonly event: DeliveryEvent;
-  readonly status: DeliveryStatus;
-  readonly attempts: number;
-  readonly createdAt: string;
-  readonly lastAttemptAt: string | null;
-  readonly nextAttemptAt: string | null;
-  readonly responseStatus: number | null;
-  readonly error: string | null;
-}
+export type DeliveryView = Omit<WebhookDelivery, 'webhookId' | 'data'>;
 
 const deliveryView = (delivery: WebhookDelivery): DeliveryView => ({
   id: delivery.id,
@@ -68,23 +47,27 @@ const deliveryView = (delivery: WebhookDelivery): DeliveryView => ({
 /** A new signing secret: 32 random bytes. */
 const newSecret = (): string => `whsec_${randomBytes(32).toString('base64url')}`;
 
+/** What a WebhooksService is made from. */
+export interface WebhooksServiceDeps {
+  readonly repo: WebhooksRepository;
+  readonly guard: Pick<UrlGuard, 'check'>;
+  readonly box: SecretBox;
+  readonly deliverer: Pick<WebhookDeliverer, 'wake'>;
+  readonly now: () => Date;
+  readonly log: Logger;
+}
+
 export class WebhooksService {
   /** Deliveries being queued: awaited before the database closes. */
   readonly #queueing = new Set<Promise<void>>();
+  readonly #deps: WebhooksServiceDeps;
 
-  constructor(
-    private readonly deps: {
-      readonly repo: WebhooksRepository;
-      readonly guard: Pick<UrlGuard, 'check'>;
-      readonly box: SecretBox;
-      readonly deliverer: Pick<WebhookDeliverer, 'wake'>;
-      readonly now: () => Date;
-      readonly log: Logger;
-    },
-  ) {}
+  constructor(deps: WebhooksServiceDeps) {
+    this.#deps = deps;
+  }
 
   async list(): Promise<WebhookView[]> {
-    const webhooks = await this.deps.repo.list();
+    const webhooks = await this.#deps.repo.list();
     return Promise.all(webhooks.map((webhook) => this.#view(webhook)));
   }
 
@@ -100,12 +83,12 @@ export class WebhooksService {
       description: input.description ?? '',
       enabled: input.enabled ?? true,
     });
-    await this.deps.guard.check(fields.url);
+    await this.#deps.guard.check(fields.url);
     const secret = newSecret();
-    const webhook = await this.deps.repo.insert(
+    const webhook = await this.#deps.repo.insert(
       fields,
-      this.deps.box.seal(secret),
-      this.deps.now().toISOString(),
+      this.#deps.box.seal(secret),
+      this.#deps.now().toISOString(),
     );
     return { webhook: await this.#view(webhook), secret };
   }
@@ -119,21 +102,21 @@ export class WebhooksService {
       description: input.description ?? current.description,
       enabled: input.enabled ?? current.enabled,
     });
-    if (input.url !== undefined) await this.deps.guard.check(fields.url);
-    const updated = await this.deps.repo.update(id, fields);
+    if (input.url !== undefined) await this.#deps.guard.check(fields.url);
+    const updated = await this.#deps.repo.update(id, fields);
     if (!updated) throw notFound('Webhook');
     return this.#view(updated);
   }
 
   /** Deletes the webhook and its history; a delivery under way is not recorded. */
   async remove(id: number): Promise<void> {
-    if (!(await this.deps.repo.delete(id))) throw notFound('Webhook');
+    if (!(await this.#deps.repo.delete(id))) throw notFound('Webhook');
   }
 
   /** A new signing secret, answered this once; the old one signs nothing more. */
   async rotateSecret(id: number): Promise<string> {
     const secret = newSecret();
-    if (!(await this.deps.repo.setSecret(id, this.deps.box.seal(secret)))) {
+    if (!(await this.#deps.repo.setSecret(id, this.#deps.box.seal(secret)))) {
       throw notFound('Webhook');
     }
     return secret;
@@ -142,14 +125,14 @@ export class WebhooksService {
   /** Queues a `ping` to the webhook, enabled or not; answers the queued delivery. */
   async test(id: number): Promise<DeliveryView> {
     const webhook = await this.#find(id);
-    const [delivery] = await this.deps.repo.enqueue(
+    const [delivery] = await this.#deps.repo.enqueue(
       [webhook.id],
       'ping',
       { webhook: webhook.id, message: 'A test delivery asked for by an admin' },
-      this.deps.now().toISOString(),
+      this.#deps.now().toISOString(),
     );
     if (!delivery) throw new Error('unreachable: no delivery was queued');
-    this.deps.deliverer.wake();
+    this.#deps.deliverer.wake();
     return deliveryView(delivery);
   }
 
@@ -158,7 +141,7 @@ export class WebhooksService {
     page: { limit: number; offset: number },
   ): Promise<{ deliveries: DeliveryView[]; total: number }> {
     await this.#find(id);
-    const { deliveries, total } = await this.deps.repo.deliveries(id, page);
+    const { deliveries, total } = await this.#deps.repo.deliveries(id, page);
     return { deliveries: deliveries.map(deliveryView), total };
   }
 
@@ -169,7 +152,7 @@ export class WebhooksService {
   publish(event: WebhookEvent, data: Readonly<Record<string, unknown>>): void {
     const queueing = this.#publish(event, data)
       .catch((error: unknown) => {
-        this.deps.log.error({ err: error, event }, 'could not queue webhook deliveries');
+        this.#deps.log.error({ err: error, event }, 'could not queue webhook deliveries');
       })
       .finally(() => {
         this.#queueing.delete(queueing);
@@ -183,27 +166,27 @@ export class WebhooksService {
   }
 
   async #publish(event: WebhookEvent, data: Readonly<Record<string, unknown>>): Promise<void> {
-    const webhooks = (await this.deps.repo.list()).filter(
+    const webhooks = (await this.#deps.repo.list()).filter(
       (webhook) => webhook.enabled && webhook.events.includes(event),
     );
     if (webhooks.length === 0) return;
-    await this.deps.repo.enqueue(
+    await this.#deps.repo.enqueue(
       webhooks.map((webhook) => webhook.id),
       event,
       data,
-      this.deps.now().toISOString(),
+      this.#deps.now().toISOString(),
     );
-    this.deps.deliverer.wake();
+    this.#deps.deliverer.wake();
   }
 
   async #find(id: number): Promise<Webhook> {
-    const webhook = await this.deps.repo.find(id);
+    const webhook = await this.#deps.repo.find(id);
     if (!webhook) throw notFound('Webhook');
     return webhook;
   }
 
   async #view(webhook: Webhook): Promise<WebhookView> {
-    const last = await this.deps.repo.latestDelivery(webhook.id);
+    const last = await this.#deps.repo.latestDelivery(webhook.id);
     return {
       id: webhook.id,
       url: webhook.url,
