@@ -47,17 +47,21 @@ const SUFFIX = '.tar.gz';
 const SAFE = /^[A-Za-z0-9_.-]+$/;
 
 export class LocalBackupStore implements BackupStore {
-  constructor(private readonly dir: string) {}
+  readonly #dir: string;
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
 
   get description(): string {
-    return `backups are kept in ${this.dir}`;
+    return `backups are kept in ${this.#dir}`;
   }
 
   #folder(server: string): string {
     if (!SAFE.test(server) || server === '.' || server === '..') {
       throw new Error(`Not a server name: ${JSON.stringify(server)}`);
     }
-    return path.join(this.dir, server);
+    return path.join(this.#dir, server);
   }
 
   #file(server: string, id: string): string {
@@ -116,12 +120,12 @@ export class LocalBackupStore implements BackupStore {
     let removed = 0;
     let servers: string[];
     try {
-      servers = await readdir(this.dir);
+      servers = await readdir(this.#dir);
     } catch {
       return 0;
     }
     for (const server of servers) {
-      const folder = path.join(this.dir, server);
+      const folder = path.join(this.#dir, server);
       if (!(await stat(folder).catch(() => null))?.isDirectory()) continue;
       for (const name of await readdir(folder)) {
         if (!name.startsWith(TEMP_PREFIX)) continue;

@@ -76,64 +76,65 @@ interface Job {
   toldAt: number;
 }
 
+/** What the BackupsService is built from (src/app.ts wires it). */
+export interface BackupsServiceDeps {
+  readonly backups: BackupsRepository;
+  readonly store: BackupStore;
+  readonly servers: {
+    require(
+      user: User,
+      name: string,
+      action: ServerAction | readonly ServerAction[],
+    ): Promise<ServerRecord>;
+    find(name: string): Promise<ServerRecord | undefined>;
+    stillPermits(userId: number, name: string, actions: readonly ServerAction[]): Promise<Standing>;
+  };
+  /** The account's name; undefined once it is deleted. */
+  readonly usernameOf: (userId: number) => Promise<string | undefined>;
+  readonly host: BackupHost;
+  readonly links: DownloadLinks;
+  readonly events: PanelEvents;
+  readonly now: () => Date;
+  readonly log: Logger;
+  /**
+   * The panel's backup defaults, for a server whose own limits are unset (docs/backups.md,
+   * "Limits"); without them (unit tests) an unset limit is none.
+   */
+  readonly defaults?: () => Promise<DefaultBackupLimits>;
+}
+
 export class BackupsService {
   /** The backup or restore under way, by server. */
   readonly #jobs = new Map<string, Job>();
   readonly #running = new Set<Promise<void>>();
 
-  constructor(
-    private readonly deps: {
-      readonly backups: BackupsRepository;
-      readonly store: BackupStore;
-      readonly servers: {
-        require(
-          user: User,
-          name: string,
-          action: ServerAction | readonly ServerAction[],
-        ): Promise<ServerRecord>;
-        find(name: string): Promise<ServerRecord | undefined>;
-        stillPermits(
-          userId: number,
-          name: string,
-          actions: readonly ServerAction[],
-        ): Promise<Standing>;
-      };
-      /** The account's name; undefined once it is deleted. */
-      readonly usernameOf: (userId: number) => Promise<string | undefined>;
-      readonly host: BackupHost;
-      readonly links: DownloadLinks;
-      readonly events: PanelEvents;
-      readonly now: () => Date;
-      readonly log: Logger;
-      /**
-       * The panel's backup defaults, for a server whose own limits are unset (docs/backups.md,
-       * "Limits"); without them (unit tests) an unset limit is none.
-       */
-      readonly defaults?: () => Promise<DefaultBackupLimits>;
-    },
-  ) {}
+  readonly #deps: BackupsServiceDeps;
+
+  constructor(deps: BackupsServiceDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * The limits a backup of `server` is held to: its own, else the panel's default count, and
    * the panel's default bytes or, when that is unset too, the server's disk quota.
    */
   async #limited(server: string, settings: BackupSettings): Promise<BackupSettings> {
-    const defaults = await this.deps.defaults?.();
+    const defaults = await this.#deps.defaults?.();
     if (defaults === undefined) return settings;
     const maxBytes =
       settings.maxBytes ??
       defaults.maxBytes ??
-      (await this.deps.servers.find(server))?.limits.diskBytes ??
+      (await this.#deps.servers.find(server))?.limits.diskBytes ??
       null;
     return { ...settings, maxCount: settings.maxCount ?? defaults.maxCount, maxBytes };
   }
 
   /** At start, before schedules run: what an earlier run left under way failed. */
   async recover(): Promise<void> {
-    await this.deps.backups.failInterrupted(this.deps.now().toISOString());
-    const removed = await this.deps.store.removeLeftovers();
+    await this.#deps.backups.failInterrupted(this.#deps.now().toISOString());
+    const removed = await this.#deps.store.removeLeftovers();
     if (removed > 0)
-      this.deps.log.warn({ removed }, 'removed backups an earlier run left unfinished');
+      this.#deps.log.warn({ removed }, 'removed backups an earlier run left unfinished');
   }
 
   /** Resolves once every backup and restore under way has ended. */
@@ -142,8 +143,8 @@ export class BackupsService {
   }
 
   async list(user: User, server: string): Promise<BackupView[]> {
-    await this.deps.servers.require(user, server, 'server.backups.view');
-    return (await this.deps.backups.list(server)).map((backup) => this.#view(backup));
+    await this.#deps.servers.require(user, server, 'server.backups.view');
+    return (await this.#deps.backups.list(server)).map((backup) => this.#view(backup));
   }
 
   async get(user: User, server: string, id: string): Promise<BackupView> {
@@ -152,7 +153,7 @@ export class BackupsService {
 
   /** Starts a backup; answers its record (`running`). */
   async create(user: User, server: string, input: NewBackup): Promise<BackupView> {
-    await this.deps.servers.require(user, server, 'server.backups.create');
+    await this.#deps.servers.require(user, server, 'server.backups.create');
     const { backup } = await this.#begin(server, input);
     return this.#view(backup);
   }
@@ -162,10 +163,10 @@ export class BackupsService {
    * checked; resolves once it is done, rejects with why it failed.
    */
   async createFor(server: string, input: NewBackup): Promise<Backup> {
-    if (!(await this.deps.servers.find(server))) throw notFound('Server');
+    if (!(await this.#deps.servers.find(server))) throw notFound('Server');
     const { backup, done } = await this.#begin(server, input);
     await done;
-    const result = await this.deps.backups.find(server, backup.id);
+    const result = await this.#deps.backups.find(server, backup.id);
     if (result?.status !== 'done') {
       throw new AppError('CONFLICT', result?.message ?? 'The backup failed');
     }
@@ -189,7 +190,7 @@ export class BackupsService {
   ): Promise<{ id: string; expiresAt: Date }> {
     const file = await this.open(user, server, id);
     await file.handle.close();
-    return this.deps.links.create({
+    return this.#deps.links.create({
       userId: user.id,
       ...(user.key === undefined ? {} : { keyId: user.key.id }),
       server,
@@ -201,7 +202,7 @@ export class BackupsService {
   /** Locking is about deleting: a locked backup survives retention and cannot be deleted. */
   async setLocked(user: User, server: string, id: string, locked: boolean): Promise<BackupView> {
     await this.#find(user, server, id, 'server.backups.delete');
-    const backup = await this.deps.backups.setLocked(server, id, locked);
+    const backup = await this.#deps.backups.setLocked(server, id, locked);
     if (!backup) throw notFound('Backup');
     return this.#view(backup);
   }
@@ -215,10 +216,10 @@ export class BackupsService {
     if (this.#jobs.get(server)?.backup === id) {
       throw new AppError('BACKUP_IN_PROGRESS', 'The backup is being made or restored');
     }
-    if (!(await this.deps.backups.deleteUnlocked(server, id))) {
+    if (!(await this.#deps.backups.deleteUnlocked(server, id))) {
       throw new AppError('BACKUP_LOCKED', 'The backup is locked: unlock it before deleting it');
     }
-    await this.deps.store.remove(server, id);
+    await this.#deps.store.remove(server, id);
   }
 
   /**
@@ -228,11 +229,11 @@ export class BackupsService {
    * the restore ends. A failed restore leaves the server's files as they were.
    */
   async restore(user: User, server: string, id: string): Promise<BackupView> {
-    const record = await this.deps.servers.require(user, server, [
+    const record = await this.#deps.servers.require(user, server, [
       'server.backups.restore',
       'server.files.write',
     ]);
-    const backup = await this.deps.backups.find(server, id);
+    const backup = await this.#deps.backups.find(server, id);
     if (!backup) throw notFound('Backup');
     if (backup.status !== 'done') {
       throw new AppError('CONFLICT', 'Only a finished backup can be restored');
@@ -240,7 +241,7 @@ export class BackupsService {
     const job = this.#claim(server, id, 'restore', backup.unpackedBytes);
     let release: () => void;
     try {
-      release = await this.deps.host.hold(
+      release = await this.#deps.host.hold(
         server,
         `The server is being restored from the backup "${backup.name}"`,
       );
@@ -248,10 +249,10 @@ export class BackupsService {
       this.#jobs.delete(server);
       throw error;
     }
-    const started = this.deps.now().toISOString();
+    const started = this.#deps.now().toISOString();
     try {
       // Recorded before the answer: whoever asks next sees it running.
-      await this.deps.backups.recordRestore(id, {
+      await this.#deps.backups.recordRestore(id, {
         status: 'running',
         message: 'Restoring',
         at: started,
@@ -265,19 +266,19 @@ export class BackupsService {
       (async () => {
         try {
           await this.#restore(backup, record, job);
-          await this.deps.backups.recordRestore(id, {
+          await this.#deps.backups.recordRestore(id, {
             status: 'done',
             message: `Restored ${backup.files ?? 0} files`,
-            at: this.deps.now().toISOString(),
+            at: this.#deps.now().toISOString(),
           });
           this.#tell(server, job, 'done', null);
         } catch (error) {
           const message = this.#reason(error, 'the restore');
           this.#tell(server, job, 'failed', message);
-          await this.deps.backups
-            .recordRestore(id, { status: 'failed', message, at: this.deps.now().toISOString() })
+          await this.#deps.backups
+            .recordRestore(id, { status: 'failed', message, at: this.#deps.now().toISOString() })
             .catch((recordError: unknown) => {
-              this.deps.log.error(
+              this.#deps.log.error(
                 { err: recordError, backup: id },
                 'a restore could not be recorded',
               );
@@ -296,8 +297,8 @@ export class BackupsService {
   }
 
   async settings(user: User, server: string): Promise<BackupSettingsView> {
-    await this.deps.servers.require(user, server, 'server.backups.view');
-    return this.#settingsView(await this.deps.backups.settings(server));
+    await this.#deps.servers.require(user, server, 'server.backups.view');
+    return this.#settingsView(await this.#deps.backups.settings(server));
   }
 
   /**
@@ -310,7 +311,7 @@ export class BackupsService {
     server: string,
     changes: Partial<Omit<BackupSettings, 'commandsBy'>>,
   ): Promise<BackupSettingsView> {
-    await this.deps.servers.require(user, server, 'server.backups.create');
+    await this.#deps.servers.require(user, server, 'server.backups.create');
     if (
       (changes.maxCount !== undefined || changes.maxBytes !== undefined) &&
       !can(user, 'server.configure-host', { permissions: null, server })
@@ -318,7 +319,7 @@ export class BackupsService {
       throw new AppError('FORBIDDEN', "Only an admin may change a server's backup limits");
     }
     if (changes.savedLine != null) checkSavedLine(changes.savedLine);
-    const current = await this.deps.backups.settings(server);
+    const current = await this.#deps.backups.settings(server);
     const changed = (field: 'keepLast' | 'keepDays' | 'beforeCommands' | 'afterCommands') =>
       changes[field] !== undefined &&
       JSON.stringify(changes[field]) !== JSON.stringify(current[field]);
@@ -339,7 +340,7 @@ export class BackupsService {
       ...definedFields(changes),
       commandsBy: commandsChanged ? user.id : current.commandsBy,
     };
-    await this.deps.backups.saveSettings(server, updated).catch((error: unknown) => {
+    await this.#deps.backups.saveSettings(server, updated).catch((error: unknown) => {
       if (error instanceof NoLongerExists) throw notFound('Server');
       throw error;
     });
@@ -349,7 +350,7 @@ export class BackupsService {
   /** 403 saying why a change of the settings needs `action` beside `backups.create`. */
   async #requireFor(user: User, server: string, action: ServerAction, why: string): Promise<void> {
     try {
-      await this.deps.servers.require(user, server, action);
+      await this.#deps.servers.require(user, server, action);
     } catch (error) {
       if (error instanceof AppError && error.code === 'FORBIDDEN') {
         throw new AppError('FORBIDDEN', `${error.message}: ${why}`);
@@ -360,13 +361,13 @@ export class BackupsService {
 
   async #settingsView(settings: BackupSettings): Promise<BackupSettingsView> {
     const by =
-      settings.commandsBy === null ? undefined : await this.deps.usernameOf(settings.commandsBy);
+      settings.commandsBy === null ? undefined : await this.#deps.usernameOf(settings.commandsBy);
     return { ...settings, commandsBy: by ?? null };
   }
 
   /** A server was deleted (its rows with it): its backups' files go too. */
   async removeServer(server: string): Promise<void> {
-    await this.deps.store.removeServer(server);
+    await this.#deps.store.removeServer(server);
   }
 
   async #find(
@@ -375,8 +376,8 @@ export class BackupsService {
     id: string,
     action: ServerAction | readonly ServerAction[],
   ): Promise<Backup> {
-    await this.deps.servers.require(user, server, action);
-    const backup = await this.deps.backups.find(server, id);
+    await this.#deps.servers.require(user, server, action);
+    const backup = await this.#deps.backups.find(server, id);
     if (!backup) throw notFound('Backup');
     return backup;
   }
@@ -385,7 +386,7 @@ export class BackupsService {
     if (backup.status !== 'done') {
       throw new AppError('CONFLICT', `The backup is ${backup.status}, not finished`);
     }
-    const file = await this.deps.store.open(backup.server, backup.id);
+    const file = await this.#deps.store.open(backup.server, backup.id);
     if (!file) throw new AppError('NOT_FOUND', "The backup's file is missing from the store");
     return file;
   }
@@ -420,8 +421,8 @@ export class BackupsService {
     let settings: BackupSettings;
     let storedBytes: number;
     try {
-      settings = await this.#limited(server, await this.deps.backups.settings(server));
-      const existing = await this.deps.backups.list(server);
+      settings = await this.#limited(server, await this.#deps.backups.settings(server));
+      const existing = await this.#deps.backups.list(server);
       const kept = existing.filter((b) => b.status !== 'failed');
       storedBytes = kept.reduce((sum, b) => sum + (b.bytes ?? 0), 0);
       if (settings.maxCount !== null && kept.length >= settings.maxCount) {
@@ -436,8 +437,8 @@ export class BackupsService {
           `The server's backups hold ${storedBytes} bytes, its limit is ${settings.maxBytes}: delete one first`,
         );
       }
-      const now = this.deps.now();
-      backup = await this.deps.backups
+      const now = this.#deps.now();
+      backup = await this.#deps.backups
         .insert({
           id,
           server,
@@ -474,9 +475,9 @@ export class BackupsService {
     const { server, id } = backup;
     const startedAt = Date.now();
     try {
-      job.totalBytes = await this.deps.host.files.diskUsage(server).catch(() => null);
+      job.totalBytes = await this.#deps.host.files.diskUsage(server).catch(() => null);
       const skip = await this.#ignoreMatcher(server, backup.ignore);
-      const status = this.deps.host.status(server);
+      const status = this.#deps.host.status(server);
       const running = status === 'running' || status === 'starting';
       let consistency: BackupConsistency = 'stopped';
       let message: string | null = null;
@@ -490,7 +491,7 @@ export class BackupsService {
       if (typist !== null && !typist.ok) {
         consistency = 'unprepared';
         message = `The save commands were not typed: ${typist.reason}; files the server was writing may be inconsistent`;
-        this.deps.log.warn(
+        this.#deps.log.warn(
           { server, backup: id, reason: typist.reason },
           'save commands not typed',
         );
@@ -505,34 +506,34 @@ export class BackupsService {
         packed = await this.#pack(server, id, skip, settings, storedBytes, job);
       } finally {
         if (typist?.ok === true && settings.afterCommands.length > 0) {
-          const now = this.deps.host.status(server);
+          const now = this.#deps.host.status(server);
           if (now === 'running' || now === 'starting') {
             for (const line of settings.afterCommands) {
-              this.deps.host.command(server, line, typist.user.username);
+              this.#deps.host.command(server, line, typist.user.username);
             }
           }
         }
       }
-      await this.deps.backups.finish(id, {
+      await this.#deps.backups.finish(id, {
         ...packed,
         durationMs: Date.now() - startedAt,
         consistency,
         message,
-        finishedAt: this.deps.now().toISOString(),
+        finishedAt: this.#deps.now().toISOString(),
       });
       this.#tell(server, job, 'done', null);
       await this.#applyRetention(server, settings);
     } catch (error) {
       const message = this.#reason(error, 'a backup');
       this.#tell(server, job, 'failed', message);
-      await this.deps.backups
+      await this.#deps.backups
         .fail(id, {
           message,
           durationMs: Date.now() - startedAt,
-          finishedAt: this.deps.now().toISOString(),
+          finishedAt: this.#deps.now().toISOString(),
         })
         .catch((recordError: unknown) => {
-          this.deps.log.error(
+          this.#deps.log.error(
             { err: recordError, backup: id },
             'a failed backup could not be recorded',
           );
@@ -549,7 +550,7 @@ export class BackupsService {
     storedBytes: number,
     job: Job,
   ): Promise<Packed> {
-    const upload = await this.deps.store.create(server, id);
+    const upload = await this.#deps.store.create(server, id);
     const hash = createHash('sha256');
     let bytes = 0;
     let files = 0;
@@ -574,7 +575,7 @@ export class BackupsService {
       });
       const stored = pipeline(counter, upload.stream);
       try {
-        await this.deps.host.files.packServer(server, counter, {
+        await this.#deps.host.files.packServer(server, counter, {
           skip,
           packed: (kind, size) => {
             entries += 1;
@@ -608,7 +609,7 @@ export class BackupsService {
     if (settings.commandsBy === null) {
       return { ok: false, reason: 'nobody is recorded as having set them' };
     }
-    return this.deps.servers.stillPermits(settings.commandsBy, server, ['server.console.write']);
+    return this.#deps.servers.stillPermits(settings.commandsBy, server, ['server.console.write']);
   }
 
   /** Sends the before commands and waits for the saved line, if one is set. */
@@ -620,10 +621,10 @@ export class BackupsService {
     });
     // The panel's own lines (the commands echoed) never count.
     const unsubscribe =
-      savedLine === null ? () => undefined : this.deps.host.watch(server, [savedLine], saw);
+      savedLine === null ? () => undefined : this.#deps.host.watch(server, [savedLine], saw);
     let timer: NodeJS.Timeout | undefined;
     try {
-      for (const line of settings.beforeCommands) this.deps.host.command(server, line, by);
+      for (const line of settings.beforeCommands) this.#deps.host.command(server, line, by);
       if (savedLine === null) return 'commands-sent';
       return await Promise.race([
         saved.then(() => 'saved' as const),
@@ -645,7 +646,7 @@ export class BackupsService {
     patterns: readonly string[],
   ): Promise<(segments: readonly string[], folder: boolean) => boolean> {
     const matcher = ignore().add([...patterns]);
-    const file = await this.deps.host.files
+    const file = await this.#deps.host.files
       .readText(server, [IGNORE_FILE], IGNORE_FILE_MAX_BYTES)
       .catch(() => '');
     matcher.add(file);
@@ -666,7 +667,7 @@ export class BackupsService {
           "The backup's file does not match its checksum: it was changed or damaged since it was made; nothing was restored",
         );
       }
-      await this.deps.host.files
+      await this.#deps.host.files
         .replaceFromArchive(
           backup.server,
           file.handle,
@@ -702,18 +703,18 @@ export class BackupsService {
    * than `keepDays` are deleted, and failed records older than the newest finished backup.
    */
   async #applyRetention(server: string, settings: BackupSettings): Promise<void> {
-    const all = await this.deps.backups.list(server);
+    const all = await this.#deps.backups.list(server);
     const cutoff =
       settings.keepDays === null
         ? null
-        : this.deps.now().getTime() - settings.keepDays * 86_400_000;
+        : this.#deps.now().getTime() - settings.keepDays * 86_400_000;
     const newestDone = all.find((b) => b.status === 'done');
     let unlocked = 0;
     for (const backup of all) {
       if (backup.locked || backup.status === 'running') continue;
       if (backup.status === 'failed') {
         if (newestDone && backup.createdAt < newestDone.createdAt) {
-          await this.deps.backups.deleteUnlocked(server, backup.id);
+          await this.#deps.backups.deleteUnlocked(server, backup.id);
         }
         continue;
       }
@@ -721,9 +722,9 @@ export class BackupsService {
       const tooMany = settings.keepLast !== null && unlocked > settings.keepLast;
       const tooOld = cutoff !== null && Date.parse(backup.createdAt) < cutoff;
       if (!tooMany && !tooOld) continue;
-      if (await this.deps.backups.deleteUnlocked(server, backup.id)) {
-        await this.deps.store.remove(server, backup.id);
-        this.deps.log.info({ server, backup: backup.id }, 'a backup was deleted by retention');
+      if (await this.#deps.backups.deleteUnlocked(server, backup.id)) {
+        await this.#deps.store.remove(server, backup.id);
+        this.#deps.log.info({ server, backup: backup.id }, 'a backup was deleted by retention');
       }
     }
   }
@@ -733,7 +734,7 @@ export class BackupsService {
     const now = Date.now();
     if (status === 'running' && now - job.toldAt < PROGRESS_EVERY_MS) return;
     job.toldAt = now;
-    this.deps.events.emit('backup-progress', server, {
+    this.#deps.events.emit('backup-progress', server, {
       ...progressOf(job),
       status,
       message,
@@ -742,7 +743,7 @@ export class BackupsService {
 
   #reason(error: unknown, what: string): string {
     if (error instanceof AppError) return error.message;
-    this.deps.log.error({ err: error }, `${what} failed`);
+    this.#deps.log.error({ err: error }, `${what} failed`);
     return `${what[0]?.toUpperCase() ?? ''}${what.slice(1)} failed: ${error instanceof Error ? error.message : String(error)}`;
   }
 

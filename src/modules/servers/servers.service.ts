@@ -147,33 +147,38 @@ export interface NewServer {
   readonly owner?: string | undefined;
 }
 
+/** What the ServersService is built from (src/app.ts wires it). */
+export interface ServersServiceDeps {
+  readonly servers: ServersRepository;
+  readonly grants: ServerGrants;
+  readonly host: ServerHost;
+  readonly templates: TemplateLookup;
+  readonly events: PanelEvents;
+  /** The ports an allocation may have. */
+  readonly portRange: PortRange;
+  readonly now: () => Date;
+  /**
+   * The limits a server gets for those its creator leaves out, the panel's settings
+   * (docs/security.md, "Defaults that bound a tenant"); none when not given (unit tests).
+   */
+  readonly defaultLimits?: () => Promise<DefaultLimits>;
+  /** Why a server may not have an image (./server-checks.ts); any when not given (unit tests). */
+  readonly imageRefusal?: ImageRefusal;
+}
+
 export class ServersService {
-  constructor(
-    private readonly deps: {
-      readonly servers: ServersRepository;
-      readonly grants: ServerGrants;
-      readonly host: ServerHost;
-      readonly templates: TemplateLookup;
-      readonly events: PanelEvents;
-      /** The ports an allocation may have. */
-      readonly portRange: PortRange;
-      readonly now: () => Date;
-      /**
-       * The limits a server gets for those its creator leaves out, the panel's settings
-       * (docs/security.md, "Defaults that bound a tenant"); none when not given (unit tests).
-       */
-      readonly defaultLimits?: () => Promise<DefaultLimits>;
-      /** Why a server may not have an image (./server-checks.ts); any when not given (unit tests). */
-      readonly imageRefusal?: ImageRefusal;
-    },
-  ) {}
+  readonly #deps: ServersServiceDeps;
+
+  constructor(deps: ServersServiceDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * The limits of a new server: those given (null: none), the panel's defaults for those left
    * out, and always a process limit (a null `pids` gets the default too).
    */
   async #limitsFor(given: Partial<ServerLimits> | undefined): Promise<ServerLimits> {
-    const defaults = (await this.deps.defaultLimits?.()) ?? null;
+    const defaults = (await this.#deps.defaultLimits?.()) ?? null;
     const pick = <K extends keyof ServerLimits>(key: K): ServerLimits[K] =>
       given?.[key] !== undefined ? given[key] : (defaults?.[key] ?? null);
     return {
@@ -189,7 +194,7 @@ export class ServersService {
     // Admins hold everything everywhere, the banned nothing: no need to look.
     if (user.role === 'admin' || !can(user, 'account.use'))
       return { permissions: null, server: name };
-    const { permissions, owner } = await this.deps.grants.accessOn(user.id, name);
+    const { permissions, owner } = await this.#deps.grants.accessOn(user.id, name);
     return { permissions, owner, server: name };
   }
 
@@ -248,7 +253,7 @@ export class ServersService {
     name: string,
     actions: readonly ServerAction[],
   ): Promise<Standing> {
-    const user = await this.deps.grants.findById(userId);
+    const user = await this.#deps.grants.findById(userId);
     if (!user) return { ok: false, reason: 'the account that set it no longer exists' };
     if (!can(user, 'account.use')) {
       return { ok: false, reason: `${user.username} is banned` };
@@ -272,7 +277,7 @@ export class ServersService {
     name: string,
     action: ServerScopedAction | readonly ServerScopedAction[],
   ): Promise<{ record: ServerRecord; grant: ServerGrant }> {
-    const record = await this.deps.servers.find(name);
+    const record = await this.#deps.servers.find(name);
     if (!record) throw notFound('Server');
     const grant = await this.#grant(user, name);
     if (!can(user, 'server.view', grant)) {
@@ -295,8 +300,8 @@ export class ServersService {
     // The servers of the account (every one for an admin), then those its API key reaches.
     const held = can({ role: user.role }, 'servers.list-all')
       ? null
-      : await this.deps.grants.serverPermissions(user.id);
-    const records = await this.deps.servers.list(held === null ? undefined : [...held.keys()]);
+      : await this.#deps.grants.serverPermissions(user.id);
+    const records = await this.#deps.servers.list(held === null ? undefined : [...held.keys()]);
     return records.flatMap((record) => {
       const access = held?.get(record.name);
       const grant: ServerGrant = {
@@ -310,7 +315,7 @@ export class ServersService {
           permissions: SERVER_PERMISSIONS.filter((p) => can(user, `server.${p}`, grant)),
           name: record.name,
           displayName: record.displayName,
-          status: this.deps.host.state(record.name).status,
+          status: this.#deps.host.state(record.name).status,
           autoRestart: record.autoRestart,
           template: record.template,
           installState: record.install.state,
@@ -323,7 +328,7 @@ export class ServersService {
 
   /** This run's last exit, else the one recorded by an earlier run. */
   #lastExit(record: ServerRecord): RecordedExit | null {
-    const exit = this.deps.host.state(record.name).lastExit;
+    const exit = this.#deps.host.state(record.name).lastExit;
     return exit ? { ...exit, at: exit.at.toISOString() } : record.lastExit;
   }
 
@@ -353,7 +358,7 @@ export class ServersService {
       );
     }
     const variables = template === null ? {} : templateValues(template, server.variables ?? {});
-    const allocations = checkAllocations(server.allocations ?? [], this.deps.portRange);
+    const allocations = checkAllocations(server.allocations ?? [], this.#deps.portRange);
     const runtime = server.runtime ?? 'process';
     const config: ServerConfig = {
       name: server.name,
@@ -375,16 +380,16 @@ export class ServersService {
         lastLines: [],
       },
       allocations,
-      createdAt: this.deps.now().toISOString(),
+      createdAt: this.#deps.now().toISOString(),
     };
     checkImage(config);
-    await checkImageAllowed(config, this.deps.imageRefusal);
+    await checkImageAllowed(config, this.#deps.imageRefusal);
     const owner =
       server.owner === undefined ? null : await this.ownerNamed(server.owner, 'body/owner');
-    await refuseTakenAllocations(this.deps.servers, config.name, allocations);
+    await refuseTakenAllocations(this.#deps.servers, config.name, allocations);
     let inserted: boolean;
     try {
-      inserted = await this.deps.servers.insert(config, variables);
+      inserted = await this.#deps.servers.insert(config, variables);
     } catch (error) {
       if (error instanceof AlreadyExists) throw allocationTaken();
       if (error instanceof NoLongerExists) throw notFound('Template');
@@ -392,24 +397,24 @@ export class ServersService {
     }
     if (!inserted) throw new AppError('CONFLICT', 'A server with that name exists');
     try {
-      if (owner !== null) await this.deps.grants.setOwner(config.name, owner.id);
+      if (owner !== null) await this.#deps.grants.setOwner(config.name, owner.id);
     } catch (error) {
-      await this.deps.servers.delete(config.name);
+      await this.#deps.servers.delete(config.name);
       if (error instanceof NoLongerExists) throw unknownOwner('body/owner', server.owner ?? '');
       throw error;
     }
     try {
-      await this.deps.host.create(config.name);
+      await this.#deps.host.create(config.name);
     } catch (error) {
-      await this.deps.servers.delete(config.name);
+      await this.#deps.servers.delete(config.name);
       throw error;
     }
     // A template with an install script: the install starts at once, its output in the console.
     if (template?.install) {
-      await this.deps.host.install(config.name).catch((error: unknown) => {
+      await this.#deps.host.install(config.name).catch((error: unknown) => {
         if (!(error instanceof AppError)) throw error;
       });
-      return (await this.deps.servers.find(config.name)) ?? config;
+      return (await this.#deps.servers.find(config.name)) ?? config;
     }
     return config;
   }
@@ -420,7 +425,7 @@ export class ServersService {
    * admin, so saying that a name is unknown tells nothing they could not list.
    */
   async ownerNamed(username: string, path: string): Promise<User> {
-    const user = await this.deps.grants.findByUsername(username);
+    const user = await this.#deps.grants.findByUsername(username);
     if (!user) throw unknownOwner(path, username);
     if (user.role === 'admin') {
       throw new AppError(
@@ -433,7 +438,7 @@ export class ServersService {
   }
 
   async #template(id: string): Promise<Template> {
-    const template = await this.deps.templates.find(id);
+    const template = await this.#deps.templates.find(id);
     if (!template) {
       throw new AppError('VALIDATION_FAILED', `template: there is no template "${id}"`, {
         details: [{ path: 'body/template', message: 'no such template' }],
@@ -443,7 +448,7 @@ export class ServersService {
   }
 
   async #recordOf(name: string): Promise<ServerRecord> {
-    const record = await this.deps.servers.find(name);
+    const record = await this.#deps.servers.find(name);
     if (!record) throw notFound('Server');
     return record;
   }
@@ -455,21 +460,21 @@ export class ServersService {
    * folder. The old content is removed in the background; failures there are logged.
    */
   async remove(name: string): Promise<void> {
-    if (!(await this.deps.servers.find(name))) throw notFound('Server');
-    const discarded = await this.deps.host.discard(name);
+    if (!(await this.#deps.servers.find(name))) throw notFound('Server');
+    const discarded = await this.#deps.host.discard(name);
     try {
-      await this.deps.servers.delete(name);
+      await this.#deps.servers.delete(name);
     } catch (error) {
       await discarded.restore();
       throw error;
     }
     discarded.purge();
-    this.deps.events.emit('server-deleted', name);
+    this.#deps.events.emit('server-deleted', name);
   }
 
   async start(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.power');
-    return this.#explained(user, name, () => this.deps.host.start(name));
+    return this.#explained(user, name, () => this.#deps.host.start(name));
   }
 
   /**
@@ -486,7 +491,7 @@ export class ServersService {
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'NOT_INSTALLED') throw error;
       if (!(await this.permits(user, name, 'server.console.read'))) throw error;
-      const install = (await this.deps.servers.find(name))?.install;
+      const install = (await this.#deps.servers.find(name))?.install;
       if (install?.state !== 'failed' || install.lastLines.length === 0) throw error;
       throw new AppError(
         'NOT_INSTALLED',
@@ -497,22 +502,22 @@ export class ServersService {
 
   async stop(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.power');
-    return this.deps.host.stop(name);
+    return this.#deps.host.stop(name);
   }
 
   async restart(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.power');
-    return this.#explained(user, name, () => this.deps.host.restart(name));
+    return this.#explained(user, name, () => this.#deps.host.restart(name));
   }
 
   async kill(user: User, name: string): Promise<ServerStatus> {
     await this.require(user, name, 'server.power');
-    return this.deps.host.kill(name);
+    return this.#deps.host.kill(name);
   }
 
   async command(user: User, name: string, command: string): Promise<void> {
     await this.require(user, name, 'server.console.write');
-    this.deps.host.command(name, command, user.username);
+    this.#deps.host.command(name, command, user.username);
   }
 
   /**
@@ -525,34 +530,34 @@ export class ServersService {
       await this.#recordOf(name);
     };
     return {
-      status: (name) => this.deps.host.state(name).status,
+      status: (name) => this.#deps.host.state(name).status,
       start: async (name) => {
         await existing(name);
-        return this.deps.host.start(name);
+        return this.#deps.host.start(name);
       },
       stop: async (name) => {
         await existing(name);
-        return this.deps.host.stop(name);
+        return this.#deps.host.stop(name);
       },
       restart: async (name) => {
         await existing(name);
-        return this.deps.host.restart(name);
+        return this.#deps.host.restart(name);
       },
       command: async (name, line) => {
         await existing(name);
-        this.deps.host.command(name, line, by);
+        this.#deps.host.command(name, line, by);
       },
     };
   }
 
   /** The server as recorded, for the panel acting on its own behalf (no user is checked). */
   find(name: string): Promise<ServerRecord | undefined> {
-    return this.deps.servers.find(name);
+    return this.#deps.servers.find(name);
   }
 
   /** The server's status now; the caller has checked who asks (`stopped` for an unknown name). */
   status(name: string): ServerStatus {
-    return this.deps.host.state(name).status;
+    return this.#deps.host.state(name).status;
   }
 
   /**
@@ -560,7 +565,7 @@ export class ServersService {
    * stopped server stopped, save commands and the console. Its callers check the rights first.
    */
   backupHost(): BackupHost {
-    const host = this.deps.host;
+    const host = this.#deps.host;
     return {
       files: host.backupFiles,
       status: (name) => host.state(name).status,
@@ -578,8 +583,8 @@ export class ServersService {
    * since the previous reading of the server, whoever asked (a scrape or a stats request).
    */
   async readings(): Promise<ServerReading[]> {
-    const host = this.deps.host;
-    const names = await this.deps.servers.allNames();
+    const host = this.#deps.host;
+    const names = await this.#deps.servers.allNames();
     return Promise.all(
       names.map(async (name) => {
         const [usage, diskBytes] = await Promise.all([
@@ -599,7 +604,7 @@ export class ServersService {
   /** The server's console, for a caller who may use the server. */
   async console(user: User, name: string): Promise<ServerConsole> {
     await this.require(user, name, 'server.console.read');
-    return this.deps.host.console(name);
+    return this.#deps.host.console(name);
   }
 
   /** The servers' files and this server's configuration, for a caller who may use the server. */
@@ -609,17 +614,17 @@ export class ServersService {
     need: 'server.files.read' | 'server.files.write',
   ): Promise<{ server: ServerConfig; files: ServerFiles }> {
     const server = await this.require(user, name, need);
-    return { server, files: this.deps.host.files };
+    return { server, files: this.#deps.host.files };
   }
 
   async stats(user: User, name: string): Promise<ServerStats> {
     const record = await this.require(user, name, 'server.view');
-    const state = this.deps.host.state(name);
+    const state = this.#deps.host.state(name);
     const [usage, disk] = await Promise.all([
-      this.deps.host.usage(name),
-      this.deps.host.files.diskUsage(name),
+      this.#deps.host.usage(name),
+      this.#deps.host.files.diskUsage(name),
     ]);
-    const uptimeMs = state.startedAt ? this.deps.now().getTime() - state.startedAt.getTime() : 0;
+    const uptimeMs = state.startedAt ? this.#deps.now().getTime() - state.startedAt.getTime() : 0;
     return {
       status: state.status,
       pid: state.pid,
