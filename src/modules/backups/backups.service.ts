@@ -12,11 +12,7 @@
  * socket's `backup` frames, their outcome in the record.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import ignore from 'ignore';
 import {
-  IGNORE_FILE,
   type Backup,
   type BackupConsistency,
   type BackupProgress,
@@ -36,6 +32,7 @@ import type { Logger } from '../../log.js';
 import { compileLinePattern } from '../../templates/patterns.js';
 import type { DownloadLinks } from '../files/download-links.js';
 import type { BackupStore } from './backup-store.js';
+import { ignoreMatcher, packInto, prepareServer, type Packed } from './backup-steps.js';
 import type { BackupsRepository } from './backups.repository.js';
 
 /** A server's backup settings as a caller sees them: who set the save commands, by name. */
@@ -55,17 +52,6 @@ export interface NewBackup {
 
 /** How often a backup or restore in progress tells the console socket how far it is. */
 const PROGRESS_EVERY_MS = 250;
-/** The most of the per-server ignore file that is read. */
-const IGNORE_FILE_MAX_BYTES = 64 * 1024;
-
-/** What packing a backup measured. */
-interface Packed {
-  readonly bytes: number;
-  readonly checksum: string;
-  readonly files: number;
-  readonly entries: number;
-  readonly unpackedBytes: number;
-}
 
 interface Job {
   readonly backup: string;
@@ -476,7 +462,7 @@ export class BackupsService {
     const startedAt = Date.now();
     try {
       job.totalBytes = await this.#deps.host.files.diskUsage(server).catch(() => null);
-      const skip = await this.#ignoreMatcher(server, backup.ignore);
+      const skip = await ignoreMatcher(this.#deps.host.files, server, backup.ignore);
       const status = this.#deps.host.status(server);
       const running = status === 'running' || status === 'starting';
       let consistency: BackupConsistency = 'stopped';
@@ -496,14 +482,27 @@ export class BackupsService {
           'save commands not typed',
         );
       } else if (typist !== null && settings.beforeCommands.length > 0) {
-        consistency = await this.#prepare(server, settings, typist.user.username);
+        consistency = await prepareServer(this.#deps.host, server, settings, typist.user.username);
         if (consistency === 'timed-out') {
           message = `The saved line did not come within ${settings.waitSeconds} s: packed anyway`;
         }
       }
       let packed: Packed;
       try {
-        packed = await this.#pack(server, id, skip, settings, storedBytes, job);
+        packed = await packInto(
+          this.#deps.store,
+          this.#deps.host.files,
+          server,
+          id,
+          skip,
+          settings,
+          storedBytes,
+          (files, unpackedBytes) => {
+            job.files = files;
+            job.bytes = unpackedBytes;
+            this.#tell(server, job, 'running', null);
+          },
+        );
       } finally {
         if (typist?.ok === true && settings.afterCommands.length > 0) {
           const now = this.#deps.host.status(server);
@@ -541,65 +540,6 @@ export class BackupsService {
     }
   }
 
-  /** Streams the server's folder as a .tar.gz into the store, hashing and counting it. */
-  async #pack(
-    server: string,
-    id: string,
-    skip: (segments: readonly string[], folder: boolean) => boolean,
-    settings: BackupSettings,
-    storedBytes: number,
-    job: Job,
-  ): Promise<Packed> {
-    const upload = await this.#deps.store.create(server, id);
-    const hash = createHash('sha256');
-    let bytes = 0;
-    let files = 0;
-    let entries = 0;
-    let unpackedBytes = 0;
-    try {
-      const counter = new Transform({
-        transform: (chunk: Buffer, _encoding, callback) => {
-          bytes += chunk.length;
-          hash.update(chunk);
-          if (settings.maxBytes !== null && storedBytes + bytes > settings.maxBytes) {
-            callback(
-              new AppError(
-                'BACKUP_LIMIT',
-                `The backup grew past the server's backup limit of ${settings.maxBytes} bytes`,
-              ),
-            );
-            return;
-          }
-          callback(null, chunk);
-        },
-      });
-      const stored = pipeline(counter, upload.stream);
-      try {
-        await this.#deps.host.files.packServer(server, counter, {
-          skip,
-          packed: (kind, size) => {
-            entries += 1;
-            if (kind !== 'folder') files += 1;
-            unpackedBytes += size;
-            job.files = files;
-            job.bytes = unpackedBytes;
-            this.#tell(server, job, 'running', null);
-          },
-        });
-      } catch (error) {
-        counter.destroy();
-        await stored.catch(() => undefined);
-        throw error;
-      }
-      await stored;
-      await upload.commit();
-    } catch (error) {
-      await upload.discard();
-      throw error;
-    }
-    return { bytes, checksum: hash.digest('hex'), files, entries, unpackedBytes };
-  }
-
   /**
    * Who the save commands are typed as: the account that set them, if it still holds
    * `console.write` on the server; null when there are none to type.
@@ -610,47 +550,6 @@ export class BackupsService {
       return { ok: false, reason: 'nobody is recorded as having set them' };
     }
     return this.#deps.servers.stillPermits(settings.commandsBy, server, ['server.console.write']);
-  }
-
-  /** Sends the before commands and waits for the saved line, if one is set. */
-  async #prepare(server: string, settings: BackupSettings, by: string): Promise<BackupConsistency> {
-    const savedLine = settings.savedLine;
-    let saw: () => void = () => undefined;
-    const saved = new Promise<void>((resolve) => {
-      saw = resolve;
-    });
-    // The panel's own lines (the commands echoed) never count.
-    const unsubscribe =
-      savedLine === null ? () => undefined : this.#deps.host.watch(server, [savedLine], saw);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      for (const line of settings.beforeCommands) this.#deps.host.command(server, line, by);
-      if (savedLine === null) return 'commands-sent';
-      return await Promise.race([
-        saved.then(() => 'saved' as const),
-        new Promise<'timed-out'>((resolve) => {
-          timer = setTimeout(() => {
-            resolve('timed-out');
-          }, settings.waitSeconds * 1000);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-      unsubscribe();
-    }
-  }
-
-  /** The patterns given and those of the server's ignore file, as one test. */
-  async #ignoreMatcher(
-    server: string,
-    patterns: readonly string[],
-  ): Promise<(segments: readonly string[], folder: boolean) => boolean> {
-    const matcher = ignore().add([...patterns]);
-    const file = await this.#deps.host.files
-      .readText(server, [IGNORE_FILE], IGNORE_FILE_MAX_BYTES)
-      .catch(() => '');
-    matcher.add(file);
-    return (segments, folder) => matcher.ignores(`${segments.join('/')}${folder ? '/' : ''}`);
   }
 
   async #restore(backup: Backup, record: ServerRecord, job: Job): Promise<void> {
