@@ -57,16 +57,15 @@ conformance('host lifecycle', (machine) => {
     assert.equal(host.state('stopper').lastExit?.cleanStop, true);
   });
 
-  it('kills a server that ignores its stop signal, at once', async () => {
+  // A kill that waited for the hour-long stop timeout fails by the test's time limit.
+  it('kills a server that ignores its stop signal, at once', { timeout: 120_000 }, async () => {
     const { host } = machine();
     await machine().addServer('stubborn', {
       flags: ['--ignore-term'],
-      fields: { stopTimeoutSeconds: 60 },
+      fields: { stopTimeoutSeconds: 3600 },
     });
     await started(host, 'stubborn');
-    const began = Date.now();
     assert.equal(await host.kill('stubborn'), 'stopped');
-    assert.ok(Date.now() - began < 15_000, 'the kill waited for the stop timeout');
     const state = host.state('stubborn');
     assert.equal(state.status, 'stopped');
     assert.equal(state.pid, null);
