@@ -504,6 +504,23 @@ describe('backups', () => {
     assertError(await call('POST', 'limited/backups', {}), 409, 'BACKUP_LIMIT');
   });
 
+  it('stops a backup that grows past the byte limit while it packs, keeping nothing', async () => {
+    await createServer(panel, admin, 'growing');
+    // Random bytes do not compress: the archive passes 100 kB part-way through packing.
+    await writeFile(path.join(folderOf('growing'), 'noise.bin'), randomBytes(300 * 1024));
+    assert.equal(
+      (await call('PUT', 'growing/backup-settings', { maxBytes: 100_000 })).statusCode,
+      200,
+    );
+    const failed = await backUp('growing', {}, 'failed');
+    assert.match(failed.message ?? '', /grew past the server's backup limit of 100000 bytes/);
+    assert.deepEqual(await readdir(path.dirname(archiveOf('growing', failed.id))), []);
+    // The panel lives on, and the next backup within the limit is made.
+    assert.equal((await panel.app.inject({ url: '/api/health' })).statusCode, 200);
+    await call('PUT', 'growing/backup-settings', { maxBytes: null });
+    await backUp('growing');
+  });
+
   it('runs one backup per server at a time', async () => {
     await createServer(panel, admin, 'busy');
     await writeFile(path.join(folderOf('busy'), 'big'), randomBytes(32 * 1024 * 1024));

@@ -104,6 +104,9 @@ export async function packInto(
       },
     });
     const stored = pipeline(counter, upload.stream);
+    // Awaited below, after packing: a failure of the store (or the limit, in the counter) must
+    // not count as unhandled meanwhile; packing sees it too and fails.
+    stored.catch(() => undefined);
     try {
       await serverFiles.packServer(server, counter, {
         skip,

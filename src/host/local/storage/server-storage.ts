@@ -371,6 +371,8 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     const done = pipeline(writer.output, into);
     // Adding entries waits for the writing; a failed write (`into` refused more) ends it too.
     const failed = done.then(() => new Promise<never>(() => undefined));
+    // `into` may fail before any entry waits on `failed`: its failure is handled by `await done`.
+    failed.catch(() => undefined);
     const add = async (work: Promise<void>): Promise<void> => {
       await Promise.race([work, failed]);
     };
