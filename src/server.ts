@@ -44,6 +44,8 @@ if (loaded.file === null) {
 for (const warning of loaded.warnings) app.log.warn(warning);
 
 let closing = false;
+/** Read through a call: a signal handler may have set it while the start awaited. */
+const isClosing = (): boolean => closing;
 const shutdown = (signal: NodeJS.Signals): void => {
   if (signal === 'SIGUSR2') serversAtClose = 'stop';
   if (closing) return;
@@ -94,5 +96,10 @@ try {
   release();
   process.exit(1);
 }
-// Last: the one line a person starting the panel needs.
-app.log.info(openLine(config, listeningAt, await app.accountsExist()));
+// Last: the one line a person starting the panel needs. A signal may already have closed the
+// panel (and its database) meanwhile: then there is nobody to tell.
+try {
+  app.log.info(openLine(config, listeningAt, await app.accountsExist()));
+} catch (error) {
+  if (!isClosing()) throw error;
+}

@@ -198,9 +198,10 @@ async function startChildPanel(
     });
   });
   const url = await new Promise<string>((resolve, reject) => {
+    // A bound for a hung start, not a speed check (see crash-safety.test.ts).
     const timer = setTimeout(() => {
-      reject(new Error(`the panel did not listen within 30 s: ${output}`));
-    }, 30_000);
+      reject(new Error(`the panel did not listen within 120 s: ${output}`));
+    }, 120_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
