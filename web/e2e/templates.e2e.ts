@@ -27,8 +27,9 @@ function egg(startCommand: string, overrides: Record<string, unknown> = {}) {
       startup: JSON.stringify({ done: 'Done!' }),
       logs: '{}',
       stop: 'stop',
+      // Not supported by the panel: the import says so in a warning.
+      extends: 'parent-egg',
     },
-    // Not enforced by the panel: the import says so in a warning.
     file_denylist: ['secret.txt'],
     scripts: {
       installation: {
@@ -84,7 +85,7 @@ describe('templates', () => {
     await page.getByRole('status').getByText('Imported Fixture game').waitFor();
     await page
       .getByRole('region', { name: 'Import warnings' })
-      .getByText(/file_denylist/)
+      .getByText(/config\.extends/)
       .waitFor();
     const row = templateList(page).getByRole('listitem').filter({ hasText: 'Fixture game' });
     await row.getByText('PTDL_v2', { exact: true }).waitFor();
