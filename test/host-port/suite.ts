@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe } from 'node:test';
 import type { ConsoleEvent, ServerHost } from '../../src/host/host.js';
 import type { ServerStatus } from '../../src/domain/server.js';
 import { AppError, type ErrorCode } from '../../src/errors.js';
 import { tarOf, type TarEntry } from '../helpers/archives.js';
+import { eventually } from '../helpers/factories.js';
 import { implementations, type Machine } from './implementations.js';
 
 /** What one extraction may unpack (the port's `decompress` and `replaceFromArchive`). */
@@ -36,20 +36,12 @@ export function conformance(title: string, body: (machine: () => Machine) => voi
   }
 }
 
-/** Polls `probe` until it answers something other than undefined; fails after `ms`. */
-export async function until<T>(
+/** Polls `probe` until it answers something other than undefined (the helpers' `eventually`). */
+export const until = <T>(
   probe: () => T | undefined | Promise<T | undefined>,
   what: string,
   ms = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+): Promise<T> => eventually(probe, what, ms);
 
 /** Asserts that `work` rejects with an AppError of `code`. */
 export async function rejectsWith(work: Promise<unknown>, code: ErrorCode): Promise<void> {

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, type FileHandle } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { isReserved, joinSegments } from '../../../domain/paths.js';
 import { AppError } from '../../../errors.js';
@@ -83,33 +83,18 @@ export async function compress(
         to.segments,
         tempFile(folder, 0o644),
         async (handle) => {
-          const writer = archiveWriter(format);
-          const done = pipeline(
-            writer.output,
-            fileSink(handle, WRITE_BUFFER_BYTES, (bytes) => {
-              written += bytes;
-              reservation.growTo(written, true);
-            }),
-          );
-          // Adding entries waits for the writing; a failed write must end the adding too.
-          const failed = done.then(() => new Promise<never>(() => undefined));
-          const add = async (work: Promise<void>): Promise<void> => {
-            await Promise.race([work, failed]);
-          };
-          try {
+          const sink = fileSink(handle, WRITE_BUFFER_BYTES, (bytes) => {
+            written += bytes;
+            reservation.growTo(written, true);
+          });
+          await writeArchive(format, sink, async (writer, add) => {
             for (const source of sources) {
               // Checked again while packing: what appeared since is refused too.
               await withPlace(folder, source, false, (place) =>
                 pack(place, writer, add, {}, guard),
               );
             }
-            writer.end();
-          } catch (error) {
-            writer.output.destroy();
-            await done.catch(() => undefined);
-            throw error;
-          }
-          await done;
+          });
         },
         false,
       );
@@ -120,6 +105,36 @@ export async function compress(
     reservation.commit(written);
     return entryOf(to.segments, await statOf(to.dir, name, to.segments));
   });
+}
+
+/**
+ * Writes an archive of `format` into `into`: `fill` adds the entries, each through `add`, which
+ * waits for its writing and fails as soon as `into` does (the archive's limit, a full disk).
+ * Resolves once `into` has taken the last byte; on a failure the archive is abandoned and the
+ * failure thrown, whichever side it came from.
+ */
+export async function writeArchive(
+  format: 'zip' | 'tar.gz',
+  into: Writable,
+  fill: (writer: ArchiveWriter, add: (work: Promise<void>) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const writer = archiveWriter(format);
+  const done = pipeline(writer.output, into);
+  const failed = done.then(() => new Promise<never>(() => undefined));
+  // `into` may fail before any entry waits on `failed`: its failure is handled by `await done`.
+  failed.catch(() => undefined);
+  const add = async (work: Promise<void>): Promise<void> => {
+    await Promise.race([work, failed]);
+  };
+  try {
+    await fill(writer, add);
+    writer.end();
+  } catch (error) {
+    writer.output.destroy();
+    await done.catch(() => undefined);
+    throw error;
+  }
+  await done;
 }
 
 /**

@@ -17,8 +17,6 @@ import { lstatSync } from 'node:fs';
 import { chmod, lstat, mkdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { archiveWriter } from '../archive-formats.js';
 import type {
   ArchiveLimits,
   Entry,
@@ -367,26 +365,11 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
    * whatever `options.skip` answers true for (an ignored folder with everything in it).
    */
   async packServer(server: string, into: Writable, options: PackOptions): Promise<void> {
-    const writer = archiveWriter('tar.gz');
-    const done = pipeline(writer.output, into);
-    // Adding entries waits for the writing; a failed write (`into` refused more) ends it too.
-    const failed = done.then(() => new Promise<never>(() => undefined));
-    // `into` may fail before any entry waits on `failed`: its failure is handled by `await done`.
-    failed.catch(() => undefined);
-    const add = async (work: Promise<void>): Promise<void> => {
-      await Promise.race([work, failed]);
-    };
-    try {
-      await withPlace(this.#folder(server), [], false, (place) =>
+    await archives.writeArchive('tar.gz', into, (writer, add) =>
+      withPlace(this.#folder(server), [], false, (place) =>
         archives.pack(place, writer, add, options),
-      );
-      writer.end();
-    } catch (error) {
-      writer.output.destroy();
-      await done.catch(() => undefined);
-      throw error;
-    }
-    await done;
+      ),
+    );
   }
 
   /**
