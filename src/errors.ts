@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'PATH_OUTSIDE'
   | 'FILE_DENIED'
   | 'ALREADY_EXISTS'
+  | 'FOLDER_NOT_EMPTY'
+  | 'MODE_REFUSED'
   | 'CHANGED_CONCURRENTLY'
   | 'RANGE_NOT_SATISFIABLE'
   | 'INSUFFICIENT_STORAGE'
@@ -78,6 +80,8 @@ const STATUS: Record<ErrorCode, number> = {
   /** The server's template protects the file (its `file_denylist`); only an admin may touch it. */
   FILE_DENIED: 403,
   ALREADY_EXISTS: 409,
+  FOLDER_NOT_EMPTY: 409,
+  MODE_REFUSED: 403,
   CHANGED_CONCURRENTLY: 409,
   RANGE_NOT_SATISFIABLE: 416,
   INSUFFICIENT_STORAGE: 507,

@@ -145,6 +145,153 @@ export interface PackOptions {
   readonly packed?: (kind: EntryType, bytes: number) => void;
 }
 
+/** What `stat` tells of an entry: what an SFTP client's attributes carry. */
+export interface EntryStat {
+  /** `other`: a socket, a device, a FIFO (shown, never opened). */
+  readonly type: EntryType | 'other';
+  /** Bytes (a symlink's: its target's length, as lstat says). */
+  readonly size: number;
+  /** The permission bits only (`0o7777` at most). */
+  readonly mode: number;
+  readonly accessed: Date;
+  readonly modified: Date;
+}
+
+/** An entry of a folder being read, with its attributes (lstat: a symlink is a symlink). */
+export interface NamedStat extends EntryStat {
+  readonly name: string;
+}
+
+/** How a file channel is opened (SFTP's open flags). */
+export interface ChannelFlags {
+  readonly read: boolean;
+  readonly write: boolean;
+  /** Every write goes to the end of the file, whatever its offset. */
+  readonly append: boolean;
+  /** Create the file when it does not exist (else 404). */
+  readonly create: boolean;
+  /** Start from an empty file. */
+  readonly truncate: boolean;
+  /** Refuse when the file exists (409 ALREADY_EXISTS). */
+  readonly exclusive: boolean;
+}
+
+/** What `setAttributes` may change; what is left out stays. */
+export interface AttributeChanges {
+  /** Permission bits; only `0o777` may be set (anything else: 403 MODE_REFUSED). */
+  readonly mode?: number;
+  readonly accessed?: Date;
+  readonly modified?: Date;
+  /** Cuts or extends a regular file to this many bytes (counted against the quota). */
+  readonly size?: number;
+}
+
+/**
+ * A file opened by a session that reads and writes at offsets (SFTP). A channel opened for
+ * writing works on a private copy in the same folder (empty when truncated or new, else a copy
+ * of the file): `close` puts it in place of the file in one rename, keeping the file's mode, so
+ * nobody ever sees a half-written file under its name; `abort` (a broken session) drops it and
+ * leaves the file as it was. Writes are counted against the quota given at open, as growth over
+ * the file's size when opened (413 QUOTA_EXCEEDED, the write not done).
+ */
+export interface FileChannel {
+  readonly writable: boolean;
+  /** Up to `length` bytes at `offset`; an empty buffer at the end of the file. */
+  read(offset: number, length: number): Promise<Buffer>;
+  write(offset: number, data: Uint8Array): Promise<void>;
+  /** The file as this channel sees it (its private copy while writing). */
+  stat(): Promise<EntryStat>;
+  setAttributes(changes: AttributeChanges): Promise<void>;
+  /** Ends the channel; a writing one puts its copy in place and answers the entry written. */
+  close(): Promise<Entry | null>;
+  /** Ends the channel leaving the file as it was; never throws. */
+  abort(): Promise<void>;
+}
+
+/**
+ * The files of a server's folder as a remote files session (SFTP) works on them: attributes,
+ * channels at offsets, folders read in batches, single-entry changes. Paths, containment (403
+ * PATH_OUTSIDE, through symlinks at any depth), the deny list (`guard`, 403 FILE_DENIED) and the
+ * quota (`quota`, 413 QUOTA_EXCEEDED) are those of `ServerFiles`; temporary files are never
+ * shown nor reachable. A missing entry is 404 NOT_FOUND, an existing one in the way 409
+ * ALREADY_EXISTS, a folder where a file is needed 400 NOT_A_FILE (the reverse: NOT_A_FOLDER).
+ */
+export interface ServerFileChannels {
+  /** An entry's attributes; `follow`: through a final symlink (which must stay inside). */
+  stat(
+    server: string,
+    segments: readonly string[],
+    follow: boolean,
+    guard?: PathGuard | null,
+  ): Promise<EntryStat>;
+  /** Where a path leads once every symlink on it is followed (it must stay inside). */
+  realPath(server: string, segments: readonly string[]): Promise<string[]>;
+  /** Opens a regular file (following symlinks that stay inside) as `flags` say. */
+  openChannel(
+    server: string,
+    segments: readonly string[],
+    flags: ChannelFlags,
+    quota?: number | null,
+    guard?: PathGuard | null,
+  ): Promise<FileChannel>;
+  /**
+   * A folder's entries in batches of at most `batch`, read as the client asks (a large folder is
+   * never held whole); temporary files left out. The folder must exist (404) and be one
+   * (400 NOT_A_FOLDER).
+   */
+  readFolder(
+    server: string,
+    segments: readonly string[],
+    batch: number,
+    guard?: PathGuard | null,
+  ): AsyncIterableIterator<readonly NamedStat[]>;
+  /** Makes one folder; its parent must exist (404), nothing may be at its path (409). */
+  makeFolder(server: string, segments: readonly string[], guard?: PathGuard | null): Promise<void>;
+  /** Removes a file or a symlink (never a folder: 400 NOT_A_FILE). */
+  removeFile(server: string, segments: readonly string[], guard?: PathGuard | null): Promise<void>;
+  /** Removes an empty folder (409 FOLDER_NOT_EMPTY otherwise). */
+  removeFolder(
+    server: string,
+    segments: readonly string[],
+    guard?: PathGuard | null,
+  ): Promise<void>;
+  /**
+   * Renames `from` to the path `to` (any folder of the server); `replace`: a file at `to` is
+   * replaced in one step (POSIX rename), else 409 when anything is there.
+   */
+  renamePath(
+    server: string,
+    from: readonly string[],
+    to: readonly string[],
+    replace: boolean,
+    guard?: PathGuard | null,
+  ): Promise<void>;
+  /** A symlink's target as a path from the server's root (403 PATH_OUTSIDE when it leads out). */
+  readLink(
+    server: string,
+    segments: readonly string[],
+    guard?: PathGuard | null,
+  ): Promise<string[]>;
+  /**
+   * Makes a symlink at `link` to `target` (a path from the server's root, which need not exist),
+   * stored relative to the link's folder so that it stays inside wherever the folder is.
+   */
+  makeLink(
+    server: string,
+    link: readonly string[],
+    target: readonly string[],
+    guard?: PathGuard | null,
+  ): Promise<void>;
+  /** Changes an entry's mode, times or size (following a final symlink that stays inside). */
+  setAttributes(
+    server: string,
+    segments: readonly string[],
+    changes: AttributeChanges,
+    quota?: number | null,
+    guard?: PathGuard | null,
+  ): Promise<void>;
+}
+
 /**
  * The files of the servers' folders, for the file manager. Every path is a list of plain
  * segments (`userPath`, src/domain/paths.ts, makes them); whatever a caller passes, nothing
@@ -153,7 +300,7 @@ export interface PackOptions {
  * may hold, counting only growth (413 QUOTA_EXCEEDED before anything is kept; null: none). A
  * failure leaves nothing half-done: no partial file, no temporary one.
  */
-export interface ServerFiles {
+export interface ServerFiles extends ServerFileChannels {
   /** The entries of a folder: folders first, then by name; temporary files are not shown. */
   list(server: string, segments: readonly string[]): Promise<Entry[]>;
   /** Creates an empty file or a folder `name` in the folder `parent` (409 when it exists). */

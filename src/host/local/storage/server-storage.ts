@@ -19,7 +19,12 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type {
   ArchiveLimits,
+  AttributeChanges,
+  ChannelFlags,
   Entry,
+  EntryStat,
+  FileChannel,
+  NamedStat,
   OpenedFile,
   PackOptions,
   PathGuard,
@@ -28,6 +33,7 @@ import type {
 } from '../../host.js';
 import { DiskUsage } from '../usage.js';
 import * as archives from './archives.js';
+import * as channels from './channels.js';
 import { TEMP_PREFIX } from './atomic.js';
 import * as fileContent from './content.js';
 import * as entries from './entries.js';
@@ -222,6 +228,85 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
       (server) => this.cleanTemporaryFiles(server),
       this.#log,
     );
+  }
+
+  // A remote files session (SFTP): channels.ts. Containment, `guard` and `quota` as below.
+
+  stat(
+    server: string,
+    segments: readonly string[],
+    follow: boolean,
+    guard: PathGuard | null = null,
+  ): Promise<EntryStat> {
+    return channels.stat(this.#folder(server), segments, follow, guard);
+  }
+
+  realPath(server: string, segments: readonly string[]): Promise<string[]> {
+    return channels.realPath(this.#folder(server), segments);
+  }
+
+  openChannel(
+    server: string,
+    segments: readonly string[],
+    flags: ChannelFlags,
+    quota: number | null = null,
+    guard: PathGuard | null = null,
+  ): Promise<FileChannel> {
+    return channels.openChannel(this.#folder(server), segments, flags, quota, guard);
+  }
+
+  readFolder(
+    server: string,
+    segments: readonly string[],
+    batch: number,
+    guard: PathGuard | null = null,
+  ): AsyncIterableIterator<readonly NamedStat[]> {
+    return channels.readFolder(this.#folder(server), segments, batch, guard);
+  }
+
+  makeFolder(server: string, segments: readonly string[], guard: PathGuard | null = null) {
+    return channels.makeFolder(this.#folder(server), segments, guard);
+  }
+
+  removeFile(server: string, segments: readonly string[], guard: PathGuard | null = null) {
+    return channels.removeFile(this.#folder(server), segments, guard);
+  }
+
+  removeFolder(server: string, segments: readonly string[], guard: PathGuard | null = null) {
+    return channels.removeFolder(this.#folder(server), segments, guard);
+  }
+
+  renamePath(
+    server: string,
+    from: readonly string[],
+    to: readonly string[],
+    replace: boolean,
+    guard: PathGuard | null = null,
+  ): Promise<void> {
+    return channels.renamePath(this.#folder(server), from, to, replace, guard);
+  }
+
+  readLink(server: string, segments: readonly string[], guard: PathGuard | null = null) {
+    return channels.readLink(this.#folder(server), segments, guard);
+  }
+
+  makeLink(
+    server: string,
+    link: readonly string[],
+    target: readonly string[],
+    guard: PathGuard | null = null,
+  ): Promise<void> {
+    return channels.makeLink(this.#folder(server), link, target, guard);
+  }
+
+  setAttributes(
+    server: string,
+    segments: readonly string[],
+    changes: AttributeChanges,
+    quota: number | null = null,
+    guard: PathGuard | null = null,
+  ): Promise<void> {
+    return channels.setAttributes(this.#folder(server), segments, changes, quota, guard);
   }
 
   // The file manager (entries.ts, content.ts, archives.ts). Every method that takes a `guard`

@@ -35,6 +35,7 @@ const generalError = (error: unknown): unknown =>
 export function Registries() {
   const registries = useRegistries();
   const rule = useRegistryRule();
+  const [asked, setAsked] = useState<boolean | null>(null);
   const ruleId = useId();
   const data = registries.data;
 
@@ -61,10 +62,18 @@ export function Registries() {
               id={ruleId}
               type="checkbox"
               // As asked while it is saved; the saved rule otherwise (a refusal puts it back).
-              checked={rule.isPending ? rule.variables : data.restricted}
+              // The asked value is React state set in the click itself: the mutation's own
+              // pending state arrives a tick later, and a controlled checkbox would meanwhile be
+              // put back to the saved rule.
+              checked={asked ?? data.restricted}
               disabled={rule.isPending}
               onChange={(event) => {
-                rule.mutate(event.target.checked);
+                setAsked(event.target.checked);
+                rule.mutate(event.target.checked, {
+                  onSettled: () => {
+                    setAsked(null);
+                  },
+                });
               }}
             />
             <label htmlFor={ruleId}>
