@@ -149,7 +149,7 @@ export interface PackOptions {
 export interface EntryStat {
   /** `other`: a socket, a device, a FIFO (shown, never opened). */
   readonly type: EntryType | 'other';
-  /** Bytes (a symlink's: its target's length, as lstat says). */
+  /** Bytes (a symlink's: its target's length, as lstat says; a folder's: as the disk says). */
   readonly size: number;
   /** The permission bits only (`0o7777` at most). */
   readonly mode: number;
@@ -165,20 +165,27 @@ export interface NamedStat extends EntryStat {
 /** How a file channel is opened (SFTP's open flags). */
 export interface ChannelFlags {
   readonly read: boolean;
+  /** False: the channel reads the file itself, and nothing else. */
   readonly write: boolean;
   /** Every write goes to the end of the file, whatever its offset. */
   readonly append: boolean;
-  /** Create the file when it does not exist (else 404). */
+  /** Create the file when it does not exist, with `write` (else 404). */
   readonly create: boolean;
   /** Start from an empty file. */
   readonly truncate: boolean;
-  /** Refuse when the file exists (409 ALREADY_EXISTS). */
+  /**
+   * Refuse when the file exists (409 ALREADY_EXISTS), at open, and at close: a file that
+   * appeared meanwhile is never replaced.
+   */
   readonly exclusive: boolean;
 }
 
 /** What `setAttributes` may change; what is left out stays. */
 export interface AttributeChanges {
-  /** Permission bits; only `0o777` may be set (anything else: 403 MODE_REFUSED). */
+  /**
+   * Permission bits; only `0o777` may be set (anything else, a file type's bits included: 403
+   * MODE_REFUSED, nothing changed).
+   */
   readonly mode?: number;
   readonly accessed?: Date;
   readonly modified?: Date;
@@ -192,17 +199,36 @@ export interface AttributeChanges {
  * of the file): `close` puts it in place of the file in one rename, keeping the file's mode, so
  * nobody ever sees a half-written file under its name; `abort` (a broken session) drops it and
  * leaves the file as it was. Writes are counted against the quota given at open, as growth over
- * the file's size when opened (413 QUOTA_EXCEEDED, the write not done).
+ * the file's size when opened (413 QUOTA_EXCEEDED, the write not done). Writes may be sent
+ * without waiting for the previous ones: each takes its place (and its append offset) when
+ * called, and `close` waits for them. Two channels writing one file: the last closed wins.
+ * A channel that is closed or aborted refuses every call but `abort` (400).
  */
 export interface FileChannel {
   readonly writable: boolean;
-  /** Up to `length` bytes at `offset`; an empty buffer at the end of the file. */
+  /**
+   * Up to `length` bytes at `offset` (at most 1 MiB at a time: fewer bytes are not the end of
+   * the file); an empty buffer at the end of the file. A writing channel reads its copy.
+   */
   read(offset: number, length: number): Promise<Buffer>;
+  /**
+   * Writes `data` at `offset` (past the end leaves a hole), or at the end with `append`; 400 on
+   * a channel opened for reading only. A write that fails (the quota, the disk) spoils the copy:
+   * `close` then drops it and rejects with that failure, so an incomplete file never takes the
+   * file's place.
+   */
   write(offset: number, data: Uint8Array): Promise<void>;
   /** The file as this channel sees it (its private copy while writing). */
   stat(): Promise<EntryStat>;
+  /**
+   * Changes the file as this channel sees it: a writing channel's copy (its size counted against
+   * the quota), a reading channel's file (mode and times only: a size is 400).
+   */
   setAttributes(changes: AttributeChanges): Promise<void>;
-  /** Ends the channel; a writing one puts its copy in place and answers the entry written. */
+  /**
+   * Ends the channel; a writing one puts its copy in place (keeping the file's mode; a new file
+   * gets 0644 and the folder's owner) and answers the entry written, a reading one null.
+   */
   close(): Promise<Entry | null>;
   /** Ends the channel leaving the file as it was; never throws. */
   abort(): Promise<void>;
@@ -215,18 +241,31 @@ export interface FileChannel {
  * quota (`quota`, 413 QUOTA_EXCEEDED) are those of `ServerFiles`; temporary files are never
  * shown nor reachable. A missing entry is 404 NOT_FOUND, an existing one in the way 409
  * ALREADY_EXISTS, a folder where a file is needed 400 NOT_A_FILE (the reverse: NOT_A_FOLDER).
+ * The guard refuses a path it denies, as written and as it resolves, for every operation here
+ * (a stat and a folder read included); a folder's entries are listed whatever it says, as the
+ * file manager's listing shows them. The entry an operation changes is never followed: a symlink
+ * is removed, renamed or replaced as itself.
  */
 export interface ServerFileChannels {
-  /** An entry's attributes; `follow`: through a final symlink (which must stay inside). */
+  /**
+   * An entry's attributes; `follow`: through a final symlink (which must stay inside: 403;
+   * dangling: 404), else a symlink's own.
+   */
   stat(
     server: string,
     segments: readonly string[],
     follow: boolean,
     guard?: PathGuard | null,
   ): Promise<EntryStat>;
-  /** Where a path leads once every symlink on it is followed (it must stay inside). */
+  /**
+   * Where a path leads once every symlink on it is followed (it must stay inside). Its last
+   * segment may be missing (a name about to be made); a folder on the way may not (404).
+   */
   realPath(server: string, segments: readonly string[]): Promise<string[]>;
-  /** Opens a regular file (following symlinks that stay inside) as `flags` say. */
+  /**
+   * Opens a regular file (following symlinks that stay inside) as `flags` say: a folder is 400
+   * NOT_A_FILE, a FIFO, socket or device 400 SPECIAL_FILE.
+   */
   openChannel(
     server: string,
     segments: readonly string[],
@@ -235,9 +274,10 @@ export interface ServerFileChannels {
     guard?: PathGuard | null,
   ): Promise<FileChannel>;
   /**
-   * A folder's entries in batches of at most `batch`, read as the client asks (a large folder is
-   * never held whole); temporary files left out. The folder must exist (404) and be one
-   * (400 NOT_A_FOLDER).
+   * A folder's entries (lstat: a symlink is a symlink) in batches of at most `batch`, read as the
+   * client asks (a large folder is never held whole); temporary files left out. The folder must
+   * exist (404) and be one (400 NOT_A_FOLDER): errors come from the first `next()`. `return()`
+   * ends the reading early and lets go of the folder.
    */
   readFolder(
     server: string,
@@ -247,17 +287,19 @@ export interface ServerFileChannels {
   ): AsyncIterableIterator<readonly NamedStat[]>;
   /** Makes one folder; its parent must exist (404), nothing may be at its path (409). */
   makeFolder(server: string, segments: readonly string[], guard?: PathGuard | null): Promise<void>;
-  /** Removes a file or a symlink (never a folder: 400 NOT_A_FILE). */
+  /** Removes a file or a symlink, itself (never a folder: 400 NOT_A_FILE). */
   removeFile(server: string, segments: readonly string[], guard?: PathGuard | null): Promise<void>;
-  /** Removes an empty folder (409 FOLDER_NOT_EMPTY otherwise). */
+  /** Removes an empty folder (409 FOLDER_NOT_EMPTY otherwise; a file: 400 NOT_A_FOLDER). */
   removeFolder(
     server: string,
     segments: readonly string[],
     guard?: PathGuard | null,
   ): Promise<void>;
   /**
-   * Renames `from` to the path `to` (any folder of the server); `replace`: a file at `to` is
-   * replaced in one step (POSIX rename), else 409 when anything is there.
+   * Renames `from` to the path `to` (any folder of the server); `replace`: a file or symlink at
+   * `to` is replaced in one step (POSIX rename), else 409 when anything is there. A folder at
+   * `to` is never replaced, nor anything by a folder (409). The guard checks both paths, and
+   * everything inside a folder renamed at both places.
    */
   renamePath(
     server: string,
@@ -266,7 +308,10 @@ export interface ServerFileChannels {
     replace: boolean,
     guard?: PathGuard | null,
   ): Promise<void>;
-  /** A symlink's target as a path from the server's root (403 PATH_OUTSIDE when it leads out). */
+  /**
+   * A symlink's target as a path from the server's root (403 PATH_OUTSIDE when it leads out; not
+   * a symlink: 400).
+   */
   readLink(
     server: string,
     segments: readonly string[],
@@ -274,7 +319,8 @@ export interface ServerFileChannels {
   ): Promise<string[]>;
   /**
    * Makes a symlink at `link` to `target` (a path from the server's root, which need not exist),
-   * stored relative to the link's folder so that it stays inside wherever the folder is.
+   * stored relative to the link's folder so that it stays inside wherever the folder is; it
+   * belongs to the folder's owner. Nothing may be at `link` (409).
    */
   makeLink(
     server: string,
@@ -282,7 +328,11 @@ export interface ServerFileChannels {
     target: readonly string[],
     guard?: PathGuard | null,
   ): Promise<void>;
-  /** Changes an entry's mode, times or size (following a final symlink that stays inside). */
+  /**
+   * Changes an entry's mode, times or size (following a final symlink that stays inside); a size
+   * only for a regular file, counted against `quota`. A FIFO, socket or device is never opened
+   * (400 SPECIAL_FILE); the server's own folder is not changed (400).
+   */
   setAttributes(
     server: string,
     segments: readonly string[],

@@ -194,6 +194,19 @@ export class Reservation {
     this.#held += more;
   }
 
+  /**
+   * As `growTo`, for a write made of parts that goes on after one is refused (a file channel:
+   * its client may write less, or give up): a refusal throws 413 QUOTA_EXCEEDED and keeps what
+   * was held before, so that the parts already written stay counted.
+   */
+  tryGrowTo(growth: number): void {
+    if (!this.#open) throw new Error('reservation already settled');
+    const more = growth - this.#held;
+    if (more <= 0) return;
+    this.#usage.claim(this.#books, this.#limit, more, size(growth));
+    this.#held += more;
+  }
+
   /** The write is on disk and grew the folder by `growth` bytes (negative: shrank it). */
   commit(growth: number): void {
     if (!this.#open) return;

@@ -42,6 +42,11 @@ export function fsError(error: unknown, segments: readonly string[]): Error {
     case 'ENOSPC':
     case 'EDQUOT':
       return new AppError('INSUFFICIENT_STORAGE', 'The disk is full');
+    case 'EFBIG':
+      return new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `${shown(segments)} would be larger than the disk allows`,
+      );
     case 'ENXIO':
       return special(segments);
     default:

@@ -91,7 +91,8 @@ export async function withFolder<T>(
   });
 }
 
-const isPlainName = (name: string): boolean =>
+/** One plain name of an entry: not empty, `.` or `..`, without a `/` or a NUL. */
+export const isPlainName = (name: string): boolean =>
   name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
 
 /**

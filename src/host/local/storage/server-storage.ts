@@ -7,8 +7,9 @@
  * The rooms: resolve.ts (the one containment check every user path goes through), atomic.ts
  * (temporary files renamed into place), moves.ts (never replacing), walk.ts (tree walks and
  * removal), trash.ts (deleted servers and leftovers), entries.ts and content.ts (the file
- * manager), archives.ts and unpack.ts (packing and unpacking), restore.ts (a backup's restore),
- * errors.ts (what the client hears), types.ts (what callers see).
+ * manager), channels.ts, file-channel.ts (with read-channel.ts and write-channel.ts),
+ * entry-changes.ts and attributes.ts (a remote files session: SFTP), archives.ts and unpack.ts (packing and unpacking), restore.ts (a backup's
+ * restore), errors.ts (what the client hears), types.ts (what callers see).
  *
  * Errors carry the user's own paths only, never the host's.
  */
@@ -34,6 +35,8 @@ import type {
 import { DiskUsage } from '../usage.js';
 import * as archives from './archives.js';
 import * as channels from './channels.js';
+import * as entryChanges from './entry-changes.js';
+import { openChannel } from './file-channel.js';
 import { TEMP_PREFIX } from './atomic.js';
 import * as fileContent from './content.js';
 import * as entries from './entries.js';
@@ -230,7 +233,8 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     );
   }
 
-  // A remote files session (SFTP): channels.ts. Containment, `guard` and `quota` as below.
+  // A remote files session (SFTP): channels.ts, file-channel.ts, entry-changes.ts. Containment,
+  // `guard` and `quota` as below.
 
   stat(
     server: string,
@@ -252,7 +256,7 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     quota: number | null = null,
     guard: PathGuard | null = null,
   ): Promise<FileChannel> {
-    return channels.openChannel(this.#folder(server), segments, flags, quota, guard);
+    return openChannel(this.#folder(server), segments, flags, quota, guard);
   }
 
   readFolder(
@@ -265,15 +269,15 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
   }
 
   makeFolder(server: string, segments: readonly string[], guard: PathGuard | null = null) {
-    return channels.makeFolder(this.#folder(server), segments, guard);
+    return entryChanges.makeFolder(this.#folder(server), segments, guard);
   }
 
   removeFile(server: string, segments: readonly string[], guard: PathGuard | null = null) {
-    return channels.removeFile(this.#folder(server), segments, guard);
+    return entryChanges.removeFile(this.#folder(server), segments, guard);
   }
 
   removeFolder(server: string, segments: readonly string[], guard: PathGuard | null = null) {
-    return channels.removeFolder(this.#folder(server), segments, guard);
+    return entryChanges.removeFolder(this.#folder(server), segments, guard);
   }
 
   renamePath(
@@ -283,11 +287,11 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     replace: boolean,
     guard: PathGuard | null = null,
   ): Promise<void> {
-    return channels.renamePath(this.#folder(server), from, to, replace, guard);
+    return entryChanges.renamePath(this.#folder(server), from, to, replace, guard);
   }
 
   readLink(server: string, segments: readonly string[], guard: PathGuard | null = null) {
-    return channels.readLink(this.#folder(server), segments, guard);
+    return entryChanges.readLink(this.#folder(server), segments, guard);
   }
 
   makeLink(
@@ -296,7 +300,7 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     target: readonly string[],
     guard: PathGuard | null = null,
   ): Promise<void> {
-    return channels.makeLink(this.#folder(server), link, target, guard);
+    return entryChanges.makeLink(this.#folder(server), link, target, guard);
   }
 
   setAttributes(
