@@ -33,7 +33,8 @@ for (const { entry, out } of bundles)
     format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
-    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode'],
+    // ssh2 loads its optional native crypto (and cpu-features) with require() of `.node` files.
+    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode', 'ssh2'],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: {
       js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",

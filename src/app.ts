@@ -75,6 +75,10 @@ import { RegistriesService } from './modules/registries/registries.service.js';
 import { SettingsRepository } from './modules/settings/settings.repository.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { SettingsService } from './modules/settings/settings.service.js';
+import { sftpRoutes } from './modules/sftp/sftp.routes.js';
+import { SshKeysRepository } from './modules/ssh-keys/ssh-keys.repository.js';
+import { sshKeysRoutes } from './modules/ssh-keys/ssh-keys.routes.js';
+import { SshKeysService } from './modules/ssh-keys/ssh-keys.service.js';
 import { RateLimit } from './rate-limit.js';
 import { lowerOwnOomScore } from './oom-score.js';
 import { TicketsRepository } from './modules/tickets/tickets.repository.js';
@@ -150,6 +154,8 @@ export interface AppOverrides extends MachineOverrides {
    * another program, such as the tests, which must leave nothing running).
    */
   readonly serversAtClose?: () => 'keep' | 'stop';
+  /** The panel's event bus (src/events.ts); tests hand in one they listen on. */
+  readonly events?: PanelEvents;
 }
 
 export { redactUrl } from './http/logging.js';
@@ -189,7 +195,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   app.decorate('releaseServers', releaseServers);
   await registerPlugins(app, { maxUploadBytes: config.maxUploadBytes, releaseServers });
 
-  const events = new PanelEvents();
+  const events = overrides.events ?? new PanelEvents();
   const users = new UsersRepository(db.kysely, db.dialect);
   const servers = new ServersRepository(db.kysely);
   const settings = new SettingsService({
@@ -218,6 +224,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     keys: new ApiKeysRepository(db.kysely),
     findUser: (id) => users.findById(id),
     reachableServers: (user) => auth.reachableServers(user),
+    confirmIdentity: (user, proof, address) => twoFactor.confirm(user, proof, address),
+    events,
+    now,
+  });
+  // SSH public keys for SFTP sign-in; the SFTP server looks them up through this service.
+  const sshKeys = new SshKeysService({
+    keys: new SshKeysRepository(db.kysely),
     confirmIdentity: (user, proof, address) => twoFactor.confirm(user, proof, address),
     events,
     now,
@@ -387,6 +400,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   twoFactorRoutes(app, twoFactor);
   auditRoutes(app, audit);
   apiKeysRoutes(app, apiKeys);
+  sshKeysRoutes(app, sshKeys);
+  // wired by the SFTP server: until it is, SFTP is off.
+  sftpRoutes(app, { info: () => null });
   profileRoutes(
     app,
     new ProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),

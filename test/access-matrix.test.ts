@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { before, describe, it } from 'node:test';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
+// ssh2 is CommonJS: Node's ESM loader finds no named exports in it.
+import ssh2 from 'ssh2';
 import WebSocket from 'ws';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../src/domain/policy.js';
 import {
@@ -210,6 +212,8 @@ const throwawayTemplate = async (world: World) => {
   assert.equal(response.statusCode, 200, response.body);
   return (JSON.parse(response.body) as { data: { id: string } }).data.id;
 };
+/** A new Ed25519 public key: each cell adds its own, never one its account holds already. */
+const freshSshKey = (): string => ssh2.utils.generateKeyPairSync('ed25519').public;
 /** A schedule of SERVER that runs only when asked (its id). */
 const SCHEDULE = {
   name: 'matrix',
@@ -325,6 +329,10 @@ const MATRIX: readonly Row[] = [
   row('GET',    '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200]),
   row('POST',   '/api/profile/api-keys',                      [401, 401, 403, 200, 200, 200, 200, 200], { payload: { name: 'access matrix', password: PASSWORD } }),
   row('DELETE', '/api/profile/api-keys/:id',                  [401, 401, 403, 404, 404, 404, 404, 404], { params: { id: '2147483647' } }),
+  row('GET',    '/api/profile/ssh-keys',                      [401, 401, 403, 200, 200, 200, 200, 200]),
+  row('POST',   '/api/profile/ssh-keys',                      [401, 401, 403, 201, 201, 201, 201, 201], () => ({ payload: { name: 'access matrix', publicKey: freshSshKey(), password: PASSWORD } })),
+  row('DELETE', '/api/profile/ssh-keys/:id',                  [401, 401, 403, 404, 404, 404, 404, 404], { params: { id: '2147483647' } }),
+  row('GET',    '/api/sftp',                                  [401, 401, 403, 200, 200, 200, 200, 200]),
 
   row('GET',    '/api/audit',                                 [401, 401, 403, 403, 403, 403, 403, 200]),
   row('GET',    '/api/servers/:server/audit',                 [401, 401, 403, 403, 200, 200, 403, 200]),

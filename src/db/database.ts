@@ -35,6 +35,7 @@ import * as serverIds from './migrations/0018_server_ids.js';
 import * as passwordLinks from './migrations/0019_password_links.js';
 import * as registries from './migrations/0020_registries.js';
 import * as installReason from './migrations/0022_install_reason.js';
+import * as sshKeys from './migrations/0023_ssh_keys.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -68,6 +69,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0019_password_links': passwordLinks,
   '0020_registries': registries,
   '0022_install_reason': installReason,
+  '0023_ssh_keys': sshKeys,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -250,6 +250,21 @@ export interface PasswordLinksTable {
   expires_at: string;
 }
 
+/** SSH public keys for SFTP sign-in (migration 0023). */
+export interface SshKeysTable {
+  id: Id;
+  user_id: number;
+  name: string;
+  /** The key's type: `ssh-ed25519`, `ecdsa-sha2-nistp256|384|521` or `ssh-rsa`. */
+  algorithm: string;
+  /** OpenSSH's one-line form without the comment: `<algorithm> <base64 of the wire blob>`. */
+  public_key: string;
+  /** `SHA256:…` as `ssh-keygen -l` prints it; unique per user. */
+  fingerprint: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
 /** Every server ever made, numbered: where a server's id comes from. */
 export interface ServerIdsTable {
   id: Id;
@@ -343,4 +358,5 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   registries: RegistriesTable;
+  ssh_keys: SshKeysTable;
 }

@@ -26,6 +26,8 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'PUT /api/admin/two-factor': 'two-factor.policy',
   'POST /api/profile/api-keys': 'api-key.create',
   'DELETE /api/profile/api-keys/:id': 'api-key.revoke',
+  'POST /api/profile/ssh-keys': 'ssh-key.create',
+  'DELETE /api/profile/ssh-keys/:id': 'ssh-key.delete',
 
   'POST /api/servers/create': 'server.create',
   'DELETE /api/servers/:server': 'server.delete',

@@ -558,8 +558,8 @@ export class UsersRepository {
   }
 
   /**
-   * Frees the name, drops the password, server access and provider links; keeps the row for
-   * authorship.
+   * Frees the name, drops the password, server access, provider links and SSH keys; keeps the
+   * row for authorship.
    */
   async markDeleted(id: number, now: Date): Promise<void> {
     // The servers they owned stay, without an owner (docs/api.md, "A server's owner").
@@ -571,6 +571,8 @@ export class UsersRepository {
     await this.#db.deleteFrom('user_servers').where('user_id', '=', id).execute();
     // A later sign-in with the same provider account starts a fresh account.
     await this.#db.deleteFrom('oidc_identities').where('user_id', '=', id).execute();
+    // Their SSH keys sign in no more, and a later account of the same name starts without them.
+    await this.#db.deleteFrom('ssh_keys').where('user_id', '=', id).execute();
     await this.#db
       .updateTable('users')
       .set((eb) => ({

@@ -3210,6 +3210,255 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/profile/ssh-keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Your SSH public keys for SFTP, oldest first, with their last use */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                algorithm:
+                  | 'ssh-ed25519'
+                  | 'ecdsa-sha2-nistp256'
+                  | 'ecdsa-sha2-nistp384'
+                  | 'ecdsa-sha2-nistp521'
+                  | 'ssh-rsa';
+                /** Format: date-time */
+                createdAt: string;
+                /** @description `SHA256:…`, as `ssh-keygen -l` and SFTP clients print it */
+                fingerprint: string;
+                id: number;
+                /** Format: date-time */
+                lastUsedAt: string | null;
+                name: string;
+                /** @description OpenSSH's one-line form without the comment (`ssh-ed25519 AAAA…`): public, shown again to compare with a .pub file */
+                publicKey: string;
+              }[];
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Add an SSH public key to sign in to SFTP with
+     * @description Ed25519, ECDSA or RSA of at least 2048 bits; a private key, a certificate, DSA, a short RSA key or anything else is 400 `VALIDATION_FAILED` with the reason on `body/publicKey`. Asks for the password and, with two-factor sign-in on, a code, as making an API key does (400 when missing, 403 WRONG_PASSWORD, 401 INVALID_CREDENTIALS, 403 SIGN_IN_AGAIN, 429). 409 `ALREADY_EXISTS` for a key on the account already, 409 `CONFLICT` past 50 keys.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description A code of your authenticator app, or a recovery code: required when two-factor sign-in is on */
+            code?: string;
+            name: string;
+            /** @description Your current password; required unless your account has none */
+            password?: string;
+            /** @description The line of a .pub file (`ssh-ed25519 AAAA… comment`; the comment is dropped), or an RFC 4716 block (PuTTYgen). Ed25519, ECDSA (P-256, P-384, P-521) or RSA of 2048 to 16384 bits */
+            publicKey: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                algorithm:
+                  | 'ssh-ed25519'
+                  | 'ecdsa-sha2-nistp256'
+                  | 'ecdsa-sha2-nistp384'
+                  | 'ecdsa-sha2-nistp521'
+                  | 'ssh-rsa';
+                /** Format: date-time */
+                createdAt: string;
+                /** @description `SHA256:…`, as `ssh-keygen -l` and SFTP clients print it */
+                fingerprint: string;
+                id: number;
+                /** Format: date-time */
+                lastUsedAt: string | null;
+                name: string;
+                /** @description OpenSSH's one-line form without the comment (`ssh-ed25519 AAAA…`): public, shown again to compare with a .pub file */
+                publicKey: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/profile/ssh-keys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete one of your SSH keys, at once
+     * @description SFTP sessions signed in with it end, and it signs in no more.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/profile/stats': {
     parameters: {
       query?: never;
@@ -9129,6 +9378,68 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sftp': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Whether SFTP is on, its port and its host key's fingerprint */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                enabled: boolean;
+                /** @description `SHA256:…` of the server's host key: what an SFTP client asks to trust the first time */
+                hostKeyFingerprint: string | null;
+                port: number | null;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;

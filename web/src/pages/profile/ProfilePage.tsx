@@ -8,11 +8,12 @@ import { PasswordForm } from './PasswordForm';
 import { ProfileStats } from './ProfileStats';
 import styles from './ProfilePage.module.css';
 import { RenameForm } from './RenameForm';
+import { SshKeysSection } from './SshKeysSection';
 import { TwoFactorSection } from './TwoFactorSection';
 
 /**
- * The signed-in account: its statistics, a new name, a new password, two-factor sign-in, and its
- * API keys.
+ * The signed-in account: its statistics, a new name, a new password, two-factor sign-in, its
+ * API keys, and its SSH keys for SFTP.
  */
 export function ProfilePage() {
   useTitle('Profile');
@@ -41,6 +42,7 @@ export function ProfilePage() {
         </div>
       )}
       {me.data !== undefined && <ApiKeysSection hasPassword={me.data.signIn.hasPassword} />}
+      {me.data !== undefined && <SshKeysSection hasPassword={me.data.signIn.hasPassword} />}
     </>
   );
 }

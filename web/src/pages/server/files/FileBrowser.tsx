@@ -8,6 +8,7 @@ import { BulkActions } from './BulkActions';
 import { EntryRow } from './EntryRow';
 import styles from './Files.module.css';
 import { NewEntryForm } from './NewEntryForm';
+import { SftpLine } from './SftpLine';
 import { Uploads } from './Uploads';
 import { useUploads } from '../../../hooks/useUploads';
 
@@ -90,6 +91,7 @@ export function FileBrowser({
           <p className={page.muted}>Read-only: you don&apos;t have permission to change files.</p>
         )}
       </div>
+      <SftpLine server={server} />
       <Breadcrumbs server={server} path={folder} />
       {creating !== null && (
         <NewEntryForm
