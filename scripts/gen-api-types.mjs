@@ -26,6 +26,8 @@ try {
     DATA_DIR: dataDir,
     JWT_SECRET: 'openapi-generation-only-'.padEnd(48, 'x'),
     LOG_LEVEL: 'silent',
+    // The routes are all it needs: no SFTP server on the machine's port 2022.
+    SFTP_PORT: '0',
   });
   const app = await buildApp(config, {
     runtime: {

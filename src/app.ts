@@ -19,7 +19,7 @@ import { registerSocketLog, type LogStream } from './http/logging.js';
 import { registerPlugins } from './http/plugins.js';
 import { registerSecurityHeaders } from './http/security.js';
 import { registerValidation } from './http/validation.js';
-import { readTlsPair, transportReport } from './http/tls.js';
+import { isLoopbackHost, readTlsPair, transportReport } from './http/tls.js';
 import { DEFAULT_WEB_ROOT, registerWebUi } from './http/web.js';
 import { ApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
 import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
@@ -101,6 +101,10 @@ import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { UsersService } from './modules/users/users.service.js';
 import { serverUserOf } from './host/runtime/server-user.js';
 import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archive-formats.js';
+import { loadHostKey } from './modules/sftp/host-key.js';
+import { SftpAccess } from './modules/sftp/sftp-access.js';
+import { SftpServer } from './modules/sftp/sftp-server.js';
+import { serveSftp, SFTP_DEFAULTS } from './modules/sftp/sftp-session.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -401,8 +405,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   auditRoutes(app, audit);
   apiKeysRoutes(app, apiKeys);
   sshKeysRoutes(app, sshKeys);
-  // wired by the SFTP server: until it is, SFTP is off.
-  sftpRoutes(app, { info: () => null });
+  // The SFTP server is made below, with the files service; asked when the route is.
+  sftpRoutes(app, { info: () => sftp?.info() ?? null });
   profileRoutes(
     app,
     new ProfileService({ users, tickets, auth, hasher, throttle, events, apiKeys }),
@@ -444,26 +448,55 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   ticketsRoutes(app, ticketsService, {
     messageMaxBytes,
   });
-  filesRoutes(
-    app,
-    new FilesService({
-      servers: serversService,
-      users,
-      keyUser: (keyId) => apiKeys.userOfKey(keyId),
-      links,
-      templates,
-      backups,
-      maxUploadBytes: config.maxUploadBytes,
-      maxEditBytes: config.maxEditBytes,
-      archive: {
-        maxBytes: config.archiveMaxBytes,
-        maxEntries: config.archiveMaxEntries,
-        maxRatio: ARCHIVE_MAX_RATIO,
-        ratioFloorBytes: ARCHIVE_RATIO_FLOOR_BYTES,
-      },
-    }),
-    { maxEditBytes: config.maxEditBytes },
-  );
+  const filesService = new FilesService({
+    servers: serversService,
+    users,
+    keyUser: (keyId) => apiKeys.userOfKey(keyId),
+    links,
+    templates,
+    backups,
+    maxUploadBytes: config.maxUploadBytes,
+    maxEditBytes: config.maxEditBytes,
+    archive: {
+      maxBytes: config.archiveMaxBytes,
+      maxEntries: config.archiveMaxEntries,
+      maxRatio: ARCHIVE_MAX_RATIO,
+      ratioFloorBytes: ARCHIVE_RATIO_FLOOR_BYTES,
+    },
+  });
+  filesRoutes(app, filesService, { maxEditBytes: config.maxEditBytes });
+
+  // SFTP (docs/sftp.md): the same accounts, throttle, rights and audit log as the API.
+  const sftp =
+    config.sftp === null
+      ? null
+      : new SftpServer({
+          config: config.sftp,
+          hostKey: loadHostKey(config.dataDir),
+          access: new SftpAccess({
+            users,
+            hasher,
+            throttle,
+            apiKeys,
+            sshKeys,
+            serverExists: async (name) => (await servers.find(name)) !== undefined,
+            requireFiles: (user, server) => serversService.files(user, server, 'server.files.read'),
+            mustEnrolSecondFactor: (user) => auth.mustEnrolSecondFactor(user),
+            audit: (entry) => audit.record(entry),
+            now,
+          }),
+          rights: async (user, server, need) => {
+            const { config: held, files, guard } = await filesService.access(user, server, need);
+            return { files, guard, quota: held.limits.diskBytes };
+          },
+          serve: (stream, files, options) =>
+            serveSftp(stream, files, { ...SFTP_DEFAULTS, ...options }),
+          events,
+          audit: (entry) => audit.record(entry),
+          serversDir: config.serversDir,
+          log: app.log,
+          now: () => now().getTime(),
+        });
 
   // Webhooks: signed with a secret kept under a key of its own, derived from the JWT secret.
   const webhookRepo = new WebhooksRepository(db.kysely);
@@ -524,6 +557,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     await audit.start();
     // Deliveries left pending by the last run go out now, or when their retry is due.
     deliverer.wake();
+    if (sftp !== null) {
+      const where = await sftp.listen();
+      app.log.info(
+        { address: where.address, port: where.port, hostKey: sftp.info().fingerprint },
+        `SFTP listens on ${where.address}:${where.port}, host key ${sftp.info().fingerprint}`,
+      );
+      if (isLoopbackHost(where.address)) {
+        app.log.info(
+          'SFTP is reachable from this machine only: set SFTP_ADDRESS=0.0.0.0 for others',
+        );
+      }
+    }
   });
   // What an earlier run left (temporary files of uploads and saves a killed panel cut short,
   // folders of deleted servers) is removed once the panel serves, in the background, so that
@@ -543,6 +588,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     done();
   });
   app.addHook('onClose', async () => {
+    // Sessions end first: their uploads are aborted while the storage is still there.
+    await sftp?.close();
     schemas.clear();
     scheduler.stop();
     await scheduler.idle();

@@ -158,11 +158,26 @@ export interface Config {
      */
     readonly address: MetricsAddress | null;
   };
+  /** The SFTP server (docs/sftp.md); null: `SFTP_PORT=0`, none. */
+  readonly sftp: SftpConfig | null;
   readonly oidc: {
     readonly providers: readonly OidcProviderConfig[];
     /** Origins the browser may be sent back to after an OpenID Connect sign-in. */
     readonly redirectAllowlist: readonly string[];
   };
+}
+
+export interface SftpConfig {
+  /** `SFTP_ADDRESS`: where it listens (default: HOST, so behind a proxy only loopback). */
+  readonly address: string;
+  /** `SFTP_PORT` (default 2022, as Wings). */
+  readonly port: number;
+  /** `SFTP_MAX_SESSIONS_PER_USER` signed-in connections one account may hold (default 10). */
+  readonly maxSessionsPerUser: number;
+  /** `SFTP_MAX_CONNECTIONS_PER_ADDRESS` connections from one address, signed in or not (20). */
+  readonly maxConnectionsPerAddress: number;
+  /** `SFTP_IDLE_SECONDS` without a request before a session is ended (default 900). */
+  readonly idleSeconds: number;
 }
 
 export interface AllowedHost {
@@ -298,6 +313,7 @@ export function loadConfig(
       token: metricsToken(env),
       address: metricsAddress(env),
     },
+    sftp: sftpConfig(env, host),
     oidc: {
       providers: oidcProviders(env),
       redirectAllowlist: originList(env, 'OIDC_REDIRECT_ALLOWLIST', publicUrl),
@@ -352,6 +368,26 @@ function metricsToken(env: Env): string | null {
     );
   }
   return value;
+}
+
+/** SFTP: on port 2022 of HOST unless told otherwise; `SFTP_PORT=0` turns it off. */
+function sftpConfig(env: Env, host: string): SftpConfig | null {
+  const port = integer(env, 'SFTP_PORT', 2022, 0, 65535);
+  if (port === 0) return null;
+  const address = text(env, 'SFTP_ADDRESS', host);
+  if (!/^[0-9A-Za-z:.-]+$/.test(address)) {
+    throw new ConfigError(
+      'SFTP_ADDRESS',
+      `must be an IP address or a host name (0.0.0.0, ::, 127.0.0.1), got "${address}"`,
+    );
+  }
+  return {
+    address,
+    port,
+    maxSessionsPerUser: integer(env, 'SFTP_MAX_SESSIONS_PER_USER', 10, 1, 10_000),
+    maxConnectionsPerAddress: integer(env, 'SFTP_MAX_CONNECTIONS_PER_ADDRESS', 20, 1, 100_000),
+    idleSeconds: integer(env, 'SFTP_IDLE_SECONDS', 900, 10, 86_400 * 7),
+  };
 }
 
 /** `host:port`, `[ipv6]:port`: where the metrics listener listens. */

@@ -190,7 +190,8 @@ function runPanel(
 ): Promise<Run> {
   const child = spawn(process.execPath, ['--import', TSX, SERVER], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // No SFTP server: these panels run beside others, and 2022 is one port.
+    env: { PATH: process.env.PATH ?? '', SFTP_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...as,
   });

@@ -26,7 +26,7 @@ export function spawnNode(args, options = {}) {
  * The panel's environment: only what it needs, so a DATABASE_URL or JWT_SECRET of the person
  * running the benchmark never reaches it (it always runs on a fresh SQLite database).
  */
-function panelEnv({ port, dataDir, logLevel, readOnlyPaths }) {
+function panelEnv({ port, dataDir, logLevel, readOnlyPaths, sftpPort = 0 }) {
   return {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     // No configuration file: the bench measures the panel as set here, whatever the machine has.
@@ -34,6 +34,8 @@ function panelEnv({ port, dataDir, logLevel, readOnlyPaths }) {
     LANG: 'C.UTF-8',
     HOST: '127.0.0.1',
     PORT: String(port),
+    // SFTP only for the scenario that measures it (a port of its own).
+    SFTP_PORT: String(sftpPort),
     DATA_DIR: dataDir,
     LOG_LEVEL: logLevel,
     ...(readOnlyPaths.length > 0 ? { SANDBOX_READ_ONLY_PATHS: readOnlyPaths.join(':') } : {}),
@@ -69,6 +71,7 @@ export async function startPanel({
   logLevel = 'info',
   nodeArgs = [],
   readOnlyPaths = [],
+  sftpPort = 0,
   pollMs = 2,
   timeoutMs = 30_000,
 }) {
@@ -77,7 +80,7 @@ export async function startPanel({
   const started = nowMs();
   const child = spawnNode([...nodeArgs, path.join(REPO, 'dist', 'panel.mjs')], {
     cwd: REPO,
-    env: panelEnv({ port, dataDir, logLevel, readOnlyPaths }),
+    env: panelEnv({ port, dataDir, logLevel, readOnlyPaths, sftpPort }),
     stdio: ['ignore', log, log],
   });
   closeSync(log);

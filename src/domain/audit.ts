@@ -15,8 +15,17 @@ export type AuditVia =
    * The operator's command line on the panel's host (`game-panel user …`): the actor is the
    * name of the system account that ran it (`root`), no panel account.
    */
-  | 'cli';
-export const AUDIT_VIAS: readonly AuditVia[] = ['session', 'api-key', 'schedule', 'system', 'cli'];
+  | 'cli'
+  /** The SFTP server (docs/sftp.md); the name is the API key's or SSH key's it signed in with. */
+  | 'sftp';
+export const AUDIT_VIAS: readonly AuditVia[] = [
+  'session',
+  'api-key',
+  'schedule',
+  'system',
+  'cli',
+  'sftp',
+];
 
 export type AuditOutcome = 'ok' | 'failed';
 export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['ok', 'failed'];

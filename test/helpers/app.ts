@@ -114,6 +114,9 @@ export async function testEnvironment(
       // The defaults are tested by passing '' (unset) for these (test/registration.test.ts).
       REGISTRATION: 'open',
       REGISTRATION_MAX_PER_ADDRESS: '100000',
+      // No SFTP server unless a test asks for one on a port of its own (test/helpers/sftp.ts):
+      // panels run side by side, and 2022 is one port.
+      SFTP_PORT: '0',
       TICKETS_PER_HOUR: '100000',
       TICKET_MESSAGES_PER_HOUR: '100000',
       ...(postgres ? { DATABASE_URL: postgres.url } : {}),

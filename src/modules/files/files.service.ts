@@ -74,8 +74,9 @@ export class FilesService {
    * The files of `server` for `user`, if they hold `need` (else 403/404), with what they may
    * not touch there: the template's deny list, or null for someone who may configure the
    * server's host (an admin, with an API key not narrowed to permissions), or when there is none.
+   * The SFTP server asks the same (src/modules/sftp/session-files.ts).
    */
-  async #access(
+  async access(
     user: User,
     server: string,
     need: 'server.files.read' | 'server.files.write',
@@ -116,7 +117,7 @@ export class FilesService {
     server: string,
     request: { type: 'file' | 'folder'; name: string; path: string },
   ): Promise<Entry> {
-    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    const { files, guard } = await this.access(user, server, 'server.files.write');
     return files.createEntry(
       server,
       userPath(request.path),
@@ -136,7 +137,7 @@ export class FilesService {
     path: string,
     parts: AsyncIterable<UploadPart>,
   ): Promise<Entry[]> {
-    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
+    const { config, files, guard } = await this.access(user, server, 'server.files.write');
     const folder = userPath(path);
     const stored: Entry[] = [];
     for await (const part of parts) {
@@ -164,7 +165,7 @@ export class FilesService {
 
   /** Opens a file for download; the caller closes the handle. */
   async open(user: User, server: string, path: string): Promise<OpenedFile> {
-    const { files, guard } = await this.#access(user, server, 'server.files.read');
+    const { files, guard } = await this.access(user, server, 'server.files.read');
     return files.openFile(server, userPath(path), guard);
   }
 
@@ -230,14 +231,14 @@ export class FilesService {
     server: string,
     path: string,
   ): Promise<{ path: string; content: string }> {
-    const { files, guard } = await this.#access(user, server, 'server.files.read');
+    const { files, guard } = await this.access(user, server, 'server.files.read');
     const segments = userPath(path);
     const content = await files.readText(server, segments, this.#deps.maxEditBytes, guard);
     return { path: segments.join('/'), content };
   }
 
   async writeContent(user: User, server: string, path: string, content: string): Promise<Entry> {
-    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
+    const { config, files, guard } = await this.access(user, server, 'server.files.write');
     if (Buffer.byteLength(content) > this.#deps.maxEditBytes) {
       throw new AppError(
         'PAYLOAD_TOO_LARGE',
@@ -248,12 +249,12 @@ export class FilesService {
   }
 
   async rename(user: User, server: string, oldPath: string, newName: string): Promise<Entry> {
-    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    const { files, guard } = await this.access(user, server, 'server.files.write');
     return files.renameEntry(server, userPath(oldPath), entryName(newName), guard);
   }
 
   async move(user: User, server: string, source: string, destination: string): Promise<Entry> {
-    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    const { files, guard } = await this.access(user, server, 'server.files.write');
     return files.move(server, userPath(source), userPath(destination), guard);
   }
 
@@ -264,13 +265,13 @@ export class FilesService {
     paths: readonly string[],
     destination: string,
   ): Promise<Entry[]> {
-    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    const { files, guard } = await this.access(user, server, 'server.files.write');
     return files.moveMany(server, paths.map(userPath), userPath(destination), guard);
   }
 
   /** Deletes several entries: all checked first (see ServerStorage.deleteMany). */
   async deleteMany(user: User, server: string, paths: readonly string[]): Promise<string[]> {
-    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    const { files, guard } = await this.access(user, server, 'server.files.write');
     const list = paths.map(userPath);
     if (list.some((segments) => segments.length === 0)) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');
@@ -284,7 +285,7 @@ export class FilesService {
     server: string,
     request: { paths: readonly string[]; destination: string; format: 'zip' | 'tar.gz' },
   ): Promise<Entry> {
-    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
+    const { config, files, guard } = await this.access(user, server, 'server.files.write');
     return files.compress(
       server,
       request.paths.map(userPath),
@@ -302,7 +303,7 @@ export class FilesService {
     path: string,
     destination: string,
   ): Promise<Entry[]> {
-    const { config, files, guard } = await this.#access(user, server, 'server.files.write');
+    const { config, files, guard } = await this.access(user, server, 'server.files.write');
     return files.decompress(
       server,
       userPath(path),
@@ -314,7 +315,7 @@ export class FilesService {
   }
 
   async delete(user: User, server: string, path: string): Promise<string> {
-    const { files, guard } = await this.#access(user, server, 'server.files.write');
+    const { files, guard } = await this.access(user, server, 'server.files.write');
     const segments = userPath(path);
     if (segments.length === 0) {
       throw new AppError('VALIDATION_FAILED', 'The server directory itself cannot be deleted');

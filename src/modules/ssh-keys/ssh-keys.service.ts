@@ -35,6 +35,8 @@ export interface NewSshKey {
 /** A key as the SFTP server compares it with what a client offers. */
 export interface SignInKey {
   readonly id: number;
+  /** The name its owner gave it (the audit log names the key a session signed in with). */
+  readonly name: string;
   readonly algorithm: SshKeyAlgorithm;
   /** The SSH wire blob (RFC 4253 §6.6), as ssh2's server hands the offered key (`ctx.key.data`). */
   readonly publicKey: Buffer;
@@ -160,6 +162,7 @@ const view = (key: SshKey): SshKey => ({
 /** The stored line's base64 is the blob, written by the panel from a parsed key. */
 const signInKey = (key: SshKey): SignInKey => ({
   id: key.id,
+  name: key.name,
   algorithm: key.algorithm,
   publicKey: Buffer.from(key.publicKey.slice(key.algorithm.length + 1), 'base64'),
 });

@@ -114,6 +114,8 @@ export async function startPanel(
       // unless a journey sets these ('' for the panel's defaults, as web/e2e/settings.e2e.ts).
       REGISTRATION: 'open',
       REGISTRATION_MAX_PER_ADDRESS: '100000',
+      // Journeys run side by side: no SFTP server on the one port 2022 unless one asks.
+      SFTP_PORT: '0',
       TICKETS_PER_HOUR: '100000',
       TICKET_MESSAGES_PER_HOUR: '100000',
       ...env,

@@ -1485,7 +1485,7 @@ export interface paths {
           since?: string;
           /** @description Before this time */
           until?: string;
-          via?: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
+          via?: 'session' | 'api-key' | 'schedule' | 'system' | 'cli' | 'sftp';
         };
         header?: never;
         path?: never;
@@ -1520,7 +1520,7 @@ export interface paths {
                 serverId: number | null;
                 status: number | null;
                 target: string | null;
-                via: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
+                via: 'session' | 'api-key' | 'schedule' | 'system' | 'cli' | 'sftp';
                 /** @description The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin) */
                 viaName: string | null;
               }[];
@@ -4054,7 +4054,7 @@ export interface paths {
           since?: string;
           /** @description Before this time */
           until?: string;
-          via?: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
+          via?: 'session' | 'api-key' | 'schedule' | 'system' | 'cli' | 'sftp';
         };
         header?: never;
         path: {
@@ -4091,7 +4091,7 @@ export interface paths {
                 serverId: number | null;
                 status: number | null;
                 target: string | null;
-                via: 'session' | 'api-key' | 'schedule' | 'system' | 'cli';
+                via: 'session' | 'api-key' | 'schedule' | 'system' | 'cli' | 'sftp';
                 /** @description The API key's or the schedule's name; an API key's is null in a server's log unless the caller may read the whole log (admin) */
                 viaName: string | null;
               }[];

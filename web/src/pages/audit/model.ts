@@ -7,13 +7,14 @@ import type { AuditEntry, AuditQuery } from '../../hooks/useAudit';
 export type Via = AuditEntry['via'];
 export type Outcome = AuditEntry['outcome'];
 
-export const VIAS: readonly Via[] = ['session', 'api-key', 'schedule', 'system', 'cli'];
+export const VIAS: readonly Via[] = ['session', 'api-key', 'schedule', 'system', 'cli', 'sftp'];
 export const VIA_LABELS: Readonly<Record<Via, string>> = {
   session: 'Signed in',
   'api-key': 'API key',
   schedule: 'Schedule',
   system: 'The panel',
   cli: 'Command line',
+  sftp: 'SFTP',
 };
 export const OUTCOMES: readonly Outcome[] = ['ok', 'failed'];
 export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = { ok: 'Done', failed: 'Failed' };
@@ -136,6 +137,10 @@ export function describeActor(entry: AuditEntry): string {
       return 'the panel';
     case 'cli':
       return `${who ?? 'someone'} on the command line`;
+    case 'sftp':
+      return entry.viaName === null
+        ? `${who ?? 'someone'} over SFTP`
+        : `${who ?? 'someone'} over SFTP with the key ${entry.viaName}`;
   }
 }
 
