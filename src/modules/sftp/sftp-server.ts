@@ -144,11 +144,9 @@ export class SftpServer {
     this.#deps.events.off('access-changed', this.#onAccessChanged);
     this.#deps.events.off('server-deleted', this.#onServerDeleted);
     if (this.#sweep) clearInterval(this.#sweep);
+    // ssh2's server has no `listening` of its own: close is asked always (a server that never
+    // listened answers at once, with an error that is of no interest here).
     const closed = new Promise<void>((resolve) => {
-      if (!this.#server.listening) {
-        resolve();
-        return;
-      }
       this.#server.close(() => {
         resolve();
       });
