@@ -335,7 +335,8 @@ async function buildElsewhere(): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode'],
+    // As scripts/bundle-server.mjs: the packages with native addons stay in node_modules.
+    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode', 'ssh2'],
     banner: {
       js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",
     },
