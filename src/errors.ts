@@ -60,7 +60,9 @@ export type ErrorCode =
   | 'SESSION_REQUIRED'
   | 'SIGN_IN_AGAIN'
   | 'URL_NOT_ALLOWED'
-  | 'IMAGE_NOT_ALLOWED';
+  | 'IMAGE_NOT_ALLOWED'
+  | 'NODE_UNREACHABLE'
+  | 'NODE_HAS_SERVERS';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -143,6 +145,10 @@ const STATUS: Record<ErrorCode, number> = {
   URL_NOT_ALLOWED: 400,
   /** A server's image comes from a registry the panel does not allow images from. */
   IMAGE_NOT_ALLOWED: 400,
+  /** A node's engine refused the panel or did not answer in time (docs/nodes.md). */
+  NODE_UNREACHABLE: 503,
+  /** A node with servers on it is not deleted: they are transferred or deleted first. */
+  NODE_HAS_SERVERS: 409,
 };
 
 export interface ErrorDetail {
