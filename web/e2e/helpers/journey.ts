@@ -21,12 +21,14 @@ export interface Journey {
 }
 
 /**
- * Registers `before` and `after` hooks in the calling `describe`: a panel (with `env`), a
- * browser, and `setUp` (accounts, servers) once both run; everything closed afterwards.
+ * Registers `before` and `after` hooks in the calling `describe`: a panel (with `env`, and its
+ * SFTP server on with `sftp`), a browser, and `setUp` (accounts, servers) once both run;
+ * everything closed afterwards.
  */
 export function journey(
   options: {
     env?: () => Record<string, string>;
+    sftp?: boolean;
     setUp?: (panel: E2ePanel) => Promise<void>;
     tearDown?: () => void;
   } = {},
@@ -35,7 +37,7 @@ export function journey(
   let browser: Browser | undefined;
   const tabs: Tab[] = [];
   before(async () => {
-    panel = await startPanel(options.env?.() ?? {});
+    panel = await startPanel(options.env?.() ?? {}, { sftp: options.sftp ?? false });
     browser = await launchBrowser();
     await options.setUp?.(panel);
   });
@@ -124,15 +126,17 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
 /**
  * `journey()` for a panel whose sandbox may read the stand-in game server
  * (`fixture.startCommand`), its folder removed when the file's journeys end; `env` adds to the
- * panel's environment.
+ * panel's environment, `sftp` turns its SFTP server on.
  */
 export function gameServerJourney(
   setUp: (panel: E2ePanel) => Promise<void>,
   env: Record<string, string> = {},
+  options: { readonly sftp?: boolean } = {},
 ): Journey & { readonly fixture: GameServerFixture } {
   const fixture = gameServerFixture();
   const inner = journey({
     env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder, ...env }),
+    sftp: options.sftp ?? false,
     setUp,
     tearDown: () => {
       fixture.remove();
@@ -155,6 +159,7 @@ export function gameServerJourney(
 export function ownerJourney(
   owner: string,
   servers: Readonly<Record<string, string>>,
+  options: { readonly sftp?: boolean } = {},
 ): Journey & { readonly fixture: GameServerFixture; token(): string } {
   let token: string | undefined;
   const inner: Journey & { readonly fixture: GameServerFixture } = gameServerJourney(
@@ -169,6 +174,8 @@ export function ownerJourney(
         );
       }
     },
+    {},
+    options,
   );
   return {
     get panel() {
