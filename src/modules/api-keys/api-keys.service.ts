@@ -17,6 +17,7 @@ import type { ServerPermission } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
 import { AppError } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
+import type { ConfirmIdentity, IdentityProof } from '../two-factor/two-factor.service.js';
 import type { ApiKeysRepository, StoredKey } from './api-keys.repository.js';
 
 /** How many keys one user may hold. */
@@ -25,15 +26,12 @@ export const MAX_KEYS_PER_USER = 50;
 const USE_RECORD_INTERVAL_MS = 60_000;
 const PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 
-export interface NewApiKey {
+/** What the owner sends to make a key, with the proof that it is them. */
+export interface NewApiKey extends IdentityProof {
   readonly name: string;
   readonly expiresAt?: string | null | undefined;
   readonly servers?: readonly string[] | null | undefined;
   readonly permissions?: readonly ServerPermission[] | null | undefined;
-  /** The owner's current password (absent only for an account without one). */
-  readonly password?: string | undefined;
-  /** A TOTP or recovery code, when the owner has two-factor sign-in. */
-  readonly code?: string | undefined;
 }
 
 /** An API key as its owner sees it. */
@@ -49,11 +47,7 @@ export interface ApiKeysServiceDeps {
   /** The servers the user can reach by their account. */
   readonly reachableServers: (user: User) => Promise<string[]>;
   /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
-  readonly confirmIdentity: (
-    user: User,
-    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
-    address: string,
-  ) => Promise<void>;
+  readonly confirmIdentity: ConfirmIdentity;
   /** Told of revocations (`access-changed`), so the key's console sockets close. */
   readonly events: PanelEvents;
   readonly now: () => Date;

@@ -16,20 +16,18 @@ import type { User } from '../../domain/user.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
 import { AppError } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
+import type { ConfirmIdentity, IdentityProof } from '../two-factor/two-factor.service.js';
 import { fingerprintOf, readPublicKey } from './public-key.js';
 import type { SshKeysRepository } from './ssh-keys.repository.js';
 
 /** How many keys one user may hold. */
 export const MAX_SSH_KEYS_PER_USER = 50;
 
-export interface NewSshKey {
+/** What the owner sends to add a key, with the proof that it is them. */
+export interface NewSshKey extends IdentityProof {
   readonly name: string;
   /** As pasted: OpenSSH's line (a comment allowed) or an RFC 4716 block. */
   readonly publicKey: string;
-  /** The owner's current password (absent only for an account without one). */
-  readonly password?: string | undefined;
-  /** A TOTP or recovery code, when the owner has two-factor sign-in. */
-  readonly code?: string | undefined;
 }
 
 /** A key as the SFTP server compares it with what a client offers. */
@@ -46,11 +44,7 @@ export interface SignInKey {
 export interface SshKeysServiceDeps {
   readonly keys: SshKeysRepository;
   /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
-  readonly confirmIdentity: (
-    user: User,
-    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
-    address: string,
-  ) => Promise<void>;
+  readonly confirmIdentity: ConfirmIdentity;
   /** Told of deletions (`access-changed`), so the key's SFTP sessions end. */
   readonly events: PanelEvents;
   readonly now: () => Date;
