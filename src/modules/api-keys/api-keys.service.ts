@@ -15,7 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { API_KEY_PREFIX, type ApiKey, type KeyScope } from '../../domain/api-key.js';
 import type { ServerPermission } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
-import { AppError } from '../../errors.js';
+import { AppError, invalidField } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { ConfirmIdentity, IdentityProof } from '../two-factor/two-factor.service.js';
 import type { ApiKeysRepository, StoredKey } from './api-keys.repository.js';
@@ -73,17 +73,17 @@ export class ApiKeysService {
     await this.#deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
     const now = this.#deps.now();
     const name = input.name.trim();
-    if (name === '') throw invalid('name', 'must not be blank');
+    if (name === '') throw invalidField('name', 'must not be blank');
     const expiresAt = input.expiresAt ?? null;
     if (expiresAt !== null && Date.parse(expiresAt) <= now.getTime()) {
-      throw invalid('expiresAt', 'must be in the future');
+      throw invalidField('expiresAt', 'must be in the future');
     }
     const servers = input.servers == null ? null : [...new Set(input.servers)];
     if (servers !== null) {
       const reachable = new Set(await this.#deps.reachableServers(user));
       const unknown = servers.find((server) => !reachable.has(server));
       if (unknown !== undefined) {
-        throw invalid('servers', `you have no server named ${JSON.stringify(unknown)}`);
+        throw invalidField('servers', `you have no server named ${JSON.stringify(unknown)}`);
       }
     }
     const permissions = input.permissions == null ? null : [...new Set(input.permissions)];
@@ -191,8 +191,3 @@ export class ApiKeysService {
 }
 
 const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
-
-const invalid = (field: string, message: string): AppError =>
-  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
-    details: [{ path: `body/${field}`, message }],
-  });

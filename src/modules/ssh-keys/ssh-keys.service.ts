@@ -14,7 +14,7 @@
 import type { SshKey, SshKeyAlgorithm } from '../../domain/ssh-key.js';
 import type { User } from '../../domain/user.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
-import { AppError } from '../../errors.js';
+import { AppError, invalidField } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
 import type { ConfirmIdentity, IdentityProof } from '../two-factor/two-factor.service.js';
 import { fingerprintOf, readPublicKey } from './public-key.js';
@@ -71,9 +71,10 @@ export class SshKeysService {
    */
   async add(user: User, input: NewSshKey, address: string): Promise<SshKey> {
     const name = input.name.trim();
-    if (name === '') throw invalid('name', 'Give the key a name, such as the computer it is on');
+    if (name === '')
+      throw invalidField('name', 'Give the key a name, such as the computer it is on');
     const read = readPublicKey(input.publicKey);
-    if ('problem' in read) throw invalid('publicKey', read.problem);
+    if ('problem' in read) throw invalidField('publicKey', read.problem);
     const { key } = read;
     // After the key is read: a mistake in it is told without spending a password attempt.
     await this.#deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
@@ -160,11 +161,6 @@ const signInKey = (key: SshKey): SignInKey => ({
   algorithm: key.algorithm,
   publicKey: Buffer.from(key.publicKey.slice(key.algorithm.length + 1), 'base64'),
 });
-
-const invalid = (field: string, message: string): AppError =>
-  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
-    details: [{ path: `body/${field}`, message }],
-  });
 
 const alreadyHeld = (name: string | null): AppError =>
   new AppError(
