@@ -9,25 +9,19 @@
 // the packages that read their own files at run time (Swagger UI's pages, pg's optional native
 // binding). A source map sits beside the bundle: `node --enable-source-maps dist/panel.mjs`
 // shows stack traces in the original files.
-import { cpSync } from 'node:fs';
+import { cpSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-// The holder of a game server runs from its source (plain JavaScript, no build); the panel
-// imports its protocol module, which tsc does not copy into dist/.
-cpSync('src/host/runtime/process/holder', 'dist/host/runtime/process/holder', {
-  recursive: true,
-  filter: (file) => !file.endsWith('.d.mts'),
-});
-
-const bundles = [
-  { entry: 'dist/server.js', out: 'dist/panel.mjs' },
-  { entry: 'dist/cli.js', out: 'dist/cli.mjs' },
-];
-
-for (const { entry, out } of bundles)
-  await build({
+/**
+ * esbuild's options for a bundle of the panel from `entry` (tsc's output, or the TypeScript source
+ * itself, as the upgrade test builds it) into `outfile`. Exported for that test, so that its
+ * bundle is built as this one is (scripts/bundle-server.d.mts declares it).
+ */
+export function bundleOptions(entry, outfile) {
+  return {
     entryPoints: [entry],
-    outfile: out,
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -40,4 +34,26 @@ for (const { entry, out } of bundles)
       js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",
     },
     logLevel: 'warning',
+  };
+}
+
+// Run as a script (not imported): copy the holder, then bundle the server and the command line.
+// (Node runs a script from its real path: the path it was named by may pass through a link.)
+if (
+  process.argv[1] !== undefined &&
+  fileURLToPath(import.meta.url) === realpathSync(process.argv[1])
+) {
+  // The holder of a game server runs from its source (plain JavaScript, no build); the panel
+  // imports its protocol module, which tsc does not copy into dist/.
+  cpSync('src/host/runtime/process/holder', 'dist/host/runtime/process/holder', {
+    recursive: true,
+    filter: (file) => !file.endsWith('.d.mts'),
   });
+
+  const bundles = [
+    { entry: 'dist/server.js', out: 'dist/panel.mjs' },
+    { entry: 'dist/cli.js', out: 'dist/cli.mjs' },
+  ];
+
+  for (const { entry, out } of bundles) await build(bundleOptions(entry, out));
+}

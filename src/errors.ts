@@ -175,6 +175,12 @@ export class AppError extends Error {
   }
 }
 
+/** 400 VALIDATION_FAILED for one field of the body, `body/<field>`, and what is wrong with it. */
+export const invalidField = (field: string, message: string): AppError =>
+  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
+    details: [{ path: `body/${field}`, message }],
+  });
+
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message = 'You are not allowed to do this'): AppError =>
   new AppError('FORBIDDEN', message);
