@@ -344,6 +344,12 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { host: `${c.made}.example`, username: 'puller', password: 'matrix-password' } }), { setup: fresh('registry') }),
   row('PUT',    '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ ...registryOf(c), payload: { username: 'puller', password: 'matrix-password' } }), { setup: throwawayRegistry }),
   row('DELETE', '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], registryOf, { setup: throwawayRegistry }),
+  row('GET',    '/api/admin/nodes',                           [401, 401, 403, 403, 403, 403, 403, 200]),
+  // No engine answers here: the admin's request gets as far as the check of its certificates.
+  row('POST',   '/api/admin/nodes',                           [401, 401, 403, 403, 403, 403, 403, 400], { payload: { name: 'matrix', dockerHost: 'tcp://127.0.0.1:1', tls: { ca: 'no', cert: 'no', key: 'no' }, publicAddress: '127.0.0.1' } }),
+  row('GET',    '/api/admin/nodes/:name',                     [401, 401, 403, 403, 403, 403, 403, 200], { params: { name: 'local' } }),
+  row('PUT',    '/api/admin/nodes/:name',                     [401, 401, 403, 403, 403, 403, 403, 200], { params: { name: 'local' }, payload: { maintenance: false } }),
+  row('DELETE', '/api/admin/nodes/:name',                     [401, 401, 403, 403, 403, 403, 403, 404], { params: { name: 'nowhere' } }),
   row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: WEBHOOK }),
   row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),

@@ -18,7 +18,15 @@ export type NodeConnectionKind = 'local' | 'tls' | 'ssh';
 /** The secret part of how a node is reached: PEM texts, or an SSH private key. */
 export type NodeSecrets =
   | { readonly kind: 'tls'; readonly ca: string; readonly cert: string; readonly key: string }
-  | { readonly kind: 'ssh'; readonly privateKey: string };
+  | {
+      readonly kind: 'ssh';
+      readonly privateKey: string;
+      /**
+       * The node's SSH host key (known_hosts form, `ssh-ed25519 AAAA…`): the one the admin gave,
+       * else the one it showed when added. A node showing another one is refused.
+       */
+      readonly hostKey: string | null;
+    };
 
 /** How to reach a node's engine: its address and the secrets. */
 export interface NodeConnection {
@@ -85,5 +93,10 @@ export function capacityOf(limit: number | null, overallocatePercent: number): n
 
 /** A node's engine asked how it is: what it said, or why it did not answer. */
 export type ProbeAnswer =
-  | { readonly ok: true; readonly engine: EngineFacts }
+  | {
+      readonly ok: true;
+      readonly engine: EngineFacts;
+      /** For `ssh://`: the host key the node showed; null otherwise. */
+      readonly sshHostKey: string | null;
+    }
   | { readonly ok: false; readonly reason: string };

@@ -66,7 +66,9 @@ export class NodesRepository {
   /** Every node, `local` first, then by name. */
   async list(): Promise<StoredNode[]> {
     const rows = await this.#db.selectFrom('nodes').selectAll().orderBy('name').execute();
-    return rows.map(toNode).sort((a, b) => Number(b.connection === 'local') - Number(a.connection === 'local'));
+    return rows
+      .map(toNode)
+      .sort((a, b) => Number(b.connection === 'local') - Number(a.connection === 'local'));
   }
 
   async find(name: string): Promise<StoredNode | undefined> {

@@ -8,7 +8,8 @@ const orNull = <T extends TSchema>(schema: T, description: string) =>
 
 const name = Type.String({
   pattern: NODE_NAME_PATTERN,
-  description: 'Lower-case letters, digits and dashes, at most 32; `local` is the panel’s own machine',
+  description:
+    'Lower-case letters, digits and dashes, at most 32; `local` is the panel’s own machine',
 });
 const dockerHost = Type.String({
   minLength: 1,
@@ -28,7 +29,15 @@ const tls = Type.Object(
     description: 'Stored sealed and never shown again',
   },
 );
-const sshKey = pem('The private key the panel signs in with (OpenSSH or PEM); stored sealed and never shown again');
+const sshKey = pem(
+  'The private key the panel signs in with (OpenSSH or PEM); stored sealed and never shown again',
+);
+const sshHostKey = Type.String({
+  minLength: 1,
+  maxLength: 2_000,
+  description:
+    'The node’s SSH host key as known_hosts holds it (`ssh-ed25519 AAAA…`); by default the one it shows when added. A node showing another one is refused',
+});
 const bytes = (what: string) =>
   orNull(
     Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
@@ -64,6 +73,7 @@ export const NewNodeBody = Type.Object(
     dockerHost,
     tls: Type.Optional(tls),
     sshKey: Type.Optional(sshKey),
+    sshHostKey: Type.Optional(sshHostKey),
     publicAddress: settings.publicAddress,
     memoryBytes: Type.Optional(settings.memoryBytes),
     diskBytes: Type.Optional(settings.diskBytes),
@@ -79,6 +89,7 @@ export const NodeChangesBody = Type.Object(
     dockerHost: Type.Optional(dockerHost),
     tls: Type.Optional(tls),
     sshKey: Type.Optional(sshKey),
+    sshHostKey: Type.Optional(sshHostKey),
     publicAddress: Type.Optional(
       orNull(
         settings.publicAddress,

@@ -16,7 +16,7 @@ import {
   type NodeSettings,
   type ProbeAnswer,
 } from '../../domain/node.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
 import type { NodeEngines } from '../../host/host.js';
 import type { Logger } from '../../log.js';
 import type { SecretBox } from '../two-factor/secret-box.js';
@@ -28,6 +28,8 @@ export interface NodeReach {
   readonly dockerHost?: string | undefined;
   readonly tls?: { readonly ca: string; readonly cert: string; readonly key: string } | undefined;
   readonly sshKey?: string | undefined;
+  /** The node's SSH host key, known_hosts form; by default the one it shows when added. */
+  readonly sshHostKey?: string | undefined;
 }
 
 export type NewNode = NodeReach &
@@ -66,11 +68,6 @@ export interface NodesServiceDeps {
 }
 
 const EMPTY_LOAD: NodeLoad = { servers: [], memoryBytes: 0, diskBytes: 0 };
-
-const invalid = (field: string, message: string): AppError =>
-  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
-    details: [{ path: `body/${field}`, message }],
-  });
 
 export class NodesService {
   readonly #deps: NodesServiceDeps;
@@ -118,8 +115,7 @@ export class NodesService {
     if (input.name === LOCAL_NODE || (await this.#deps.repo.find(input.name)) !== undefined) {
       throw new AppError('ALREADY_EXISTS', `A node named ${input.name} exists already`);
     }
-    const connection = this.#connection(input.dockerHost, input);
-    await this.#reachable(connection);
+    const connection = await this.#reachable(this.#connection(input.dockerHost, input));
     const added = await this.#deps.repo.insert(
       {
         name: input.name,
@@ -152,15 +148,23 @@ export class NodesService {
     const reaching =
       changes.dockerHost !== undefined ||
       changes.tls !== undefined ||
-      changes.sshKey !== undefined;
+      changes.sshKey !== undefined ||
+      changes.sshHostKey !== undefined;
     if (name === LOCAL_NODE) {
       if (reaching) {
-        const field = changes.dockerHost !== undefined ? 'dockerHost' : changes.tls ? 'tls' : 'sshKey';
-        throw invalid(field, "the panel's own machine is reached as the panel is configured (DOCKER_HOST)");
+        const field =
+          changes.dockerHost !== undefined ? 'dockerHost' : changes.tls ? 'tls' : 'sshKey';
+        throw invalidField(
+          field,
+          "the panel's own machine is reached as the panel is configured (DOCKER_HOST)",
+        );
       }
       // publicAddress null is allowed: players are told their allocation's address again.
     } else if (changes.publicAddress === null) {
-      throw invalid('publicAddress', 'a node other than local needs the address players connect to');
+      throw invalidField(
+        'publicAddress',
+        'a node other than local needs the address players connect to',
+      );
     }
     const rowChanges: { -readonly [K in keyof NodeRowChanges]: NodeRowChanges[K] } = {
       ...(changes.publicAddress === undefined ? {} : { publicAddress: changes.publicAddress }),
@@ -176,13 +180,14 @@ export class NodesService {
     };
     if (reaching) {
       if (changes.tls === undefined && changes.sshKey === undefined) {
-        throw invalid(
+        throw invalidField(
           'tls',
           'a new dockerHost needs its certificates (tls) or its SSH key (sshKey) again',
         );
       }
-      const connection = this.#connection(changes.dockerHost ?? current.dockerHost ?? '', changes);
-      await this.#reachable(connection);
+      const connection = await this.#reachable(
+        this.#connection(changes.dockerHost ?? current.dockerHost ?? '', changes),
+      );
       rowChanges.reach = {
         dockerHost: connection.dockerHost,
         connection: connection.secrets.kind,
@@ -243,21 +248,36 @@ export class NodesService {
   #connection(dockerHost: string, reach: NodeReach): NodeConnection {
     let secrets: NodeSecrets;
     if (dockerHost.startsWith('ssh://')) {
-      if (reach.tls !== undefined) throw invalid('tls', 'an ssh:// node is reached with sshKey, not tls');
-      if (reach.sshKey === undefined) throw invalid('sshKey', 'an ssh:// node needs the private key the panel signs in with');
-      secrets = { kind: 'ssh', privateKey: reach.sshKey };
+      if (reach.tls !== undefined)
+        throw invalidField('tls', 'an ssh:// node is reached with sshKey, not tls');
+      if (reach.sshKey === undefined)
+        throw invalidField(
+          'sshKey',
+          'an ssh:// node needs the private key the panel signs in with',
+        );
+      secrets = { kind: 'ssh', privateKey: reach.sshKey, hostKey: reach.sshHostKey ?? null };
     } else {
-      if (reach.sshKey !== undefined) throw invalid('sshKey', 'a tcp:// node is reached with tls, not sshKey');
-      if (reach.tls === undefined) throw invalid('tls', 'a tcp:// node needs its CA, the client certificate and key (the engine runs with --tlsverify)');
+      if (reach.sshKey !== undefined || reach.sshHostKey !== undefined) {
+        throw invalidField('sshKey', 'a tcp:// node is reached with tls, not sshKey');
+      }
+      if (reach.tls === undefined)
+        throw invalidField(
+          'tls',
+          'a tcp:// node needs its CA, the client certificate and key (the engine runs with --tlsverify)',
+        );
       secrets = { kind: 'tls', ...reach.tls };
     }
     const connection: NodeConnection = { dockerHost, secrets };
     const problem = this.#deps.engines.check(connection);
-    if (problem !== null) throw invalid(problem.field, problem.message);
+    if (problem !== null) throw invalidField(problem.field, problem.message);
     return connection;
   }
 
-  async #reachable(connection: NodeConnection): Promise<void> {
+  /**
+   * `connection` once its engine answered, with an SSH node's host key pinned to the one it
+   * showed when none was given; 503 NODE_UNREACHABLE otherwise.
+   */
+  async #reachable(connection: NodeConnection): Promise<NodeConnection> {
     const answer = await this.#deps.engines.probe(connection, this.#deadlineMs);
     if (!answer.ok) {
       throw new AppError(
@@ -265,6 +285,11 @@ export class NodesService {
         `The node's engine at ${connection.dockerHost} cannot be used: ${answer.reason}; nothing was saved`,
       );
     }
+    const { secrets } = connection;
+    if (secrets.kind === 'ssh' && secrets.hostKey === null && answer.sshHostKey !== null) {
+      return { ...connection, secrets: { ...secrets, hostKey: answer.sshHostKey } };
+    }
+    return connection;
   }
 
   #open(node: StoredNode): NodeConnection | null {
@@ -284,7 +309,8 @@ export class NodesService {
     if (connection === null) {
       return {
         ok: false,
-        reason: "how to reach it cannot be read (JWT_SECRET changed?): set its certificates or key again",
+        reason:
+          'how to reach it cannot be read (JWT_SECRET changed?): set its certificates or key again',
       };
     }
     return this.#deps.engines.probe(connection, deadlineMs);
