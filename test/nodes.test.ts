@@ -64,7 +64,9 @@ describe('nodes', { skip }, () => {
     panel = await startPanel(suite, {}, { nodeCheckIntervalMs: 300, nodeDeadlineMs: 2_000 });
     admin = await register(panel, 'admin');
   });
-  after(() => otherCa?.remove());
+  after(() => {
+    otherCa.remove();
+  });
 
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
     panel.app.inject({

@@ -25,18 +25,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
   const now = new Date().toISOString();
-  await db
-    .insertInto('nodes' as never)
-    .values({
-      name: 'local',
-      docker_host: null,
-      connection: 'local',
-      secrets: null,
-      public_address: null,
-      created_at: now,
-      updated_at: now,
-    } as never)
-    .execute();
+  await sql`insert into nodes (name, connection, created_at, updated_at)
+    values ('local', 'local', ${now}, ${now})`.execute(db);
   await db.schema
     .alterTable('servers')
     .addColumn('node', 'text', (c) => c.notNull().defaultTo(sql`'local'`))

@@ -25,7 +25,7 @@ export const engineConnectionOf = (connection: NodeConnection): EngineConnection
 
 /** The field of a node's request a reason is about. */
 function fieldOf(connection: NodeConnection, reason: string): string {
-  if (/sshHostKey/.test(reason)) return 'sshHostKey';
+  if (reason.includes('sshHostKey')) return 'sshHostKey';
   if (/\btcp:\/\/|\bssh:\/\/|dockerHost|address|port/.test(reason)) return 'dockerHost';
   return connection.secrets.kind === 'tls' ? 'tls' : 'sshKey';
 }

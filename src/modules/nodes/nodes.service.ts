@@ -229,10 +229,19 @@ export class NodesService {
   }
 
   #view(node: StoredNode, load: NodeLoad | undefined): NodeView {
-    const { sealedSecrets: _sealed, ...record } = node;
     const used = load ?? EMPTY_LOAD;
     return {
-      ...record,
+      name: node.name,
+      dockerHost: node.dockerHost,
+      connection: node.connection,
+      publicAddress: node.publicAddress,
+      memoryBytes: node.memoryBytes,
+      diskBytes: node.diskBytes,
+      memoryOverallocatePercent: node.memoryOverallocatePercent,
+      diskOverallocatePercent: node.diskOverallocatePercent,
+      maintenance: node.maintenance,
+      createdAt: node.createdAt,
+      updatedAt: node.updatedAt,
       health: this.#monitor.health(node.name),
       servers: used.servers,
       allocated: {
