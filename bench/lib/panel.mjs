@@ -38,6 +38,9 @@ function panelEnv({ port, dataDir, logLevel, readOnlyPaths, sftpPort = 0 }) {
     SFTP_PORT: String(sftpPort),
     DATA_DIR: dataDir,
     LOG_LEVEL: logLevel,
+    // The seed opens 100 tickets per user within seconds (scenarios/seed.mjs); by default a user
+    // may open 10 an hour.
+    TICKETS_PER_HOUR: '1000',
     ...(readOnlyPaths.length > 0 ? { SANDBOX_READ_ONLY_PATHS: readOnlyPaths.join(':') } : {}),
     ...(process.env.BENCH_SANDBOX ? { SANDBOX: process.env.BENCH_SANDBOX } : {}),
   };
