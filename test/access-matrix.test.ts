@@ -12,10 +12,9 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { before, describe, it } from 'node:test';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
-// ssh2 is CommonJS: Node's ESM loader finds no named exports in it.
-import ssh2 from 'ssh2';
 import WebSocket from 'ws';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../src/domain/policy.js';
+import { newEd25519Pair } from '../src/modules/sftp/host-key.js';
 import {
   TEST_JWT_SECRET,
   rememberSecret,
@@ -213,7 +212,7 @@ const throwawayTemplate = async (world: World) => {
   return (JSON.parse(response.body) as { data: { id: string } }).data.id;
 };
 /** A new Ed25519 public key: each cell adds its own, never one its account holds already. */
-const freshSshKey = (): string => ssh2.utils.generateKeyPairSync('ed25519').public;
+const freshSshKey = (): string => newEd25519Pair().public;
 /** A schedule of SERVER that runs only when asked (its id). */
 const SCHEDULE = {
   name: 'matrix',
