@@ -38,7 +38,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
 import { engineClient, type EngineTls } from '../../src/host/remote/engine-connection.js';
 import { makeTestCa } from './certificates.js';
-import { dockerForTests } from './docker.js';
+import { answers, dockerForTests } from './docker.js';
 import { fileLock } from './file-lock.js';
 
 export interface DockerNode {
@@ -301,19 +301,6 @@ function enginePid(n: number): number | undefined {
       : undefined;
   } catch {
     return undefined;
-  }
-}
-
-async function answers(docker: Docker, withinMs = 0): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    try {
-      await docker.ping();
-      return true;
-    } catch {
-      if (Date.now() >= deadline) return false;
-      await sleep(200);
-    }
   }
 }
 

@@ -67,6 +67,22 @@ export interface NodesServiceDeps {
   readonly deadlineMs?: number;
 }
 
+/** The fields of a node an admin sets, besides how it is reached. */
+const SETTINGS = [
+  'publicAddress',
+  'memoryBytes',
+  'diskBytes',
+  'memoryOverallocatePercent',
+  'diskOverallocatePercent',
+  'maintenance',
+] as const satisfies readonly (keyof NodeSettings)[];
+
+/** The settings `changes` sets, and nothing else. */
+const settingsOf = (changes: Partial<NodeSettings>): Partial<NodeSettings> =>
+  Object.fromEntries(
+    SETTINGS.filter((key) => changes[key] !== undefined).map((key) => [key, changes[key]]),
+  );
+
 const EMPTY_LOAD: NodeLoad = { servers: [], memoryBytes: 0, diskBytes: 0 };
 
 export class NodesService {
@@ -166,18 +182,8 @@ export class NodesService {
         'a node other than local needs the address players connect to',
       );
     }
-    const rowChanges: { -readonly [K in keyof NodeRowChanges]: NodeRowChanges[K] } = {
-      ...(changes.publicAddress === undefined ? {} : { publicAddress: changes.publicAddress }),
-      ...(changes.memoryBytes === undefined ? {} : { memoryBytes: changes.memoryBytes }),
-      ...(changes.diskBytes === undefined ? {} : { diskBytes: changes.diskBytes }),
-      ...(changes.memoryOverallocatePercent === undefined
-        ? {}
-        : { memoryOverallocatePercent: changes.memoryOverallocatePercent }),
-      ...(changes.diskOverallocatePercent === undefined
-        ? {}
-        : { diskOverallocatePercent: changes.diskOverallocatePercent }),
-      ...(changes.maintenance === undefined ? {} : { maintenance: changes.maintenance }),
-    };
+    const rowChanges: { -readonly [K in keyof NodeRowChanges]: NodeRowChanges[K] } =
+      settingsOf(changes);
     if (reaching) {
       if (changes.tls === undefined && changes.sshKey === undefined) {
         throw invalidField(
