@@ -50,6 +50,7 @@ export type ErrorCode =
   | 'LIMITS_UNAVAILABLE'
   | 'START_REFUSED'
   | 'RUNTIME_UNAVAILABLE'
+  | 'NODE_UNREACHABLE'
   | 'NOT_INSTALLED'
   | 'PORT_IN_USE'
   | 'ALLOCATION_TAKEN'
@@ -119,6 +120,11 @@ const STATUS: Record<ErrorCode, number> = {
   START_REFUSED: 409,
   /** The runtime cannot be reached (the Docker daemon is down or unreachable). */
   RUNTIME_UNAVAILABLE: 503,
+  /**
+   * The machine a server lives on cannot be reached (its file agent's stream ended or broke,
+   * docs/nodes.md): nothing of what was asked is known to have happened; asking again may work.
+   */
+  NODE_UNREACHABLE: 503,
   /** The server's template install has not succeeded (yet): it may not start. */
   NOT_INSTALLED: 409,
   /** Another program holds one of the server's ports: it is not started. */
@@ -168,6 +174,13 @@ export class AppError extends Error {
     this.statusCode = STATUS[code];
   }
 }
+
+/** Whether `value` is one of the codes an AppError may carry. */
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(STATUS, value);
+
+/** The HTTP status of an error code. */
+export const statusOf = (code: ErrorCode): number => STATUS[code];
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message = 'You are not allowed to do this'): AppError =>

@@ -41,6 +41,7 @@ import { TEMP_PREFIX } from './atomic.js';
 import * as fileContent from './content.js';
 import * as entries from './entries.js';
 import type { ServerFolder } from './folder.js';
+import { ignoreTest } from './ignore-lines.js';
 import { withPlace } from './resolve.js';
 import { finishRestores, replaceFromArchive, RESTORING_NAME } from './restore.js';
 import { cleanTemporaryFiles, removeLeftovers, Trash, TRASH_NAME } from './trash.js';
@@ -333,7 +334,7 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     return entries.createEntry(this.#folder(server), parent, name, type, guard);
   }
 
-  /** Opens a regular file for reading; the caller owns the handle and must close it. */
+  /** Opens a regular file for reading; the caller reads it once or closes it. */
   openFile(
     server: string,
     segments: readonly string[],
@@ -451,12 +452,16 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
   /**
    * Packs the whole server directory as a .tar.gz into `into` (a backup), as `compress` packs a
    * folder: symlinks as symlinks, special files and the panel's temporary files left out, and
-   * whatever `options.skip` answers true for (an ignored folder with everything in it).
+   * whatever `options.ignore` ignores (an ignored folder with everything in it; ignore-lines.ts).
    */
   async packServer(server: string, into: Writable, options: PackOptions): Promise<void> {
+    const skip = ignoreTest(options.ignore ?? []);
     await archives.writeArchive('tar.gz', into, (writer, add) =>
       withPlace(this.#folder(server), [], false, (place) =>
-        archives.pack(place, writer, add, options),
+        archives.pack(place, writer, add, {
+          skip,
+          ...(options.packed ? { packed: options.packed } : {}),
+        }),
       ),
     );
   }
