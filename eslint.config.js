@@ -35,7 +35,7 @@ export default tseslint.config(
           paths: [CHILD_PROCESS],
           patterns: [
             {
-              regex: '(^|/)host/(local|runtime)(/|$)',
+              regex: '(^|/)host/(local|runtime|remote)(/|$)',
               message:
                 'Modules use the ServerHost port (src/host/host.ts), not its implementation.',
             },
@@ -54,7 +54,7 @@ export default tseslint.config(
           paths: [CHILD_PROCESS],
           patterns: [
             {
-              regex: '^\\./(local|runtime)(/|$)',
+              regex: '^\\./(local|runtime|remote)(/|$)',
               message: 'The port declares its own types; implementations import them from it.',
             },
           ],
@@ -88,7 +88,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '(^|/)host/(local|runtime)(/|$)',
+              regex: '(^|/)host/(local|runtime|remote)(/|$)',
               message: 'The conformance suite is written against the port only.',
             },
           ],

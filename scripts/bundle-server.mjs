@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Bundles the panel as tsc built it (dist/server.js and every module it imports, node_modules
-// included) into one file, dist/panel.mjs, which `npm start` runs; and the operator's command
-// line (dist/cli.js) into dist/cli.mjs, which `npm run cli` and bin/game-panel run. Node 20 has no compile cache,
-// and resolving, reading and compiling some 1,500 small modules one by one was most of the
-// panel's start-up (about 0.7 s of 1.3 s here); one file halves it.
+// included) into one file, dist/panel.mjs, which `npm start` runs; the operator's command line
+// (dist/cli.js) into dist/cli.mjs, which `npm run cli` and bin/game-panel run; and the file
+// agent (dist/host/remote/file-agent.js) into dist/file-agent.mjs. Node 20 has no compile
+// cache, and resolving, reading and compiling some 1,500 small modules one by one was most of
+// the panel's start-up (about 0.7 s of 1.3 s here); one file halves it.
 //
 // Left out, and loaded from node_modules as usual: native addons, which cannot be bundled, and
 // the packages that read their own files at run time (Swagger UI's pages, pg's optional native
@@ -19,12 +20,25 @@ cpSync('src/host/runtime/process/holder', 'dist/host/runtime/process/holder', {
   filter: (file) => !file.endsWith('.d.mts'),
 });
 
-const bundles = [
-  { entry: 'dist/server.js', out: 'dist/panel.mjs' },
-  { entry: 'dist/cli.js', out: 'dist/cli.mjs' },
+// ssh2 loads its optional native crypto (and cpu-features) with require() of `.node` files.
+const PANEL_EXTERNAL = [
+  'better-sqlite3',
+  'argon2',
+  'pg-native',
+  '@fastify/swagger-ui',
+  'dockerode',
+  'ssh2',
 ];
 
-for (const { entry, out } of bundles)
+// The file agent (src/host/remote/file-agent.ts) runs where no node_modules are, in a helper
+// container on a node (docs/nodes.md): everything it imports is in its one file, nothing left out.
+const bundles = [
+  { entry: 'dist/server.js', out: 'dist/panel.mjs', external: PANEL_EXTERNAL },
+  { entry: 'dist/cli.js', out: 'dist/cli.mjs', external: PANEL_EXTERNAL },
+  { entry: 'dist/host/remote/file-agent.js', out: 'dist/file-agent.mjs', external: [] },
+];
+
+for (const { entry, out, external } of bundles)
   await build({
     entryPoints: [entry],
     outfile: out,
@@ -33,8 +47,7 @@ for (const { entry, out } of bundles)
     format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
-    // ssh2 loads its optional native crypto (and cpu-features) with require() of `.node` files.
-    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode', 'ssh2'],
+    external,
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: {
       js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",

@@ -25,21 +25,33 @@ import { eventually } from './helpers/factories.js';
 /** Two ends of one byte stream: what one writes, the other reads; ending one ends the other. */
 function streamPair(): [Duplex, Duplex] {
   const ends: Duplex[] = [];
+  /** The ends whose reading side has been ended. */
+  const over = new Set<Duplex>();
+  const deliver = (to: Duplex, chunk: Buffer | null): void => {
+    if (over.has(to) || to.destroyed) return;
+    if (chunk === null) over.add(to);
+    to.push(chunk);
+  };
   const end = (other: () => Duplex): Duplex =>
     new Duplex({
       read() {
         // Pushed by the other end.
       },
+      // As a pipe: the bytes arrive, and the writer hears they were taken, a turn later.
       write(chunk: Buffer, _encoding, callback) {
-        other().push(chunk);
-        callback();
+        setImmediate(() => {
+          deliver(other(), chunk);
+          callback();
+        });
       },
       final(callback) {
-        other().push(null);
-        callback();
+        setImmediate(() => {
+          deliver(other(), null);
+          callback();
+        });
       },
       destroy(error, callback) {
-        if (!other().readableEnded) other().push(null);
+        deliver(other(), null);
         callback(error);
       },
     });
@@ -256,9 +268,11 @@ describe('the file agent wire', () => {
   });
 
   it('stops the agent’s reading when the reader goes away', async () => {
-    const source = countingSource(64 * MIB);
+    // Chunks of several frames each, as a file's stream reads them.
+    const source = countingSource(64 * MIB, MIB);
     const cancelled = gate<boolean>();
     const { client } = connected({
+      echo: { run: (args) => Promise.resolve(args[0]) },
       download: {
         output: true,
         run: async (_args, call) => {
@@ -284,6 +298,9 @@ describe('the file agent wire', () => {
     assert.equal(await answered, 'rejected');
     assert.ok(source.counts.produced < 8 * MIB, `${source.counts.produced} bytes read`);
     assert.equal(client.pending, 0);
+    // Only the call stopped: the stream goes on.
+    assert.equal(client.closed, false);
+    assert.equal((await client.call('echo', ['on']).answer).value, 'on');
     client.close();
   });
 

@@ -23,9 +23,16 @@ export type ArchiveLimits = Parameters<ServerHost['files']['decompress']>[3];
  * Declares `title`'s tests once per implementation; `machine()` is that implementation's machine,
  * opened before the tests and closed after them (every server stopped, its data removed).
  */
-export function conformance(title: string, body: (machine: () => Machine) => void): void {
+export function conformance(
+  title: string,
+  body: (machine: () => Machine) => void,
+  concern: 'files' | 'runtime' = 'files',
+): void {
   for (const implementation of implementations) {
-    describe(`${title} [${implementation.name}]`, { skip: implementation.skip }, () => {
+    const skip =
+      implementation.skip ||
+      (concern === 'runtime' ? (implementation.skipRuntime ?? false) : false);
+    describe(`${title} [${implementation.name}]`, { skip }, () => {
       let opened: Machine | undefined;
       before(async () => {
         opened = await implementation.open();
@@ -38,6 +45,14 @@ export function conformance(title: string, body: (machine: () => Machine) => voi
     });
   }
 }
+
+/**
+ * `conformance` for the suites of the runtime (lifecycle, console, recovery), which an
+ * implementation that differs from another only in its files leaves out (`skipRuntime`).
+ */
+export const runtimeConformance = (title: string, body: (machine: () => Machine) => void): void => {
+  conformance(title, body, 'runtime');
+};
 
 /** Polls `probe` until it answers something other than undefined (the helpers' `eventually`). */
 export const until = <T>(

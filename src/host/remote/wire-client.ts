@@ -18,6 +18,7 @@ import {
   FrameWriter,
   idOf,
   Incoming,
+  MAX_RESULT_BYTES,
   Outgoing,
   STREAM_WINDOW_BYTES,
   unreachable,
@@ -37,6 +38,8 @@ export interface CallOptions {
   readonly input?: Readable;
   /** The call answers a stream of bytes before its result. */
   readonly output?: boolean;
+  /** The most bytes that stream may carry; more is a broken agent (the stream is closed). */
+  readonly outputBytes?: number;
   /** Hears the call's progress events, in order, all before the result. */
   readonly onEvent?: (value: unknown) => void;
 }
@@ -62,6 +65,9 @@ interface Pending {
   readonly onEvent: ((value: unknown) => void) | null;
   /** The caller went away: what the agent still sends for it is dropped. */
   cancelled: boolean;
+  /** A large JSON result's bytes so far (`part` frames). */
+  parts: Buffer[];
+  partBytes: number;
 }
 
 export class WireClient {
@@ -145,6 +151,7 @@ export class WireClient {
               this.#sendQuietly({ t: 'cancel', id });
             }
           },
+          options.outputBytes,
         )
       : null;
     const input = options.input ? this.#outgoing(id) : null;
@@ -155,6 +162,8 @@ export class WireClient {
       input,
       onEvent: options.onEvent ?? null,
       cancelled: false,
+      parts: [],
+      partBytes: 0,
     });
     const body = options.body ?? null;
     this.#writer
@@ -221,12 +230,20 @@ export class WireClient {
         if (pending.output && !pending.output.finished && !pending.cancelled) {
           throw new ProtocolError('A result before the end of its stream');
         }
-        this.#pending.delete(id);
-        this.#stopInput(pending);
-        pending.resolve({
-          value: header.value ?? null,
-          body: header.binary === true ? body : null,
-        });
+        {
+          const value = header.parts === true ? parseParts(pending.parts) : (header.value ?? null);
+          this.#pending.delete(id);
+          this.#stopInput(pending);
+          pending.resolve({ value, body: header.binary === true ? body : null });
+          return;
+        }
+      case 'part':
+        if (body === null) throw new ProtocolError('A part of a result without a body');
+        pending.partBytes += body.length;
+        if (pending.partBytes > MAX_RESULT_BYTES) {
+          throw new ProtocolError('A result larger than the most one may hold');
+        }
+        pending.parts.push(body);
         return;
       case 'error':
         this.#settle(id, errorFromWire(header.error, this.#codes));
@@ -298,4 +315,13 @@ function pump(source: Readable, input: Outgoing): void {
     source.unpipe(input);
     source.destroy();
   });
+}
+
+/** A JSON result sent in parts, whole again. */
+function parseParts(parts: readonly Buffer[]): unknown {
+  try {
+    return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+  } catch {
+    throw new ProtocolError('A result in parts that is not JSON');
+  }
 }

@@ -10,13 +10,14 @@
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { AppError } from '../../errors.js';
-import { FrameDecoder, ProtocolError, type Frame } from './frames.js';
+import { FrameDecoder, MAX_BODY_BYTES, ProtocolError, type Frame } from './frames.js';
 import {
   creditOf,
   errorToWire,
   FrameWriter,
   idOf,
   Incoming,
+  INLINE_RESULT_BYTES,
   Outgoing,
   STREAM_WINDOW_BYTES,
 } from './wire.js';
@@ -215,7 +216,7 @@ export class WireServer {
       this.#running.delete(id);
       running.input?.destroy();
       if (Buffer.isBuffer(value)) this.#answer({ t: 'result', id, binary: true }, value);
-      else this.#answer({ t: 'result', id, value: value ?? null });
+      else this.#answerValue(id, value ?? null);
     } catch (error) {
       this.#running.delete(id);
       running.output?.silence();
@@ -224,6 +225,22 @@ export class WireServer {
       if (!(error instanceof AppError)) this.#log('a call failed', error);
       this.#answer({ t: 'error', id, error: errorToWire(error) });
     }
+  }
+
+  /**
+   * A JSON result: in the header when it is small, else in `part` frames of bytes (a folder of
+   * many thousand entries) and a `result` that says so.
+   */
+  #answerValue(id: number, value: unknown): void {
+    const json = Buffer.from(JSON.stringify(value), 'utf8');
+    if (json.length <= INLINE_RESULT_BYTES) {
+      this.#answer({ t: 'result', id, value });
+      return;
+    }
+    for (let at = 0; at < json.length; at += MAX_BODY_BYTES) {
+      this.#answer({ t: 'part', id }, json.subarray(at, at + MAX_BODY_BYTES));
+    }
+    this.#answer({ t: 'result', id, parts: true });
   }
 
   /** Stops a call under way: its signal, its streams. */

@@ -8,8 +8,9 @@
  * - `call` (panel): `id`, `method` (a name in the agent's explicit table, never evaluated),
  *   `args` (JSON), `input` (true: an input stream follows); a body, when present, is one more
  *   argument, as bytes.
- * - `result` (agent): `value` (JSON), or the body (bytes; `binary`); `error` (agent): an error
- *   that re-throws on the panel as the same AppError code, message and details (errorToWire).
+ * - `result` (agent): `value` (JSON), or the body (bytes; `binary`), or JSON too large for a
+ *   header sent before it in `part` frames (`parts`, at most MAX_RESULT_BYTES); `error` (agent):
+ *   an error that re-throws on the panel as the same AppError code, message and details.
  * - `event` (agent): progress of a call under way (`value`), all of them before its result.
  * - `data` (body: bytes), `end`, `abort`: the call's stream from the side that sends it (input
  *   from the panel, output from the agent; at most one each way per call), then `result`.
@@ -31,6 +32,10 @@ import { MAX_BODY_BYTES, ProtocolError, encodeFrame } from './frames.js';
 export const STREAM_WINDOW_BYTES = 2 * 1024 * 1024;
 /** The most one `data` frame carries. */
 export const CHUNK_BYTES = 256 * 1024;
+/** A JSON result up to this size goes in its `result` header; a larger one in `part` frames. */
+export const INLINE_RESULT_BYTES = 64 * 1024;
+/** The most a JSON result sent in parts may hold (a listing of some 500,000 entries). */
+export const MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
 /** 503: the machine cannot be reached; `why` says how the stream ended. */
 export const unreachable = (why: string): AppError =>
@@ -154,7 +159,12 @@ export class FrameWriter {
   }
 
   send(header: object, body: Uint8Array | null = null): Promise<void> {
-    const parts = encodeFrame(header, body);
+    let parts: Buffer[];
+    try {
+      parts = encodeFrame(header, body);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
     const stream = this.#stream;
     if (stream.destroyed || stream.writableEnded) {
       return Promise.reject(new Error('the stream is closed'));
@@ -194,8 +204,17 @@ export class Incoming extends Readable {
   /** The sender sent its `end`. */
   #ended = false;
 
-  constructor(window: number, grant: (bytes: number) => void, onAbandon: () => void) {
+  readonly #most: number;
+
+  /** `most`: the bytes the stream may carry in all (more is a protocol error). */
+  constructor(
+    window: number,
+    grant: (bytes: number) => void,
+    onAbandon: () => void,
+    most = Number.POSITIVE_INFINITY,
+  ) {
     super({ highWaterMark: window });
+    this.#most = most;
     this.#window = window;
     this.#granted = window;
     this.#grant = grant;
@@ -221,6 +240,7 @@ export class Incoming extends Readable {
       throw new ProtocolError('Data past the credit given');
     }
     this.#received += chunk.length;
+    if (this.#received > this.#most) throw new ProtocolError('A stream longer than it may be');
     if (this.#ended) throw new ProtocolError('Data after the end of a stream');
     if (this.destroyed || chunk.length === 0) return;
     this.push(chunk);
@@ -315,18 +335,24 @@ export class Outgoing extends Writable {
   async #send(chunk: Buffer): Promise<void> {
     let rest = chunk;
     while (rest.length > 0) {
+      // Once stopped, nothing more is sent: the call's answer may already be on its way.
+      this.#checkGoing();
       while (this.#credit <= 0) {
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
         });
         this.#wake = null;
-        if (this.destroyed) throw new Error('the stream was stopped');
+        this.#checkGoing();
       }
       const size = Math.min(rest.length, this.#credit, CHUNK_BYTES, MAX_BODY_BYTES);
       this.#credit -= size;
       await this.#sink.data(rest.subarray(0, size));
       rest = rest.subarray(size);
     }
+  }
+
+  #checkGoing(): void {
+    if (this.destroyed) throw new Error('the stream was stopped');
   }
 
   override _final(callback: (error?: Error | null) => void): void {

@@ -146,7 +146,10 @@ export async function pack(
   place: Place,
   writer: ArchiveWriter,
   add: (work: Promise<void>) => Promise<void>,
-  options: { readonly skip?: SkipTest | null; readonly packed?: PackOptions['packed'] } = {},
+  options: {
+    readonly skip?: SkipTest | null;
+    readonly packed?: PackOptions['packed'] | undefined;
+  } = {},
   guard: PathGuard | null = null,
 ): Promise<void> {
   // Where the archive's names start inside the server directory.
