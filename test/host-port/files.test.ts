@@ -59,6 +59,10 @@ conformance('host files', (machine) => {
     assert.deepEqual(await bytesOf(part.read({ start: 2, end: 4 })), Buffer.from('bin'));
     // A file opened and never read is let go of.
     await (await host.files.openFile('files', ['world', 'blob.bin'])).close();
+    await host.files.createEntry('files', ['world'], 'empty.txt', 'file');
+    const empty = await host.files.openFile('files', ['world', 'empty.txt']);
+    assert.equal(empty.size, 0);
+    assert.deepEqual(await bytesOf(empty.read()), Buffer.alloc(0));
 
     // Folders first, then by name.
     const listed = await host.files.list('files', []);

@@ -4,7 +4,7 @@
  * through the stream that made it: an opened file (read once or closed), a file channel (each
  * operation a call, in the order made) and a folder read in batches.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type {
   AttributeChanges,
   ByteRange,
@@ -109,6 +109,11 @@ export function remoteFile(
       state = 'read';
       const start = range?.start ?? 0;
       const end = range?.end ?? opened.size - 1;
+      if (end < start) {
+        // Nothing to read (an empty file): the agent lets go of it unread.
+        void client.call('file.close', [opened.handle]).answer.catch(nothing);
+        return Readable.from([]);
+      }
       const call = client.call('file.read', [opened.handle, start, end], {
         output: true,
         outputBytes: Math.max(0, end - start + 1),

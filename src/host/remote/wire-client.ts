@@ -10,7 +10,7 @@
  * at once, and the client lets go of the stream's listeners.
  */
 import type { Duplex, Readable } from 'node:stream';
-import type { ErrorCode } from '../../errors.js';
+import { AppError, type ErrorCode } from '../../errors.js';
 import { FrameDecoder, ProtocolError, type Frame } from './frames.js';
 import {
   creditOf,
@@ -170,8 +170,11 @@ export class WireClient {
       .send({ t: 'call', id, method, args, ...(input ? { input: true } : {}) }, body)
       .catch((error: unknown) => {
         if (error instanceof ProtocolError) {
-          // Too large to send: this call fails, the stream is fine.
-          this.#settle(id, new Error(`A call too large to send: ${error.message}`));
+          // Too large to send (a list of paths past 1 MiB): this call fails, the stream is fine.
+          this.#settle(
+            id,
+            new AppError('PAYLOAD_TOO_LARGE', 'The request is too large to send to the node'),
+          );
         } else this.close(`the stream failed (${String(error)})`);
       });
     if (input && options.input) pump(options.input, input);
