@@ -13,13 +13,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const given = process.argv.slice(2);
-const files =
+const all =
   given.length > 0
     ? given
     : readdirSync('test', { recursive: true, encoding: 'utf8' })
         .filter((file) => file.endsWith('.test.ts'))
         .map((file) => path.join('test', file))
         .sort();
+// On PostgreSQL (TEST_DATABASE_URL set) the whole suite runs only the files that can open a
+// database: the others run the very same code on either (docs/testing.md, "Two databases").
+const postgresRun = given.length === 0 && Boolean(process.env.TEST_DATABASE_URL);
+const files = postgresRun ? all.filter(reachesDatabase) : all;
+if (postgresRun) {
+  console.log(
+    `ℹ PostgreSQL: the ${files.length} test files that open a database; ${all.length - files.length} that never do ran on SQLite`,
+  );
+}
 
 const logDir = mkdtempSync(path.join(tmpdir(), 'panel-test-log-'));
 const logFile = path.join(logDir, 'panel.log');
@@ -40,7 +49,8 @@ child.on('exit', (code, signal) => {
   const leaks = scanLog();
   rmSync(logDir, { recursive: true, force: true });
   const status = leaks > 0 ? 1 : (code ?? (signal ? 1 : 0));
-  if (given.length > 0) process.exit(status);
+  // The web UI's unit tests never touch a database: once, on SQLite.
+  if (given.length > 0 || postgresRun) process.exit(status);
   const web = spawn(
     process.execPath,
     ['node_modules/vitest/vitest.mjs', 'run', '--config', 'web/vite.config.mjs'],
@@ -78,4 +88,32 @@ function scanLog() {
   if (leaks > 0) console.error(`✖ the panel's log holds secrets on ${leaks} lines`);
   else console.log(`ℹ log scan: ${lines} log lines, ${secrets.length} test secrets, no leak`);
   return leaks;
+}
+
+/**
+ * Whether a test file can open a database: it, or a module of the tests it imports (followed
+ * through every relative import), starts a panel (`startPanel`, `testEnvironment`: each gets a
+ * fresh PostgreSQL database when TEST_DATABASE_URL is set) or reads TEST_DATABASE_URL itself (the
+ * CLI and lifecycle tests, for the panels they spawn). test/helpers/app.ts, which defines them,
+ * is not a reason: importing it for a type or a helper opens nothing.
+ */
+function reachesDatabase(file, seen = new Set()) {
+  const resolved = path.resolve(file);
+  if (seen.has(resolved) || resolved === path.resolve('test/helpers/app.ts')) return false;
+  seen.add(resolved);
+  let source;
+  try {
+    source = readFileSync(resolved, 'utf8');
+  } catch {
+    return false;
+  }
+  if (/\b(startPanel|testEnvironment|freshPostgresDatabase)\(|TEST_DATABASE_URL/.test(source)) {
+    return true;
+  }
+  for (const [, specifier] of source.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+    // Only the tests' own modules: the panel's source never opens a database of the tests.
+    const target = path.resolve(path.dirname(resolved), specifier).replace(/\.js$/, '.ts');
+    if (target.startsWith(path.resolve('test')) && reachesDatabase(target, seen)) return true;
+  }
+  return false;
 }

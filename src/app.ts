@@ -71,6 +71,10 @@ import { backupsRoutes } from './modules/backups/backups.routes.js';
 import { BackupsService } from './modules/backups/backups.service.js';
 import { RegistriesRepository } from './modules/registries/registries.repository.js';
 import { registriesRoutes } from './modules/registries/registries.routes.js';
+import { NodesRepository } from './modules/nodes/nodes.repository.js';
+import { nodesRoutes } from './modules/nodes/nodes.routes.js';
+import { NodesService } from './modules/nodes/nodes.service.js';
+import { createNodeEngines } from './host/remote/node-engines.js';
 import { RegistriesService } from './modules/registries/registries.service.js';
 import { SettingsRepository } from './modules/settings/settings.repository.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
@@ -160,6 +164,10 @@ export interface AppOverrides extends MachineOverrides {
   readonly serversAtClose?: () => 'keep' | 'stop';
   /** The panel's event bus (src/events.ts); tests hand in one they listen on. */
   readonly events?: PanelEvents;
+  /** How often every node is asked how it is (15 s by default); tests shorten it. */
+  readonly nodeCheckIntervalMs?: number;
+  /** How long a node has to answer (5 s by default); tests shorten it. */
+  readonly nodeDeadlineMs?: number;
 }
 
 export { redactUrl } from './http/logging.js';
@@ -531,6 +539,23 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   settingsRoutes(app, settings);
   registriesRoutes(app, registries);
 
+  // Nodes: how each is reached is sealed under a key of its own, derived from the JWT secret.
+  const nodes = new NodesService({
+    repo: new NodesRepository(db.kysely),
+    box: new SecretBox(jwtSecret, 'node secrets'),
+    engines: createNodeEngines({
+      dockerHost: config.dockerHost,
+      dockerCertPath: config.dockerCertPath,
+    }),
+    now,
+    log: app.log,
+    ...(overrides.nodeCheckIntervalMs === undefined
+      ? {}
+      : { checkIntervalMs: overrides.nodeCheckIntervalMs }),
+    ...(overrides.nodeDeadlineMs === undefined ? {} : { deadlineMs: overrides.nodeDeadlineMs }),
+  });
+  nodesRoutes(app, nodes);
+
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
   app.addHook('onReady', () => {
     if (tls) app.log.info({ certificate: tls.summary }, 'serving HTTPS (TLS_CERT_FILE)');
@@ -557,6 +582,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     await audit.start();
     // Deliveries left pending by the last run go out now, or when their retry is due.
     deliverer.wake();
+    nodes.start();
     if (sftp !== null) {
       const where = await sftp.listen();
       app.log.info(
@@ -590,6 +616,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   app.addHook('onClose', async () => {
     // Sessions end first: their uploads are aborted while the storage is still there.
     await sftp?.close();
+    nodes.close();
     schemas.clear();
     scheduler.stop();
     await scheduler.idle();

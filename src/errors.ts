@@ -50,7 +50,6 @@ export type ErrorCode =
   | 'LIMITS_UNAVAILABLE'
   | 'START_REFUSED'
   | 'RUNTIME_UNAVAILABLE'
-  | 'NODE_UNREACHABLE'
   | 'NOT_INSTALLED'
   | 'PORT_IN_USE'
   | 'ALLOCATION_TAKEN'
@@ -61,7 +60,9 @@ export type ErrorCode =
   | 'SESSION_REQUIRED'
   | 'SIGN_IN_AGAIN'
   | 'URL_NOT_ALLOWED'
-  | 'IMAGE_NOT_ALLOWED';
+  | 'IMAGE_NOT_ALLOWED'
+  | 'NODE_UNREACHABLE'
+  | 'NODE_HAS_SERVERS';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -120,11 +121,6 @@ const STATUS: Record<ErrorCode, number> = {
   START_REFUSED: 409,
   /** The runtime cannot be reached (the Docker daemon is down or unreachable). */
   RUNTIME_UNAVAILABLE: 503,
-  /**
-   * The machine a server lives on cannot be reached (its file agent's stream ended or broke,
-   * docs/nodes.md): nothing of what was asked is known to have happened; asking again may work.
-   */
-  NODE_UNREACHABLE: 503,
   /** The server's template install has not succeeded (yet): it may not start. */
   NOT_INSTALLED: 409,
   /** Another program holds one of the server's ports: it is not started. */
@@ -149,6 +145,14 @@ const STATUS: Record<ErrorCode, number> = {
   URL_NOT_ALLOWED: 400,
   /** A server's image comes from a registry the panel does not allow images from. */
   IMAGE_NOT_ALLOWED: 400,
+  /**
+   * A node's engine refused the panel or did not answer in time, or the stream to a server's
+   * file agent there ended or broke (docs/nodes.md): nothing of what was asked is known to have
+   * happened; asking again may work.
+   */
+  NODE_UNREACHABLE: 503,
+  /** A node with servers on it is not deleted: they are transferred or deleted first. */
+  NODE_HAS_SERVERS: 409,
 };
 
 export interface ErrorDetail {
@@ -181,6 +185,12 @@ export const isErrorCode = (value: unknown): value is ErrorCode =>
 
 /** The HTTP status of an error code. */
 export const statusOf = (code: ErrorCode): number => STATUS[code];
+
+/** 400 VALIDATION_FAILED for one field of the body, `body/<field>`, and what is wrong with it. */
+export const invalidField = (field: string, message: string): AppError =>
+  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
+    details: [{ path: `body/${field}`, message }],
+  });
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message = 'You are not allowed to do this'): AppError =>

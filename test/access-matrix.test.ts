@@ -12,10 +12,9 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { before, describe, it } from 'node:test';
 import { SignJWT, base64url, type JWTPayload } from 'jose';
-// ssh2 is CommonJS: Node's ESM loader finds no named exports in it.
-import ssh2 from 'ssh2';
 import WebSocket from 'ws';
 import { SERVER_PERMISSIONS, type ServerPermission } from '../src/domain/policy.js';
+import { newEd25519Pair } from '../src/modules/sftp/host-key.js';
 import {
   TEST_JWT_SECRET,
   rememberSecret,
@@ -213,7 +212,7 @@ const throwawayTemplate = async (world: World) => {
   return (JSON.parse(response.body) as { data: { id: string } }).data.id;
 };
 /** A new Ed25519 public key: each cell adds its own, never one its account holds already. */
-const freshSshKey = (): string => ssh2.utils.generateKeyPairSync('ed25519').public;
+const freshSshKey = (): string => newEd25519Pair().public;
 /** A schedule of SERVER that runs only when asked (its id). */
 const SCHEDULE = {
   name: 'matrix',
@@ -344,6 +343,12 @@ const MATRIX: readonly Row[] = [
   row('POST',   '/api/admin/registries',                      [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ payload: { host: `${c.made}.example`, username: 'puller', password: 'matrix-password' } }), { setup: fresh('registry') }),
   row('PUT',    '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], (c) => ({ ...registryOf(c), payload: { username: 'puller', password: 'matrix-password' } }), { setup: throwawayRegistry }),
   row('DELETE', '/api/admin/registries/:host',                [401, 401, 403, 403, 403, 403, 403, 200], registryOf, { setup: throwawayRegistry }),
+  row('GET',    '/api/admin/nodes',                           [401, 401, 403, 403, 403, 403, 403, 200]),
+  // No engine answers here: the admin's request gets as far as the check of its certificates.
+  row('POST',   '/api/admin/nodes',                           [401, 401, 403, 403, 403, 403, 403, 400], { payload: { name: 'matrix', dockerHost: 'tcp://127.0.0.1:1', tls: { ca: 'no', cert: 'no', key: 'no' }, publicAddress: '127.0.0.1' } }),
+  row('GET',    '/api/admin/nodes/:name',                     [401, 401, 403, 403, 403, 403, 403, 200], { params: { name: 'local' } }),
+  row('PUT',    '/api/admin/nodes/:name',                     [401, 401, 403, 403, 403, 403, 403, 200], { params: { name: 'local' }, payload: { maintenance: false } }),
+  row('DELETE', '/api/admin/nodes/:name',                     [401, 401, 403, 403, 403, 403, 403, 404], { params: { name: 'nowhere' } }),
   row('GET',    '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200]),
   row('POST',   '/api/admin/webhooks',                        [401, 401, 403, 403, 403, 403, 403, 200], { payload: WEBHOOK }),
   row('GET',    '/api/admin/webhooks/:id',                    [401, 401, 403, 403, 403, 403, 403, 200], webhookOf, { setup: throwawayWebhook }),

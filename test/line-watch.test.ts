@@ -80,11 +80,15 @@ describe('console watches', () => {
       gap = Math.max(gap, now - last);
       last = now;
     }, 2);
-    const hostile = fired(matcher, [`regex:${pattern}`], [lines], 1500);
-    const benign = fired(matcher, ['regex:^ready$'], [['ready']]);
-    assert.equal(await benign, true, 'a watch queued behind the slow one still matches');
-    assert.equal(await hostile, false, 'a batch past the time limit counts as no match');
-    clearInterval(ticker);
+    try {
+      const hostile = fired(matcher, [`regex:${pattern}`], [lines], 1500);
+      const benign = fired(matcher, ['regex:^ready$'], [['ready']]);
+      assert.equal(await benign, true, 'a watch queued behind the slow one still matches');
+      assert.equal(await hostile, false, 'a batch past the time limit counts as no match');
+    } finally {
+      // Also when an assertion fails: a ticker left running keeps this file from ever ending.
+      clearInterval(ticker);
+    }
     assert.ok(
       gap < (oneLine * lines.length) / 4,
       `the main thread was held ${gap.toFixed(1)} ms; the lines cost ${(oneLine * lines.length).toFixed(1)} ms here`,

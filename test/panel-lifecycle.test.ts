@@ -328,20 +328,9 @@ async function typeCommand(panel: ChildPanel, token: string, name: string, comma
 async function buildElsewhere(): Promise<string> {
   const root = mkdtempSync(path.join(tmpdir(), 'panel-upgrade-'));
   const { build } = await import('esbuild');
-  await build({
-    entryPoints: ['src/server.ts'],
-    outfile: path.join(root, 'dist', 'panel.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    // As scripts/bundle-server.mjs: the packages with native addons stay in node_modules.
-    external: ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'dockerode', 'ssh2'],
-    banner: {
-      js: "import { createRequire as panelCreateRequire } from 'node:module';\nconst require = panelCreateRequire(import.meta.url);",
-    },
-    logLevel: 'warning',
-  });
+  // The build's own options: the packages with native addons stay in node_modules.
+  const { bundleOptions } = await import('../scripts/bundle-server.mjs');
+  await build(bundleOptions('src/server.ts', path.join(root, 'dist', 'panel.mjs')));
   copyFileSync('package.json', path.join(root, 'package.json'));
   cpSync('src/host/runtime/process/holder', path.join(root, 'src/host/runtime/process/holder'), {
     recursive: true,

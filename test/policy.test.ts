@@ -35,6 +35,7 @@ const ON_ANOTHER: Readonly<Record<Action, Row>> = {
   'templates.manage': ADMIN_ONLY,
   'audit.read': ADMIN_ONLY,
   'webhooks.manage': ADMIN_ONLY,
+  'nodes.manage': ADMIN_ONLY,
   'panel.settings': ADMIN_ONLY,
   'servers.delete': ADMIN_ONLY,
   'server.configure-host': ADMIN_ONLY,

@@ -14,13 +14,16 @@ export const REPO = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/
 /** Every child process the benchmark started, ended at exit whatever happens. */
 export const children = new Set();
 
-/** Spawns `args` with Node, tracked for clean-up. */
-export function spawnNode(args, options = {}) {
-  const child = spawn(process.execPath, args, options);
+/** Spawns `command`, tracked for clean-up. */
+export function spawnTracked(command, args, options = {}) {
+  const child = spawn(command, args, options);
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
 }
+
+/** Spawns `args` with Node, tracked for clean-up. */
+export const spawnNode = (args, options = {}) => spawnTracked(process.execPath, args, options);
 
 /**
  * The panel's environment: only what it needs, so a DATABASE_URL or JWT_SECRET of the person
@@ -38,6 +41,9 @@ function panelEnv({ port, dataDir, logLevel, readOnlyPaths, sftpPort = 0 }) {
     SFTP_PORT: String(sftpPort),
     DATA_DIR: dataDir,
     LOG_LEVEL: logLevel,
+    // The seed opens 100 tickets per user within seconds (scenarios/seed.mjs); by default a user
+    // may open 10 an hour.
+    TICKETS_PER_HOUR: '1000',
     ...(readOnlyPaths.length > 0 ? { SANDBOX_READ_ONLY_PATHS: readOnlyPaths.join(':') } : {}),
     ...(process.env.BENCH_SANDBOX ? { SANDBOX: process.env.BENCH_SANDBOX } : {}),
   };
@@ -63,7 +69,8 @@ export function probe(port, urlPath, timeoutMs = 1_000) {
 /**
  * Starts the panel and waits for the first 200 of /api/health, polling every `pollMs`.
  * `startupMs` is the time from just before spawn to that answer. `readOnlyPaths` are shown to
- * sandboxed servers (the line printer's folder).
+ * sandboxed servers (the line printer's folder). `sftpPort` (0: none) is where its SFTP server
+ * listens, on loopback as the panel does.
  */
 export async function startPanel({
   dataDir,
@@ -100,7 +107,7 @@ export async function startPanel({
     await sleep(pollMs);
   }
   const startupMs = nowMs() - started;
-  return { child, pid: child.pid, port, startupMs, api: new Api(port) };
+  return { child, pid: child.pid, port, sftpPort, startupMs, api: new Api(port) };
 }
 
 /** A JSON client for the panel's API, with an optional bearer token. */

@@ -70,6 +70,22 @@ function treeTicks(root) {
 }
 
 /**
+ * CPU seconds used so far by `pid` and every process below it, those that ended and were reaped
+ * included: an OpenSSH sshd, which forks a process (and that one another) per connection.
+ */
+export const treeCpuSeconds = (pid) => treeTicks(pid) / ticksPerSecond;
+
+/**
+ * CPU seconds of the children `pid` has reaped so far, and of theirs (cutime, cstime): read before
+ * and after a child runs, what that child's whole tree used once it has exited.
+ */
+export function reapedCpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / ticksPerSecond;
+}
+
+/**
  * What the rest of the machine is doing: CPU used by processes outside this benchmark (and the
  * panel, the servers and baselines it started), in % of one core. Another job on the machine
  * competes for the same two cores and makes every figure worse.

@@ -164,6 +164,40 @@ export function evaluateTargets(results) {
       },
     );
   }
+  const sftp = results.sftp;
+  if (sftp?.upload) {
+    const versus = (direction) => {
+      const d = sftp[direction];
+      return (
+        `${pct(d.ratioToOpenssh)} (${fmt(d.panelSftp.mibPerSecond)} vs ` +
+        `${fmt(d.openssh.mibPerSecond)} MiB/s; the HTTP API ${fmt(d.http.mibPerSecond)} MiB/s)`
+      );
+    };
+    // Half: a world of gigabytes never takes more than twice as long as through OpenSSH on the
+    // same machine, while the panel checks the rights of now, the quota and the audit log on
+    // every request (docs/sftp.md) in the event loop that also serves the API.
+    targets.push(
+      {
+        target: `SFTP: upload of ${fmt(sftp.bytes / 2 ** 20)} MiB ≥ 50 % of OpenSSH's sshd (internal-sftp), same client, same disk, same run`,
+        measured: versus('upload'),
+        met: sftp.upload.ratioToOpenssh >= 0.5,
+      },
+      {
+        target: `SFTP: download of ${fmt(sftp.bytes / 2 ** 20)} MiB ≥ 50 % of OpenSSH's sshd (internal-sftp), same client, same run`,
+        measured: versus('download'),
+        met: sftp.download.ratioToOpenssh >= 0.5,
+      },
+      {
+        target: `SFTP: panel memory growth < 64 MiB during a ${fmt(sftp.bytes / 2 ** 20)} MiB transfer`,
+        measured: `upload +${fmt(sftp.upload.panelSftp.panelRssGrowthMiB, 1)} MiB, download +${fmt(sftp.download.panelSftp.panelRssGrowthMiB, 1)} MiB`,
+        met:
+          Math.max(
+            sftp.upload.panelSftp.panelRssGrowthMiB,
+            sftp.download.panelSftp.panelRssGrowthMiB,
+          ) < 64,
+      },
+    );
+  }
   const backups = results.backups;
   if (backups) {
     const rows = [backups.big, backups.many];
@@ -529,6 +563,64 @@ function markdown(results) {
           row.identical && row.download.checksumMatches ? 'yes' : '**no**',
           `${fmt(row.backup.othersCpuPercent)} / ${fmt(row.restore.othersCpuPercent)} %`,
         ]),
+      ),
+    );
+  }
+  if (results.sftp?.skipped) {
+    out.push('### 7. SFTP');
+    out.push(`Skipped: ${results.sftp.skipped}.`);
+  } else if (results.sftp) {
+    const s = results.sftp;
+    const all = (side) =>
+      `${fmt(side.mibPerSecond)} (${side.allMibPerSecond.map((v) => fmt(v)).join(', ')})`;
+    const cipher = (way) => (way.cipher === null ? 'an unknown cipher' : `\`${way.cipher}\``);
+    out.push('### 7. SFTP');
+    out.push(
+      `${fmt(s.bytes / 2 ** 20)} MiB of random bytes, each transfer ${s.runs}× (median shown, then ` +
+        'every run), with OpenSSH’s own `sftp` client in batch mode (its defaults: 32 KiB ' +
+        'requests, 64 in flight): through the panel’s SFTP server (the admin’s password, typed ' +
+        'by `sshpass`), through a real OpenSSH sshd started for the run on loopback (`Subsystem ' +
+        'sftp internal-sftp`, a key for root) writing into the same work directory, and through ' +
+        'the panel’s HTTP API (multipart upload, download into a file). The three take turns, ' +
+        'the order reversed every other run; "panel / OpenSSH" and "panel / HTTP" are medians ' +
+        'of the run-by-run ratios. Uploads are flushed before they are closed: `put -f` ' +
+        '(fsync@openssh.com) for both SFTP servers, as the panel always does and as its HTTP ' +
+        `upload does. Ciphers agreed on: ${cipher(s.signIn.panelSftp)} with the panel, ` +
+        `${cipher(s.signIn.openssh)} with sshd. Each transfer's time includes signing in, which ` +
+        `alone (a batch of one \`pwd\`) took ${fmt(s.signIn.panelSftp.ms)} ms on the panel ` +
+        `(its password check) and ${fmt(s.signIn.openssh.ms)} ms on sshd. ` +
+        `Every download was compared with the file sent (size and sha256): ` +
+        `${fmt(s.downloadsVerified)} identical.`,
+    );
+    out.push(
+      table(
+        [
+          '',
+          'panel SFTP MiB/s',
+          'OpenSSH MiB/s',
+          'panel / OpenSSH',
+          'HTTP API MiB/s',
+          'panel SFTP / HTTP',
+          'server CPU: panel SFTP / sshd / panel HTTP',
+          '`ssh` client CPU: panel / sshd',
+          'panel RSS growth: SFTP / HTTP',
+          'others’ CPU',
+        ],
+        ['upload', 'download'].map((direction) => {
+          const d = s[direction];
+          return [
+            direction === 'upload' ? 'upload (`put -f`)' : 'download (`get`)',
+            all(d.panelSftp),
+            all(d.openssh),
+            pct(d.ratioToOpenssh),
+            all(d.http),
+            pct(d.ratioToHttp),
+            `${fmt(d.panelSftp.serverCpuPercent)} / ${fmt(d.openssh.serverCpuPercent)} / ${fmt(d.http.serverCpuPercent)} %`,
+            `${fmt(d.panelSftp.clientCpuPercent)} / ${fmt(d.openssh.clientCpuPercent)} %`,
+            `+${fmt(d.panelSftp.panelRssGrowthMiB, 1)} / +${fmt(d.http.panelRssGrowthMiB, 1)} MiB`,
+            `${fmt(d.panelSftp.othersCpuPercent)} / ${fmt(d.openssh.othersCpuPercent)} / ${fmt(d.http.othersCpuPercent)} %`,
+          ];
+        }),
       ),
     );
   }

@@ -7,7 +7,6 @@
 // panel flushes its own) and `tar -xzf` of that archive into an empty folder. The panel's memory
 // is watched throughout: it must not grow with the folder's size. Both servers are deleted
 // through the API afterwards and the scenario waits for the panel to have removed their files.
-import { spawn } from 'node:child_process'; // eslint-disable-line no-restricted-imports -- the system's tar, as the baseline
 import { Buffer } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, rmSync } from 'node:fs';
@@ -16,7 +15,7 @@ import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { children } from '../lib/panel.mjs';
+import { spawnTracked } from '../lib/panel.mjs';
 import { memory, ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { exitWithin, log, MiB, nowMs, pool, round, waitFor } from '../lib/util.mjs';
 import { printerCommand } from './seed.mjs';
@@ -143,9 +142,7 @@ function compareManifests(what, expected, actual) {
 /** Runs the system's tar with `args`; resolves with its time in ms, throws when it fails. */
 async function tar(args) {
   const started = nowMs();
-  const child = spawn('tar', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
+  const child = spawnTracked('tar', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let errors = '';
   child.stderr.on('data', (chunk) => {
     errors += chunk;

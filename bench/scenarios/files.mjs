@@ -23,28 +23,36 @@ const CONCURRENT_LISTINGS = 10;
  * Each 1 GiB transfer is measured this many times; the median run is reported. Even, so that
  * the panel and the bare Fastify each go first as often.
  */
-const TRANSFER_RUNS = 4;
+export const TRANSFER_RUNS = 4;
 
 /** The run with the median duration. */
-const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
+export const median = (runs) => [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)];
 
-/** Times `task` while watching the panel's CPU and memory. */
-async function watched(pid, task) {
+/** Times `task` while watching the panel's CPU and memory; `result` is what the task gave. */
+export async function watched(pid, task) {
   const watch = new ProcessWatch(pid);
   const started = nowMs();
-  await task();
+  const result = await task();
   const ms = nowMs() - started;
-  return { ms, usage: watch.stop() };
+  return { ms, usage: watch.stop(), result };
 }
 
-/** `size` bytes of incompressible data: one random MiB, repeated. */
-async function makePayload(file, size) {
+/**
+ * `size` bytes of incompressible data: one random MiB, repeated, each copy stamped with its
+ * number in its first 8 bytes, so that a MiB served from the wrong offset changes the checksum.
+ */
+export async function makePayload(file, size) {
   const block = randomBytes(MiB);
   const blocks = size / MiB;
   await pipeline(
     Readable.from(
       (function* () {
-        for (let i = 0; i < blocks; i++) yield block;
+        for (let i = 0; i < blocks; i++) {
+          // A copy each time: the write stream may still hold the one before.
+          const stamped = Buffer.from(block);
+          stamped.writeBigUInt64BE(BigInt(i));
+          yield stamped;
+        }
       })(),
     ),
     createWriteStream(file),
@@ -66,7 +74,7 @@ async function baseline(args) {
 }
 
 /** POSTs `file` as multipart field "file"; resolves with the status and body. */
-function upload({ port, token, file, size, name, urlPath }) {
+export function upload({ port, token, file, size, name, urlPath }) {
   const boundary = `----panel-bench-${randomBytes(8).toString('hex')}`;
   const head = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
@@ -107,8 +115,8 @@ function upload({ port, token, file, size, name, urlPath }) {
   });
 }
 
-/** GETs `urlPath`, counting and discarding the bytes. */
-function download({ port, token, urlPath }) {
+/** GETs `urlPath`, counting the bytes and writing them into `file` (discarded without one). */
+export function download({ port, token, urlPath, file = null }) {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       { host: '127.0.0.1', port, path: urlPath, headers: { authorization: `Bearer ${token}` } },
@@ -117,8 +125,15 @@ function download({ port, token, urlPath }) {
         res.on('data', (chunk) => {
           bytes += chunk.length;
         });
-        res.on('end', () => resolve({ status: res.statusCode, bytes }));
-        res.on('error', reject);
+        if (file === null) {
+          res.on('end', () => resolve({ status: res.statusCode, bytes }));
+          res.on('error', reject);
+        } else {
+          pipeline(res, createWriteStream(file)).then(
+            () => resolve({ status: res.statusCode, bytes }),
+            reject,
+          );
+        }
       },
     );
     req.on('error', reject);
@@ -126,7 +141,36 @@ function download({ port, token, urlPath }) {
   });
 }
 
-const mbps = (bytes, ms) => round(bytes / MiB / (ms / 1000), 0);
+export const mbps = (bytes, ms) => round(bytes / MiB / (ms / 1000), 0);
+
+/** The other side's time over the panel's, run by run (the panel's speed over its); the median. */
+export function pairRatio(panelRuns, otherRuns) {
+  const ratios = panelRuns.map((run, i) => otherRuns[i].ms / run.ms).sort((a, b) => a - b);
+  const middle = ratios.length / 2;
+  return round(
+    ratios.length % 2 === 1
+      ? ratios[Math.floor(middle)]
+      : (ratios[middle - 1] + ratios[middle]) / 2,
+    3,
+  );
+}
+
+/** The figures of a transfer measured by `watched` several times: the median run, every run. */
+export function transferFigures(measured, size) {
+  const typical = median(measured);
+  return {
+    runs: measured.length,
+    seconds: round(typical.ms / 1000, 2),
+    mibPerSecond: mbps(size, typical.ms),
+    allMibPerSecond: measured.map((run) => mbps(size, run.ms)),
+    panelCpuPercent: round(typical.usage.cpuPercent, 0),
+    panelStartRssMiB: round(typical.usage.startRss / MiB, 1),
+    panelPeakRssMiB: round(Math.max(...measured.map((run) => run.usage.peakRss)) / MiB, 1),
+    // The largest growth of any run: the target is about the worst case.
+    panelRssGrowthMiB: round(Math.max(...measured.map((run) => run.usage.growth)) / MiB, 1),
+    othersCpuPercent: round(typical.usage.othersCpuPercent, 0),
+  };
+}
 
 export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
   const size = quick ? 256 * MiB : 1024 * MiB;
@@ -269,34 +313,8 @@ export async function filesScenario({ panel, token, workDir, dataDir, quick }) {
   );
   const concurrentWallMs = nowMs() - together;
 
-  const transfer = (measured) => {
-    const typical = median(measured);
-    return {
-      runs: measured.length,
-      seconds: round(typical.ms / 1000, 2),
-      mibPerSecond: mbps(size, typical.ms),
-      allMibPerSecond: measured.map((run) => mbps(size, run.ms)),
-      panelCpuPercent: round(typical.usage.cpuPercent, 0),
-      panelStartRssMiB: round(typical.usage.startRss / MiB, 1),
-      panelPeakRssMiB: round(Math.max(...measured.map((run) => run.usage.peakRss)) / MiB, 1),
-      // The largest growth of any run: the target is about the worst case.
-      panelRssGrowthMiB: round(Math.max(...measured.map((run) => run.usage.growth)) / MiB, 1),
-      othersCpuPercent: round(typical.usage.othersCpuPercent, 0),
-    };
-  };
-  const up = transfer(uploads);
-  const down = transfer(downloads);
-  /** The bare Fastify's time over the panel's, run by run; the median of those. */
-  const pairRatio = (panelRuns, bareRuns) => {
-    const ratios = panelRuns.map((run, i) => bareRuns[i].ms / run.ms).sort((a, b) => a - b);
-    const middle = ratios.length / 2;
-    return round(
-      ratios.length % 2 === 1
-        ? ratios[Math.floor(middle)]
-        : (ratios[middle - 1] + ratios[middle]) / 2,
-      3,
-    );
-  };
+  const up = transferFigures(uploads, size);
+  const down = transferFigures(downloads, size);
   const bareFigures = (measured) => {
     const typical = median(measured);
     return {

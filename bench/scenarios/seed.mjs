@@ -1,6 +1,6 @@
 // Fills a fresh panel through its API: the admin (first account), users for the console
-// sockets (at most 10 sockets per user), 100 servers plus the ones the scenarios use, and
-// 1,000 tickets with a message on every tenth.
+// sockets (at most 10 sockets per user; made by the admin, then signed in), 100 servers plus
+// the ones the scenarios use, and 1,000 tickets with a message on every tenth.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -70,8 +70,10 @@ export async function seed(api, workDir) {
     4,
     Array.from({ length: CONSOLE_USERS }, (_, i) => async () => {
       const username = `player${String(i).padStart(2, '0')}`;
-      const user = await api.call('POST', '/api/auth/register', { username, password: PASSWORD });
+      // Made by the admin: registration closes once the first account exists.
+      await asAdmin.call('POST', '/api/users', { username, role: 'user', password: PASSWORD }, 201);
       await asAdmin.call('PUT', `/api/users/${username}/servers`, { servers: [CONSOLE_SERVER] });
+      const user = await api.call('POST', '/api/auth/login', { username, password: PASSWORD });
       return { username, token: user.access_token };
     }),
   );

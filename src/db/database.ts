@@ -36,6 +36,7 @@ import * as passwordLinks from './migrations/0019_password_links.js';
 import * as registries from './migrations/0020_registries.js';
 import * as installReason from './migrations/0022_install_reason.js';
 import * as sshKeys from './migrations/0023_ssh_keys.js';
+import * as nodes from './migrations/0024_nodes.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -70,6 +71,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0020_registries': registries,
   '0022_install_reason': installReason,
   '0023_ssh_keys': sshKeys,
+  '0024_nodes': nodes,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

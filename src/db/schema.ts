@@ -86,6 +86,8 @@ export interface ServersTable {
   owner_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** The registry digest (`sha256:…`) of the image the server's container was last made from. */
   image_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The node the server is on (`nodes.name`); `local` by default. */
+  node: ColumnType<string, string | undefined, string>;
 }
 
 export interface TemplatesTable {
@@ -265,6 +267,26 @@ export interface SshKeysTable {
   last_used_at: string | null;
 }
 
+/** The machines servers run on (migration 0024); `local` is the panel's own. */
+export interface NodesTable {
+  name: string;
+  /** null for `local`. */
+  docker_host: string | null;
+  /** `local`, `tls` or `ssh`. */
+  connection: string;
+  /** The sealed JSON of how the engine is reached (SecretBox 'node secrets'); null for `local`. */
+  secrets: string | null;
+  public_address: string | null;
+  /** PostgreSQL returns `bigint` as text, SQLite as a number. */
+  memory_bytes: number | string | null;
+  disk_bytes: number | string | null;
+  memory_overallocate_percent: ColumnType<number, number | undefined, number>;
+  disk_overallocate_percent: ColumnType<number, number | undefined, number>;
+  maintenance: ColumnType<number, number | undefined, number>;
+  created_at: string;
+  updated_at: string;
+}
+
 /** Every server ever made, numbered: where a server's id comes from. */
 export interface ServerIdsTable {
   id: Id;
@@ -359,4 +381,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   registries: RegistriesTable;
   ssh_keys: SshKeysTable;
+  nodes: NodesTable;
 }

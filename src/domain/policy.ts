@@ -111,6 +111,8 @@ export type Action =
   | 'audit.read'
   /** Register, change and delete webhooks, and see their deliveries. */
   | 'webhooks.manage'
+  /** Add, change and remove nodes, see how they are, and move servers between them. */
+  | 'nodes.manage'
   /**
    * See and change the panel's settings: default limits, backup defaults, registration, container
    * registries.
@@ -179,6 +181,7 @@ function byRole(user: Pick<User, 'role'>, action: Action, server?: ServerGrant):
     case 'templates.manage':
     case 'audit.read':
     case 'webhooks.manage':
+    case 'nodes.manage':
     case 'panel.settings':
       return user.role === 'admin';
     default: {

@@ -10,6 +10,7 @@
  * implementation of this port.
  */
 import type { FeatureNotice } from '../domain/features.js';
+import type { NodeConnection, ProbeAnswer } from '../domain/node.js';
 import type { RegistryAuth } from '../domain/registry.js';
 import type { InstallState, ServerRecord, ServerStatus } from '../domain/server.js';
 import type { TemplateDefinition } from '../domain/template.js';
@@ -642,4 +643,17 @@ export interface ServerHost {
   shutdown(options: { readonly stopServers: boolean }): Promise<void>;
   /** Releases what the host holds (cgroups); after shutdown. */
   close(): Promise<void>;
+}
+
+/** How the panel reaches the Docker engines of its nodes (docs/nodes.md). */
+export interface NodeEngines {
+  /**
+   * Why `connection` cannot be used as given (an address that is not `tcp://` or `ssh://`, a PEM
+   * that does not parse), naming the field of the request at fault; null when it can.
+   */
+  check(connection: NodeConnection): { readonly field: string; readonly message: string } | null;
+  /** Asks the engine how it is, within `deadlineMs`; never rejects. */
+  probe(connection: NodeConnection, deadlineMs: number): Promise<ProbeAnswer>;
+  /** The same of this machine, the node `local`. */
+  probeLocal(deadlineMs: number): Promise<ProbeAnswer>;
 }

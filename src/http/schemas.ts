@@ -52,6 +52,28 @@ export const NewPassword = Type.String({ ...PASSWORD_RULES });
 /** A password being checked: any length up to the limit, so a wrong one is a 401, not a 400. */
 export const PasswordAttempt = Type.String({ minLength: 1, maxLength: 1024 });
 
+/**
+ * The body fields that prove the owner is at the keyboard before an action that outlives the
+ * session (making an API key, adding an SSH key), spread into that action's body: the password,
+ * and a code when two-factor sign-in is on (docs/api.md, API keys).
+ */
+export const IdentityProofFields = {
+  password: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'Your current password; required unless your account has none',
+    }),
+  ),
+  code: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'A code of your authenticator app, or a recovery code: required when two-factor sign-in is on',
+    }),
+  ),
+};
+
 export const RoleSchema = Type.Union(ROLES.map((role) => Type.Literal(role)));
 
 export const UsernameParams = Type.Object({ username: UsernameLookup });

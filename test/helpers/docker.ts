@@ -169,7 +169,8 @@ async function find(): Promise<DockerForTests> {
   }
 }
 
-async function answers(docker: Docker, withinMs = 0): Promise<boolean> {
+/** Whether the engine answers a ping, asked again until `withinMs` have passed. */
+export async function answers(docker: Docker, withinMs = 0): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   for (;;) {
     try {

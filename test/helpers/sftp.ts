@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ssh2, { type SFTPWrapper } from 'ssh2';
 import { forbidden } from '../../src/errors.js';
+import { newEd25519Pair } from '../../src/modules/sftp/host-key.js';
 import type { ChannelFlags, PathGuard } from '../../src/host/host.js';
 import { ServerStorage } from '../../src/host/local/storage/server-storage.js';
 import type { SessionFiles } from '../../src/modules/sftp/session-files.js';
@@ -24,7 +25,7 @@ import {
   type SftpSession,
 } from '../../src/modules/sftp/sftp-session.js';
 
-const { Client, Server, utils } = ssh2;
+const { Client, Server } = ssh2;
 
 export const PASSWORD = 'sftp test password';
 
@@ -139,7 +140,7 @@ export async function startSftp(profiles: Record<string, Profile>): Promise<Sftp
     warn: (details: object, message: string) => logged.push({ level: 'warn', details, message }),
     error: (details: object, message: string) => logged.push({ level: 'error', details, message }),
   };
-  const hostKey = utils.generateKeyPairSync('ed25519');
+  const hostKey = newEd25519Pair();
 
   const connections = new Set<{ end(): unknown }>();
   const server = new Server({ hostKeys: [hostKey.private] }, (client) => {

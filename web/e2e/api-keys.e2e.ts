@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
+import { screenshot, scrollToTop } from './helpers/browser.js';
 import {
   PASSWORD,
   assertAccessible,
-  gameServerJourney,
-  register,
+  assertFits,
+  ownerJourney,
+  screenshots,
   signIn,
 } from './helpers/journey.js';
 
@@ -35,17 +36,7 @@ async function createKey(page: Page, name: string): Promise<string> {
 }
 
 describe('API keys', () => {
-  const journeyOf = gameServerJourney(async (panel) => {
-    const admin = await register(panel, 'admin');
-    for (const name of ['world', 'lobby']) {
-      await panel.api(
-        'POST',
-        '/api/servers/create',
-        { name, displayName: name, startCommand: journeyOf.fixture.startCommand },
-        admin,
-      );
-    }
-  });
+  const journeyOf = ownerJourney('admin', { world: 'world', lobby: 'lobby' });
   const { tab } = journeyOf;
   /** A request of a script with `token` as its Bearer: the status and the parsed body. */
   const call = async (token: string, path: string) => {
@@ -137,34 +128,17 @@ describe('API keys', () => {
     assertClean();
   });
 
-  describe('screenshots', () => {
-    for (const viewport of [DESKTOP, PHONE]) {
-      for (const colorScheme of ['light', 'dark'] as const) {
-        it(`looks right at ${viewport.width}×${viewport.height}, ${colorScheme}`, async () => {
-          const { page, assertClean } = await tab(viewport, colorScheme);
-          await signIn(page, 'admin');
-          await page.goto('/profile');
-          await form(page).getByRole('radio', { name: 'Only these permissions' }).check();
-          await form(page).getByRole('checkbox', { name: 'Key: console.read' }).check();
-          await createKey(page, `shot ${viewport.width} ${colorScheme}`);
-          await section(page)
-            .getByRole('heading', { name: 'API keys' })
-            .evaluate((heading) => {
-              heading.scrollIntoView();
-            });
-          const width = await page.evaluate(() => document.documentElement.scrollWidth);
-          assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
-          await screenshot(page, 'profile-api-keys', viewport, colorScheme);
-          await section(page)
-            .getByRole('list', { name: 'API keys' })
-            .evaluate((list) => {
-              list.scrollIntoView();
-            });
-          await screenshot(page, 'profile-api-key-list', viewport, colorScheme);
-          await assertAccessible(page, `the API keys, ${colorScheme}`);
-          assertClean();
-        });
-      }
-    }
+  screenshots(tab, async (page, viewport, colorScheme) => {
+    await signIn(page, 'admin');
+    await page.goto('/profile');
+    await form(page).getByRole('radio', { name: 'Only these permissions' }).check();
+    await form(page).getByRole('checkbox', { name: 'Key: console.read' }).check();
+    await createKey(page, `shot ${viewport.width} ${colorScheme}`);
+    await scrollToTop(section(page).getByRole('heading', { name: 'API keys' }));
+    await assertFits(page, viewport, 'the API keys');
+    await screenshot(page, 'profile-api-keys', viewport, colorScheme);
+    await scrollToTop(section(page).getByRole('list', { name: 'API keys' }));
+    await screenshot(page, 'profile-api-key-list', viewport, colorScheme);
+    await assertAccessible(page, `the API keys, ${colorScheme}`);
   });
 });

@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DESKTOP, PHONE, screenshot } from './helpers/browser.js';
+import { DESKTOP, PHONE, screenshot, scrollToTop } from './helpers/browser.js';
 import {
   PASSWORD,
   assertAccessible,
-  gameServerJourney,
-  register,
+  assertFits,
+  ownerJourney,
+  screenshots,
   signIn,
 } from './helpers/journey.js';
 
@@ -33,7 +34,6 @@ interface Made {
 
 describe('SSH keys', () => {
   let dir = '';
-  let token = '';
   const keys = new Map<string, Made>();
   /** A key pair made by ssh-keygen: its .pub line and the fingerprint `ssh-keygen -l` prints. */
   const keygen = (name: string, ...flags: string[]): Made => {
@@ -67,15 +67,7 @@ describe('SSH keys', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const journeyOf = gameServerJourney(async (panel) => {
-    token = await register(panel, 'alice');
-    await panel.api(
-      'POST',
-      '/api/servers/create',
-      { name: 'world', displayName: 'World', startCommand: journeyOf.fixture.startCommand },
-      token,
-    );
-  });
+  const journeyOf = ownerJourney('alice', { world: 'World' });
   const { tab } = journeyOf;
 
   /** Pastes `key`, names it, confirms with the password and adds it. */
@@ -158,28 +150,15 @@ describe('SSH keys', () => {
     assertClean();
   });
 
-  describe('screenshots', () => {
-    for (const viewport of [DESKTOP, PHONE]) {
-      for (const colorScheme of ['light', 'dark'] as const) {
-        it(`looks right at ${viewport.width}×${viewport.height}, ${colorScheme}`, async () => {
-          const { page, assertClean } = await tab(viewport, colorScheme);
-          await signIn(page, 'alice');
-          await page.goto('/profile');
-          const key = made(`${viewport.width}-${colorScheme}`);
-          await addKey(page, `desktop ${viewport.width} ${colorScheme}`, key.line);
-          await form(page).getByRole('status').getByText(key.fingerprint).waitFor();
-          await section(page)
-            .getByRole('heading', { name: 'SSH keys' })
-            .evaluate((heading) => {
-              heading.scrollIntoView();
-            });
-          const width = await page.evaluate(() => document.documentElement.scrollWidth);
-          assert.ok(width <= viewport.width, `no sideways scrolling (${width} px)`);
-          await screenshot(page, 'profile-ssh-keys', viewport, colorScheme);
-          await assertAccessible(page, `the SSH keys, ${colorScheme}`);
-          assertClean();
-        });
-      }
-    }
+  screenshots(tab, async (page, viewport, colorScheme) => {
+    await signIn(page, 'alice');
+    await page.goto('/profile');
+    const key = made(`${viewport.width}-${colorScheme}`);
+    await addKey(page, `desktop ${viewport.width} ${colorScheme}`, key.line);
+    await form(page).getByRole('status').getByText(key.fingerprint).waitFor();
+    await scrollToTop(section(page).getByRole('heading', { name: 'SSH keys' }));
+    await assertFits(page, viewport, 'the SSH keys');
+    await screenshot(page, 'profile-ssh-keys', viewport, colorScheme);
+    await assertAccessible(page, `the SSH keys, ${colorScheme}`);
   });
 });

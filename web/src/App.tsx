@@ -27,6 +27,9 @@ const UsersPage = lazy(() =>
 const TemplatesPage = lazy(() =>
   import('./pages/templates/TemplatesPage').then((module) => ({ default: module.TemplatesPage })),
 );
+const NodesPage = lazy(() =>
+  import('./pages/nodes/NodesPage').then((module) => ({ default: module.NodesPage })),
+);
 const AuditPage = lazy(() =>
   import('./pages/audit/AuditPage').then((module) => ({ default: module.AuditPage })),
 );
@@ -192,6 +195,14 @@ export function App() {
           element={
             <Suspense fallback={loading}>
               <TemplatesPage />
+            </Suspense>
+          }
+        />
+        <Route
+          path="/nodes"
+          element={
+            <Suspense fallback={loading}>
+              <NodesPage />
             </Suspense>
           }
         />

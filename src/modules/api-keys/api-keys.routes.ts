@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { SERVER_PERMISSIONS } from '../../domain/policy.js';
 import { currentUser } from '../../http/access.js';
-import { Envelope, Nullable, responses } from '../../http/schemas.js';
+import { Envelope, IdentityProofFields, Nullable, responses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { MAX_KEYS_PER_USER, type ApiKeysService } from './api-keys.service.js';
 
@@ -45,20 +45,7 @@ const CreateBody = Type.Object(
         }),
       ),
     ),
-    password: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1024,
-        description: 'Your current password; required unless your account has none',
-      }),
-    ),
-    code: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'A code of your authenticator app, or a recovery code: required when two-factor sign-in is on',
-      }),
-    ),
+    ...IdentityProofFields,
   },
   { additionalProperties: false },
 );

@@ -15,8 +15,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { API_KEY_PREFIX, type ApiKey, type KeyScope } from '../../domain/api-key.js';
 import type { ServerPermission } from '../../domain/policy.js';
 import type { User } from '../../domain/user.js';
-import { AppError } from '../../errors.js';
+import { AppError, invalidField } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
+import type { ConfirmIdentity, IdentityProof } from '../two-factor/two-factor.service.js';
 import type { ApiKeysRepository, StoredKey } from './api-keys.repository.js';
 
 /** How many keys one user may hold. */
@@ -25,15 +26,12 @@ export const MAX_KEYS_PER_USER = 50;
 const USE_RECORD_INTERVAL_MS = 60_000;
 const PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 
-export interface NewApiKey {
+/** What the owner sends to make a key, with the proof that it is them. */
+export interface NewApiKey extends IdentityProof {
   readonly name: string;
   readonly expiresAt?: string | null | undefined;
   readonly servers?: readonly string[] | null | undefined;
   readonly permissions?: readonly ServerPermission[] | null | undefined;
-  /** The owner's current password (absent only for an account without one). */
-  readonly password?: string | undefined;
-  /** A TOTP or recovery code, when the owner has two-factor sign-in. */
-  readonly code?: string | undefined;
 }
 
 /** An API key as its owner sees it. */
@@ -49,11 +47,7 @@ export interface ApiKeysServiceDeps {
   /** The servers the user can reach by their account. */
   readonly reachableServers: (user: User) => Promise<string[]>;
   /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
-  readonly confirmIdentity: (
-    user: User,
-    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
-    address: string,
-  ) => Promise<void>;
+  readonly confirmIdentity: ConfirmIdentity;
   /** Told of revocations (`access-changed`), so the key's console sockets close. */
   readonly events: PanelEvents;
   readonly now: () => Date;
@@ -79,17 +73,17 @@ export class ApiKeysService {
     await this.#deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
     const now = this.#deps.now();
     const name = input.name.trim();
-    if (name === '') throw invalid('name', 'must not be blank');
+    if (name === '') throw invalidField('name', 'must not be blank');
     const expiresAt = input.expiresAt ?? null;
     if (expiresAt !== null && Date.parse(expiresAt) <= now.getTime()) {
-      throw invalid('expiresAt', 'must be in the future');
+      throw invalidField('expiresAt', 'must be in the future');
     }
     const servers = input.servers == null ? null : [...new Set(input.servers)];
     if (servers !== null) {
       const reachable = new Set(await this.#deps.reachableServers(user));
       const unknown = servers.find((server) => !reachable.has(server));
       if (unknown !== undefined) {
-        throw invalid('servers', `you have no server named ${JSON.stringify(unknown)}`);
+        throw invalidField('servers', `you have no server named ${JSON.stringify(unknown)}`);
       }
     }
     const permissions = input.permissions == null ? null : [...new Set(input.permissions)];
@@ -197,8 +191,3 @@ export class ApiKeysService {
 }
 
 const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
-
-const invalid = (field: string, message: string): AppError =>
-  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
-    details: [{ path: `body/${field}`, message }],
-  });

@@ -77,6 +77,10 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'POST /api/admin/webhooks/:id/secret': 'webhook.secret',
   'POST /api/admin/webhooks/:id/test': 'webhook.test',
 
+  'POST /api/admin/nodes': 'node.create',
+  'PUT /api/admin/nodes/:name': 'node.update',
+  'DELETE /api/admin/nodes/:name': 'node.delete',
+
   'PUT /api/admin/settings': 'panel.settings',
   'PUT /api/admin/registries': 'registry.rule',
   'POST /api/admin/registries': 'registry.create',
@@ -154,4 +158,11 @@ export const SAFE_FIELDS: readonly string[] = [
   'restricted',
   'owner',
   'link',
+  'dockerHost',
+  'publicAddress',
+  'memoryBytes',
+  'diskBytes',
+  'memoryOverallocatePercent',
+  'diskOverallocatePercent',
+  'maintenance',
 ];

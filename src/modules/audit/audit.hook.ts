@@ -136,6 +136,8 @@ function what(request: FastifyRequest, serverInBody: boolean, userInBody: boolea
     text(params.provider) ??
     text(params.host) ??
     text(body.host) ??
+    // A node.
+    text(params.name) ??
     text(query.path) ??
     (server === null ? text(body.name) : null);
   return {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { SSH_KEY_ALGORITHMS } from '../../domain/ssh-key.js';
-import { Envelope, Nullable } from '../../http/schemas.js';
+import { Envelope, IdentityProofFields, Nullable } from '../../http/schemas.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
@@ -32,20 +32,7 @@ export const NewSshKeyBody = Type.Object(
       description:
         'The line of a .pub file (`ssh-ed25519 AAAA… comment`; the comment is dropped), or an RFC 4716 block (PuTTYgen). Ed25519, ECDSA (P-256, P-384, P-521) or RSA of 2048 to 16384 bits',
     }),
-    password: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1024,
-        description: 'Your current password; required unless your account has none',
-      }),
-    ),
-    code: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'A code of your authenticator app, or a recovery code: required when two-factor sign-in is on',
-      }),
-    ),
+    ...IdentityProofFields,
   },
   { additionalProperties: false },
 );

@@ -14,22 +14,20 @@
 import type { SshKey, SshKeyAlgorithm } from '../../domain/ssh-key.js';
 import type { User } from '../../domain/user.js';
 import { AlreadyExists } from '../../domain/conflicts.js';
-import { AppError } from '../../errors.js';
+import { AppError, invalidField } from '../../errors.js';
 import type { PanelEvents } from '../../events.js';
+import type { ConfirmIdentity, IdentityProof } from '../two-factor/two-factor.service.js';
 import { fingerprintOf, readPublicKey } from './public-key.js';
 import type { SshKeysRepository } from './ssh-keys.repository.js';
 
 /** How many keys one user may hold. */
 export const MAX_SSH_KEYS_PER_USER = 50;
 
-export interface NewSshKey {
+/** What the owner sends to add a key, with the proof that it is them. */
+export interface NewSshKey extends IdentityProof {
   readonly name: string;
   /** As pasted: OpenSSH's line (a comment allowed) or an RFC 4716 block. */
   readonly publicKey: string;
-  /** The owner's current password (absent only for an account without one). */
-  readonly password?: string | undefined;
-  /** A TOTP or recovery code, when the owner has two-factor sign-in. */
-  readonly code?: string | undefined;
 }
 
 /** A key as the SFTP server compares it with what a client offers. */
@@ -46,11 +44,7 @@ export interface SignInKey {
 export interface SshKeysServiceDeps {
   readonly keys: SshKeysRepository;
   /** Proof that the owner is at the keyboard (TwoFactorService.confirm); throws when not. */
-  readonly confirmIdentity: (
-    user: User,
-    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
-    address: string,
-  ) => Promise<void>;
+  readonly confirmIdentity: ConfirmIdentity;
   /** Told of deletions (`access-changed`), so the key's SFTP sessions end. */
   readonly events: PanelEvents;
   readonly now: () => Date;
@@ -77,9 +71,10 @@ export class SshKeysService {
    */
   async add(user: User, input: NewSshKey, address: string): Promise<SshKey> {
     const name = input.name.trim();
-    if (name === '') throw invalid('name', 'Give the key a name, such as the computer it is on');
+    if (name === '')
+      throw invalidField('name', 'Give the key a name, such as the computer it is on');
     const read = readPublicKey(input.publicKey);
-    if ('problem' in read) throw invalid('publicKey', read.problem);
+    if ('problem' in read) throw invalidField('publicKey', read.problem);
     const { key } = read;
     // After the key is read: a mistake in it is told without spending a password attempt.
     await this.#deps.confirmIdentity(user, { password: input.password, code: input.code }, address);
@@ -166,11 +161,6 @@ const signInKey = (key: SshKey): SignInKey => ({
   algorithm: key.algorithm,
   publicKey: Buffer.from(key.publicKey.slice(key.algorithm.length + 1), 'base64'),
 });
-
-const invalid = (field: string, message: string): AppError =>
-  new AppError('VALIDATION_FAILED', `${field}: ${message}`, {
-    details: [{ path: `body/${field}`, message }],
-  });
 
 const alreadyHeld = (name: string | null): AppError =>
   new AppError(

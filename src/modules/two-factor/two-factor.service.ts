@@ -36,6 +36,17 @@ const MAX_CHALLENGES = 10_000;
 /** How recent the sign-in of an account without a password must be for `confirm`. */
 export const FRESH_SIGN_IN_MS = 10 * 60_000;
 
+/** What `confirm` takes as proof that the account's owner is at the keyboard. */
+export interface IdentityProof {
+  /** The owner's current password (absent only for an account without one). */
+  readonly password?: string | undefined;
+  /** A TOTP or recovery code, when the owner has two-factor sign-in. */
+  readonly code?: string | undefined;
+}
+
+/** `confirm`, as a service that asks for proof before an action is given it. */
+export type ConfirmIdentity = (user: User, proof: IdentityProof, address: string) => Promise<void>;
+
 export interface TwoFactorStatus {
   readonly enabled: boolean;
   readonly enabledAt: string | null;
@@ -221,11 +232,7 @@ export class TwoFactorService {
    * sign-in) has nothing to type: its session must have signed in at most ten minutes ago
    * (403 SIGN_IN_AGAIN otherwise). docs/security.md.
    */
-  async confirm(
-    user: User,
-    proof: { readonly password?: string | undefined; readonly code?: string | undefined },
-    address: string,
-  ): Promise<void> {
+  async confirm(user: User, proof: IdentityProof, address: string): Promise<void> {
     const hash = await this.#deps.users.passwordHash(user.id);
     if (hash === null) {
       const at = user.signedInAt?.getTime();

@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type Locator,
+  type Page,
+} from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -98,6 +104,16 @@ export async function screenshot(
   const file = path.join(dir, `${name}-${viewport.width}x${viewport.height}-${colorScheme}.png`);
   await page.screenshot({ path: file, fullPage: false, animations: 'disabled' });
   return file;
+}
+
+/**
+ * Scrolls `locator`'s element to the top of the page, for a screenshot that starts with it
+ * (Playwright's own scrolling stops as soon as the element is in view).
+ */
+export async function scrollToTop(locator: Locator): Promise<void> {
+  await locator.evaluate((element) => {
+    element.scrollIntoView();
+  });
 }
 
 /** The session the page keeps in localStorage, or null. */

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { after, before } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openTab, type Tab, type Viewport } from './browser.js';
+import { DESKTOP, PHONE, launchBrowser, openTab, type Tab, type Viewport } from './browser.js';
 import { gameServerFixture, type GameServerFixture } from './fixture.js';
 import { startPanel, type E2ePanel } from './panel.js';
 
@@ -21,12 +21,14 @@ export interface Journey {
 }
 
 /**
- * Registers `before` and `after` hooks in the calling `describe`: a panel (with `env`), a
- * browser, and `setUp` (accounts, servers) once both run; everything closed afterwards.
+ * Registers `before` and `after` hooks in the calling `describe`: a panel (with `env`, and its
+ * SFTP server on with `sftp`), a browser, and `setUp` (accounts, servers) once both run;
+ * everything closed afterwards.
  */
 export function journey(
   options: {
     env?: () => Record<string, string>;
+    sftp?: boolean;
     setUp?: (panel: E2ePanel) => Promise<void>;
     tearDown?: () => void;
   } = {},
@@ -35,7 +37,7 @@ export function journey(
   let browser: Browser | undefined;
   const tabs: Tab[] = [];
   before(async () => {
-    panel = await startPanel(options.env?.() ?? {});
+    panel = await startPanel(options.env?.() ?? {}, { sftp: options.sftp ?? false });
     browser = await launchBrowser();
     await options.setUp?.(panel);
   });
@@ -124,15 +126,17 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
 /**
  * `journey()` for a panel whose sandbox may read the stand-in game server
  * (`fixture.startCommand`), its folder removed when the file's journeys end; `env` adds to the
- * panel's environment.
+ * panel's environment, `sftp` turns its SFTP server on.
  */
 export function gameServerJourney(
   setUp: (panel: E2ePanel) => Promise<void>,
   env: Record<string, string> = {},
+  options: { readonly sftp?: boolean } = {},
 ): Journey & { readonly fixture: GameServerFixture } {
   const fixture = gameServerFixture();
   const inner = journey({
     env: () => ({ SANDBOX_READ_ONLY_PATHS: fixture.folder, ...env }),
+    sftp: options.sftp ?? false,
     setUp,
     tearDown: () => {
       fixture.remove();
@@ -145,4 +149,71 @@ export function gameServerJourney(
     tab: inner.tab,
     fixture,
   };
+}
+
+/**
+ * `gameServerJourney()` whose set-up registers `owner` (the panel's first account, so its admin)
+ * and makes `servers` (name → display name) as that account, each running the stand-in game
+ * server. `token()` is the owner's, once `before` ran.
+ */
+export function ownerJourney(
+  owner: string,
+  servers: Readonly<Record<string, string>>,
+  options: { readonly sftp?: boolean } = {},
+): Journey & { readonly fixture: GameServerFixture; token(): string } {
+  let token: string | undefined;
+  const inner: Journey & { readonly fixture: GameServerFixture } = gameServerJourney(
+    async (panel) => {
+      token = await register(panel, owner);
+      for (const [name, displayName] of Object.entries(servers)) {
+        await panel.api(
+          'POST',
+          '/api/servers/create',
+          { name, displayName, startCommand: inner.fixture.startCommand },
+          token,
+        );
+      }
+    },
+    {},
+    options,
+  );
+  return {
+    get panel() {
+      return inner.panel;
+    },
+    tab: inner.tab,
+    fixture: inner.fixture,
+    token: () => {
+      assert.ok(token !== undefined, 'the owner is registered in before()');
+      return token;
+    },
+  };
+}
+
+/** Fails when the page scrolls sideways at `viewport`'s width. */
+export async function assertFits(page: Page, viewport: Viewport, what: string): Promise<void> {
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= viewport.width, `${what}: no sideways scrolling (${width} px)`);
+}
+
+/**
+ * A `describe('screenshots')` of four tests, at DESKTOP and PHONE in light and dark: each opens
+ * a fresh tab of that look, runs `shoot` (which takes the screenshots), and fails if the page
+ * logged an error.
+ */
+export function screenshots(
+  tab: Journey['tab'],
+  shoot: (page: Page, viewport: Viewport, colorScheme: 'light' | 'dark') => Promise<void>,
+): void {
+  describe('screenshots', () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        it(`looks right at ${viewport.width}×${viewport.height}, ${colorScheme}`, async () => {
+          const { page, assertClean } = await tab(viewport, colorScheme);
+          await shoot(page, viewport, colorScheme);
+          assertClean();
+        });
+      }
+    }
+  });
 }

@@ -2,7 +2,8 @@
  * A real panel for the journeys: `node dist/panel.mjs` as built (what `npm start` runs), in its own process, on a free
  * loopback port and a fresh data directory under /var/tmp (mode 0711: started as root, the panel
  * runs game servers as another user, who must pass through it), removed afterwards. Given
- * TLS_CERT_FILE, it is reached over https, trusting the `ca` it is handed.
+ * TLS_CERT_FILE, it is reached over https, trusting the `ca` it is handed. Its SFTP server is off
+ * unless asked for (`sftp`): then it listens on a free loopback port of its own (docs/sftp.md).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,8 @@ import path from 'node:path';
 
 export interface E2ePanel {
   readonly url: string;
+  /** The port its SFTP server listens on at 127.0.0.1; null: SFTP is off. */
+  readonly sftpPort: number | null;
   /** The panel's output so far, for a failure's message. */
   output(): string;
   /** A JSON request to the panel's API, as a script would make it. */
@@ -86,9 +89,32 @@ async function waitForHealth(
   throw new Error(`the panel did not answer /api/health:\n${output()}`);
 }
 
+export interface PanelOptions {
+  readonly ca?: Buffer;
+  /** SFTP on, at 127.0.0.1 on a free port (the panel has no port 0 for it: 0 turns it off). */
+  readonly sftp?: boolean;
+}
+
 export async function startPanel(
   env: Record<string, string> = {},
-  options: { readonly ca?: Buffer } = {},
+  options: PanelOptions = {},
+): Promise<E2ePanel> {
+  if (options.sftp !== true) return launch(env, options.ca, null);
+  // Another process may take the port between freePort and the panel's listen: try a few.
+  for (let attempt = 0; ; attempt += 1) {
+    const sftpPort = await freePort();
+    try {
+      return await launch(env, options.ca, sftpPort);
+    } catch (error) {
+      if (attempt >= 3 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function launch(
+  env: Record<string, string>,
+  ca: Buffer | undefined,
+  sftpPort: number | null,
 ): Promise<E2ePanel> {
   if (!existsSync('dist/panel.mjs') || !existsSync('dist/web/index.html')) {
     throw new Error('the panel is not built: run npm run build (npm run test:e2e does)');
@@ -115,7 +141,8 @@ export async function startPanel(
       REGISTRATION: 'open',
       REGISTRATION_MAX_PER_ADDRESS: '100000',
       // Journeys run side by side: no SFTP server on the one port 2022 unless one asks.
-      SFTP_PORT: '0',
+      SFTP_PORT: String(sftpPort ?? 0),
+      ...(sftpPort === null ? {} : { SFTP_ADDRESS: '127.0.0.1' }),
       TICKETS_PER_HOUR: '100000',
       TICKET_MESSAGES_PER_HOUR: '100000',
       ...env,
@@ -139,13 +166,14 @@ export async function startPanel(
     rmSync(workDir, { recursive: true, force: true });
   };
   try {
-    await waitForHealth(url, child, output, options.ca);
+    await waitForHealth(url, child, output, ca);
   } catch (error) {
     await close();
     throw error;
   }
   return {
     url,
+    sftpPort,
     output,
     close,
     async api<T>(method: string, apiPath: string, body?: unknown, token?: string) {
@@ -159,7 +187,7 @@ export async function startPanel(
           },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         },
-        options.ca,
+        ca,
       );
       if (response.status < 200 || response.status > 299) {
         throw new Error(`${method} ${apiPath}: ${response.status} ${response.text}`);

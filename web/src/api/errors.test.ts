@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, apiErrorFrom, errorMessage, formatWait, parseRetryAfter } from './errors';
+import {
+  ApiError,
+  apiErrorFrom,
+  errorMessage,
+  fieldError,
+  formatWait,
+  parseRetryAfter,
+} from './errors';
 
 const headers = (entries: Record<string, string> = {}) => new Headers(entries);
 
@@ -82,5 +89,26 @@ describe('formatWait', () => {
     expect(formatWait(900)).toBe('15 minutes');
     expect(formatWait(3600)).toBe('1 hour');
     expect(formatWait(7201)).toBe('3 hours');
+  });
+});
+
+describe('fieldError', () => {
+  const refused = new ApiError(400, 'VALIDATION_FAILED', 'name: must not be blank', null, [
+    { path: 'body/name', message: 'must not be blank' },
+    { path: 'body/servers/0', message: 'you have no server named "x"' },
+  ]);
+
+  it("is the API's word on that field of the body, or on an item of it", () => {
+    expect(fieldError(refused, 'name')).toBe('must not be blank');
+    expect(fieldError(refused, 'servers')).toBe('you have no server named "x"');
+  });
+
+  it('is nothing for a field the API did not name, or a failure that is not an answer', () => {
+    expect(fieldError(refused, 'expiresAt')).toBeUndefined();
+    expect(
+      fieldError(new ApiError(403, 'WRONG_PASSWORD', 'The password is wrong'), 'password'),
+    ).toBeUndefined();
+    expect(fieldError(new TypeError('Failed to fetch'), 'name')).toBeUndefined();
+    expect(fieldError(null, 'name')).toBeUndefined();
   });
 });

@@ -28,6 +28,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * What the API said is wrong with the body's `field` (a 400's detail at `body/<field>`, or under
+ * it), to show next to that field; `undefined` when it named no such field.
+ */
+export function fieldError(error: unknown, field: string): string | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  return error.details.find((detail) => detail.path.startsWith(`body/${field}`))?.message;
+}
+
 function field(body: unknown, name: string): unknown {
   return typeof body === 'object' && body !== null
     ? (body as Record<string, unknown>)[name]

@@ -41,6 +41,9 @@ export function Shell({ session }: { session: Session }) {
             )}
             {role === 'admin' && (
               <>
+                <NavLink to="/nodes" className={styles.navLink}>
+                  Nodes
+                </NavLink>
                 <NavLink to="/templates" className={styles.navLink}>
                   Templates
                 </NavLink>

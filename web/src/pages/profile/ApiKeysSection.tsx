@@ -1,12 +1,11 @@
 import { useId, useState, type SyntheticEvent } from 'react';
-import { ApiError, errorMessage } from '../../api/errors';
+import { errorMessage, fieldError } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Confirm } from '../../components/Confirm';
 import { Field } from '../../components/Field';
 import { ShownOnce } from '../../components/ShownOnce';
 import { useApiKeys, useCreateApiKey, useRevokeApiKey, type ApiKey } from '../../hooks/useApiKeys';
 import { useServers } from '../../hooks/useServers';
-import { useTwoFactorStatus } from '../../hooks/useTwoFactor';
 import page from '../Page.module.css';
 import { formatModified } from '../server/files/paths';
 import { PermissionBoxes } from '../server/people/PermissionBoxes';
@@ -14,6 +13,9 @@ import { PERMISSIONS, type Permission } from '../server/permissions';
 import { describePermissions, describeServers, newKeyBody } from './apiKeys';
 import cards from '../../components/Cards.module.css';
 import styles from './ApiKeys.module.css';
+import { identityErrors } from './confirmIdentity';
+import { ConfirmIdentityFields, useConfirmIdentity } from './ConfirmIdentityFields';
+import keyForm from './KeyForm.module.css';
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
@@ -215,30 +217,19 @@ function CreateApiKey({
 }) {
   const create = useCreateApiKey();
   const servers = useServers();
-  const twoFactor = useTwoFactorStatus();
-  const asksCode = hasPassword && twoFactor.data?.enabled === true;
-  const [password, setPassword] = useState('');
-  const [code, setCode] = useState('');
+  const identity = useConfirmIdentity(hasPassword);
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('');
   const [chosenServers, setChosenServers] = useState<ReadonlySet<string> | null>(null);
   const [permissions, setPermissions] = useState<ReadonlySet<Permission> | null>(null);
-  const failure = create.error instanceof ApiError ? create.error : null;
-  const details = failure?.details ?? [];
-  const at = (field: string) =>
-    details.find((detail) => detail.path.startsWith(`body/${field}`))?.message;
-  // A wrong password or code is told next to its field, not above the button.
-  const wrongPassword = failure?.code === 'WRONG_PASSWORD' ? failure.message : undefined;
-  const wrongCode = failure?.code === 'INVALID_CREDENTIALS' ? failure.message : undefined;
-  const passwordError = at('password') ?? wrongPassword;
-  const codeError = at('code') ?? wrongCode;
+  const at = (field: string) => fieldError(create.error, field);
+  const confirmErrors = identityErrors(create.error);
 
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
     const body = {
       ...newKeyBody({ name, expires, servers: chosenServers, permissions }, PERMISSIONS),
-      ...(hasPassword ? { password } : {}),
-      ...(asksCode ? { code } : {}),
+      ...identity.body,
     };
     create.mutate(body, {
       onSuccess: ({ key, token }) => {
@@ -246,22 +237,21 @@ function CreateApiKey({
         setExpires('');
         setChosenServers(null);
         setPermissions(null);
-        setPassword('');
-        setCode('');
+        identity.clear();
         onCreated(key.name, token);
       },
       onError: () => {
-        setCode('');
+        identity.setCode('');
       },
     });
   };
 
   return (
-    <form className={styles.form} onSubmit={submit} aria-labelledby="new-api-key-title">
-      <h3 id="new-api-key-title" className={styles.formTitle}>
+    <form className={keyForm.form} onSubmit={submit} aria-labelledby="new-api-key-title">
+      <h3 id="new-api-key-title" className={keyForm.formTitle}>
         New API key
       </h3>
-      <div className={styles.fields}>
+      <div className={keyForm.fields}>
         <Field
           label="Key name"
           name="api-key-name"
@@ -351,46 +341,17 @@ function CreateApiKey({
           onChange={setPermissions}
         />
       )}
-      <div className={styles.fields}>
-        {hasPassword ? (
-          <Field
-            label="Your password"
-            name="api-key-password"
-            type="password"
-            required
-            autoComplete="current-password"
-            hint="A key outlives this session: confirm it is you"
-            value={password}
-            error={passwordError}
-            onChange={(event) => {
-              setPassword(event.target.value);
-            }}
-          />
-        ) : (
-          <p className={page.muted}>
-            Your account has no password: a key is made only within ten minutes of signing in.
-          </p>
+      <ConfirmIdentityFields
+        identity={identity}
+        errors={confirmErrors}
+        name="api-key"
+        noPassword="Your account has no password: a key is made only within ten minutes of signing in."
+      />
+      {create.isError &&
+        confirmErrors.password === undefined &&
+        confirmErrors.code === undefined && (
+          <Alert tone="error">{errorMessage(create.error)}</Alert>
         )}
-        {asksCode && (
-          <Field
-            label="Two-factor code"
-            name="api-key-code"
-            required
-            autoComplete="one-time-code"
-            inputMode="text"
-            maxLength={64}
-            hint="From your authenticator app, or a recovery code"
-            value={code}
-            error={codeError}
-            onChange={(event) => {
-              setCode(event.target.value);
-            }}
-          />
-        )}
-      </div>
-      {create.isError && passwordError === undefined && codeError === undefined && (
-        <Alert tone="error">{errorMessage(create.error)}</Alert>
-      )}
       <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={create.isPending}>
           {create.isPending ? 'Creating…' : 'Create API key'}

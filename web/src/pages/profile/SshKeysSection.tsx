@@ -1,14 +1,16 @@
 import { useState, type SyntheticEvent } from 'react';
-import { ApiError, errorMessage } from '../../api/errors';
+import { errorMessage, fieldError } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Confirm } from '../../components/Confirm';
 import { Field, TextAreaField } from '../../components/Field';
 import { useSftp } from '../../hooks/useSftp';
 import { useAddSshKey, useDeleteSshKey, useSshKeys, type SshKey } from '../../hooks/useSshKeys';
-import { useTwoFactorStatus } from '../../hooks/useTwoFactor';
 import page from '../Page.module.css';
 import { formatModified } from '../server/files/paths';
 import cards from '../../components/Cards.module.css';
+import { identityErrors } from './confirmIdentity';
+import { ConfirmIdentityFields, useConfirmIdentity } from './ConfirmIdentityFields';
+import keyForm from './KeyForm.module.css';
 import { algorithmName, commentOf } from './sshKeys';
 import styles from './SshKeys.module.css';
 
@@ -141,27 +143,18 @@ function SshKeyRow({ sshKey }: { sshKey: SshKey }) {
 
 function AddSshKey({ hasPassword }: { hasPassword: boolean }) {
   const add = useAddSshKey();
-  const twoFactor = useTwoFactorStatus();
-  const asksCode = hasPassword && twoFactor.data?.enabled === true;
+  const identity = useConfirmIdentity(hasPassword);
   const [name, setName] = useState('');
   // Until a name is typed, the pasted key's comment is its name.
   const [nameTyped, setNameTyped] = useState(false);
   const [publicKey, setPublicKey] = useState('');
-  const [password, setPassword] = useState('');
-  const [code, setCode] = useState('');
   const [added, setAdded] = useState<SshKey | null>(null);
-  const failure = add.error instanceof ApiError ? add.error : null;
-  const details = failure?.details ?? [];
-  const at = (field: string) =>
-    details.find((detail) => detail.path.startsWith(`body/${field}`))?.message;
-  // A wrong password or code is told next to its field, not above the button.
-  const passwordError =
-    at('password') ?? (failure?.code === 'WRONG_PASSWORD' ? failure.message : undefined);
-  const codeError =
-    at('code') ?? (failure?.code === 'INVALID_CREDENTIALS' ? failure.message : undefined);
-  const nameError = at('name');
-  const keyError = at('publicKey');
-  const besideFields = [passwordError, codeError, nameError, keyError].some((e) => e !== undefined);
+  const confirmErrors = identityErrors(add.error);
+  const nameError = fieldError(add.error, 'name');
+  const keyError = fieldError(add.error, 'publicKey');
+  const besideFields = [confirmErrors.password, confirmErrors.code, nameError, keyError].some(
+    (e) => e !== undefined,
+  );
 
   const submit = (event: SyntheticEvent) => {
     event.preventDefault();
@@ -169,27 +162,25 @@ function AddSshKey({ hasPassword }: { hasPassword: boolean }) {
     const body = {
       name: name.trim(),
       publicKey,
-      ...(hasPassword ? { password } : {}),
-      ...(asksCode ? { code } : {}),
+      ...identity.body,
     };
     add.mutate(body, {
       onSuccess: (key) => {
         setName('');
         setNameTyped(false);
         setPublicKey('');
-        setPassword('');
-        setCode('');
+        identity.clear();
         setAdded(key);
       },
       onError: () => {
-        setCode('');
+        identity.setCode('');
       },
     });
   };
 
   return (
-    <form className={styles.form} onSubmit={submit} aria-labelledby="new-ssh-key-title">
-      <h3 id="new-ssh-key-title" className={styles.formTitle}>
+    <form className={keyForm.form} onSubmit={submit} aria-labelledby="new-ssh-key-title">
+      <h3 id="new-ssh-key-title" className={keyForm.formTitle}>
         Add an SSH key
       </h3>
       {added !== null && (
@@ -230,43 +221,12 @@ function AddSshKey({ hasPassword }: { hasPassword: boolean }) {
           if (!nameTyped) setName(commentOf(pasted));
         }}
       />
-      <div className={styles.fields}>
-        {hasPassword ? (
-          <Field
-            label="Your password"
-            name="ssh-key-password"
-            type="password"
-            required
-            autoComplete="current-password"
-            hint="A key outlives this session: confirm it is you"
-            value={password}
-            error={passwordError}
-            onChange={(event) => {
-              setPassword(event.target.value);
-            }}
-          />
-        ) : (
-          <p className={page.muted}>
-            Your account has no password: a key is added only within ten minutes of signing in.
-          </p>
-        )}
-        {asksCode && (
-          <Field
-            label="Two-factor code"
-            name="ssh-key-code"
-            required
-            autoComplete="one-time-code"
-            inputMode="text"
-            maxLength={64}
-            hint="From your authenticator app, or a recovery code"
-            value={code}
-            error={codeError}
-            onChange={(event) => {
-              setCode(event.target.value);
-            }}
-          />
-        )}
-      </div>
+      <ConfirmIdentityFields
+        identity={identity}
+        errors={confirmErrors}
+        name="ssh-key"
+        noPassword="Your account has no password: a key is added only within ten minutes of signing in."
+      />
       {add.isError && !besideFields && <Alert tone="error">{errorMessage(add.error)}</Alert>}
       <div className={cards.buttons}>
         <button type="submit" className="button primary" disabled={add.isPending}>

@@ -3,7 +3,7 @@ import styles from './Usage.module.css';
 
 /**
  * A use as text ("312 MiB of 512 MiB", or "312 MiB" with no limit) and, against a limit, a
- * meter named "<label> use" whose value text is that same text. The meter turns amber past
+ * meter named "<label> use" (or `meterLabel`) whose value text is that same text. The meter turns amber past
  * three quarters of the limit and red past nine tenths (`optimum` 0: less is better).
  */
 export function Usage({
@@ -11,11 +11,14 @@ export function Usage({
   value,
   limit,
   format,
+  meterLabel = `${label} use`,
 }: {
   label: string;
   value: number;
   limit: number | null;
   format: (value: number) => string;
+  /** The meter's accessible name, when "<label> use" is not what it measures. */
+  meterLabel?: string;
 }) {
   const text = formatUsage(value, limit, format);
   return (
@@ -24,7 +27,7 @@ export function Usage({
       {limit !== null && (
         <meter
           className={styles.meter}
-          aria-label={`${label} use`}
+          aria-label={meterLabel}
           aria-valuetext={text}
           min={0}
           max={limit}
