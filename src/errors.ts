@@ -145,7 +145,11 @@ const STATUS: Record<ErrorCode, number> = {
   URL_NOT_ALLOWED: 400,
   /** A server's image comes from a registry the panel does not allow images from. */
   IMAGE_NOT_ALLOWED: 400,
-  /** A node's engine refused the panel or did not answer in time (docs/nodes.md). */
+  /**
+   * A node's engine refused the panel or did not answer in time, or the stream to a server's
+   * file agent there ended or broke (docs/nodes.md): nothing of what was asked is known to have
+   * happened; asking again may work.
+   */
   NODE_UNREACHABLE: 503,
   /** A node with servers on it is not deleted: they are transferred or deleted first. */
   NODE_HAS_SERVERS: 409,
@@ -174,6 +178,13 @@ export class AppError extends Error {
     this.statusCode = STATUS[code];
   }
 }
+
+/** Whether `value` is one of the codes an AppError may carry. */
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(STATUS, value);
+
+/** The HTTP status of an error code. */
+export const statusOf = (code: ErrorCode): number => STATUS[code];
 
 /** 400 VALIDATION_FAILED for one field of the body, `body/<field>`, and what is wrong with it. */
 export const invalidField = (field: string, message: string): AppError =>

@@ -98,12 +98,29 @@ export interface Entry {
   readonly modified: string;
 }
 
-/** A regular file opened for reading; the caller owns the handle and must close it. */
+/** A byte range of a file: `start` to `end`, both included. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * A regular file opened for reading. The caller owns it: it either reads it once (`read`: the
+ * stream lets go of the file when it ends, fails or is destroyed) or closes it (`close`, also
+ * harmless after `read`). Nothing of the machine it is on leaks through, so a file on another
+ * machine streams the same way.
+ */
 export interface OpenedFile {
-  readonly handle: FileHandle;
   readonly name: string;
   readonly size: number;
   readonly modified: Date;
+  /**
+   * The file's bytes, all of them or `range` (within the file: the caller checks it against
+   * `size`). A stream that is destroyed before its end stops the reading at once.
+   */
+  read(range?: ByteRange): Readable;
+  /** Lets go of the file without reading it; never rejects. */
+  close(): Promise<void>;
 }
 
 /** What one extraction may unpack; past them the archive is refused and nothing is kept. */
@@ -133,6 +150,11 @@ export interface GuardCursor {
  * and the rule, before anything is changed.
  */
 export interface PathGuard {
+  /**
+   * The lines it was compiled from (gitignore lines, src/templates/denylist.ts): what crosses to
+   * a machine that decides paths itself, which compiles them again with the same code.
+   */
+  readonly patterns: readonly string[];
   root(): GuardCursor;
   /** The rule that denies `segments` or one of the folders on the way, or null. */
   ruleFor(segments: readonly string[], folder: boolean): string | null;
@@ -140,9 +162,17 @@ export interface PathGuard {
 
 /** What packing a whole server leaves out, and what it reports. */
 export interface PackOptions {
-  /** True: leave the entry out (a folder with everything in it). `segments`: from the root. */
-  readonly skip?: (segments: readonly string[], folder: boolean) => boolean;
-  /** Called once an entry is written: its kind and its bytes (a symlink's: its target). */
+  /**
+   * Gitignore lines (a backup's patterns and the server's ignore file, in that order): what
+   * they ignore, from the folder's top, is left out (a folder with everything in it). Data, not
+   * a callback, so that it crosses to another machine.
+   */
+  readonly ignore?: readonly string[];
+  /**
+   * Called once an entry is written: its kind and its bytes (a symlink's: its target). From
+   * another machine these come as progress events, in order, all of them before the packing's
+   * promise settles.
+   */
   readonly packed?: (kind: EntryType, bytes: number) => void;
 }
 
@@ -460,14 +490,16 @@ export interface ServerFiles extends ServerFileChannels {
 export interface ServerBackupFiles extends Pick<ServerFiles, 'readText' | 'diskUsage'> {
   /**
    * Writes the whole server folder as a .tar.gz into `into`, as `compress` packs (symlinks as
-   * symlinks, special and temporary files left out), leaving out what `options.skip` answers true
-   * for. Resolves once `into` has taken the last byte; rejects (and destroys nothing of the
-   * folder) when packing or `into` fails.
+   * symlinks, special and temporary files left out), leaving out what `options.ignore` ignores.
+   * Resolves once `into` has taken the last byte; rejects (and destroys nothing of the folder)
+   * when packing or `into` fails.
    */
   packServer(server: string, into: Writable, options: PackOptions): Promise<void>;
   /**
    * Replaces the server's whole folder by the content of an archive, all or nothing: on any
    * failure the folder is as it was. The caller makes sure the server does not run meanwhile.
+   * `source`: the archive, a file of the panel's own machine (a backup in its store), read from
+   * its start and left open for the caller to close; a host on another machine streams it there.
    * `quota`: the most the new content may hold (413 QUOTA_EXCEEDED).
    */
   replaceFromArchive(

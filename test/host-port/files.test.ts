@@ -10,7 +10,16 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { userPath } from '../../src/domain/paths.js';
-import { body, conformance, file, folder, link, rejectsWith, restoreTar } from './suite.js';
+import {
+  body,
+  bytesOf,
+  conformance,
+  file,
+  folder,
+  link,
+  rejectsWith,
+  restoreTar,
+} from './suite.js';
 
 conformance('host files', (machine) => {
   it('creates, lists, writes, reads, renames, moves and deletes entries', async () => {
@@ -42,13 +51,18 @@ conformance('host files', (machine) => {
     assert.equal(uploaded.size, 8);
     await rejectsWith(host.files.readText('files', ['world', 'blob.bin'], 1024), 'BINARY_FILE');
     const opened = await host.files.openFile('files', ['world', 'blob.bin']);
-    try {
-      assert.equal(opened.size, 8);
-      assert.equal(opened.name, 'blob.bin');
-      assert.deepEqual(await opened.handle.readFile(), Buffer.from('\0\x01binary'));
-    } finally {
-      await opened.handle.close();
-    }
+    assert.equal(opened.size, 8);
+    assert.equal(opened.name, 'blob.bin');
+    assert.deepEqual(await bytesOf(opened.read()), Buffer.from('\0\x01binary'));
+    await opened.close();
+    const part = await host.files.openFile('files', ['world', 'blob.bin']);
+    assert.deepEqual(await bytesOf(part.read({ start: 2, end: 4 })), Buffer.from('bin'));
+    // A file opened and never read is let go of.
+    await (await host.files.openFile('files', ['world', 'blob.bin'])).close();
+    await host.files.createEntry('files', ['world'], 'empty.txt', 'file');
+    const empty = await host.files.openFile('files', ['world', 'empty.txt']);
+    assert.equal(empty.size, 0);
+    assert.deepEqual(await bytesOf(empty.read()), Buffer.alloc(0));
 
     // Folders first, then by name.
     const listed = await host.files.list('files', []);

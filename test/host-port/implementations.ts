@@ -2,13 +2,18 @@
  * The implementations of ServerHost the conformance suite runs against, and the one file of it
  * that knows what they are: today this machine's host (src/host/local/) with each of its
  * runtimes, a sandboxed process and a Docker container (on the shared test engine,
- * helpers/docker.ts). A new implementation (a remote node) adds an entry to `implementations`:
- * how to open a fresh machine, how the stand-in game server (test/fixtures/game-server.mjs) runs
- * there, and how a host is made again on the same data. The test bodies see only `Machine`.
+ * helpers/docker.ts), and the process runtime's with its files reached through file agents over
+ * their wire (src/host/remote/). A new implementation (a remote node) adds an entry to
+ * `implementations`: how to open a fresh machine, how the stand-in game server
+ * (test/fixtures/game-server.mjs) runs there, and how a host is made again on the same data. The
+ * test bodies see only `Machine`.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Duplex } from 'node:stream';
 import { panelId } from '../../src/data-dir.js';
 import type { ServerConfig } from '../../src/domain/server.js';
 import type { ServerHost } from '../../src/host/host.js';
@@ -17,6 +22,7 @@ import { createDockerRuntime } from '../../src/host/runtime/docker/docker-runtim
 import { createProcessRuntime } from '../../src/host/runtime/process/process-runtime.js';
 import type { Runtime } from '../../src/host/runtime/runtime.js';
 import { serverUserOf } from '../../src/host/runtime/server-user.js';
+import { RemoteFiles } from '../../src/host/remote/remote-files.js';
 import { SILENT_LOGGER } from '../../src/log.js';
 import { dockerForTests, imageGameServerCommand } from '../helpers/docker.js';
 import { fixtureFolder, gameServerScript } from '../helpers/fixture.js';
@@ -46,6 +52,11 @@ export interface Implementation {
   readonly name: string;
   /** Why it cannot run here, or false. */
   readonly skip: string | false;
+  /**
+   * Why the suites of the runtime (lifecycle, console, recovery) leave it out, when it differs
+   * from another implementation only in its files.
+   */
+  readonly skipRuntime?: string;
   /** A fresh machine with no server. */
   open(): Promise<Machine>;
 }
@@ -61,7 +72,14 @@ const quoted = (parts: readonly string[]): string =>
 /** A Docker engine for the process runtime's machine: none answers there, none is used. */
 const NO_ENGINE = 'unix:///nonexistent/docker.sock';
 
-async function openLocal(launch: Launch, dockerHost: string): Promise<Machine> {
+/** How the machine's files are reached: its own storage, or file agents (src/host/remote/). */
+type Files = 'storage' | 'agent';
+
+async function openLocal(
+  launch: Launch,
+  dockerHost: string,
+  through: Files = 'storage',
+): Promise<Machine> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'host-port-'));
   const serversDir = path.join(dataDir, 'servers');
   // As the panel's start makes them (src/data-dir.ts): servers' own users must enter them.
@@ -87,6 +105,7 @@ async function openLocal(launch: Launch, dockerHost: string): Promise<Machine> {
       network: 'none',
     });
     const users = local.serverUsers;
+    agents = through === 'agent' ? new FileAgents(serversDir, users !== null) : null;
     return createLocalHost({
       serversDir,
       ownUsers: users !== null,
@@ -98,8 +117,10 @@ async function openLocal(launch: Launch, dockerHost: string): Promise<Machine> {
       now: () => new Date(),
       diskGraceSeconds: 60,
       diskUsageTtlMs: 0,
+      files: agents?.files,
     });
   };
+  let agents: FileAgents | null = null;
 
   let host = await makeHost();
   return {
@@ -115,6 +136,7 @@ async function openLocal(launch: Launch, dockerHost: string): Promise<Machine> {
     async restartHost() {
       await host.shutdown({ stopServers: false });
       await host.close();
+      await agents?.close();
       host = await makeHost();
       return host;
     },
@@ -122,10 +144,56 @@ async function openLocal(launch: Launch, dockerHost: string): Promise<Machine> {
       for (const name of await records.allNames()) (await host.discard(name)).purge();
       await host.shutdown({ stopServers: true });
       await host.close();
+      await agents?.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
+
+/**
+ * The machine's files through file agents (src/host/remote/file-agent.ts), one child process
+ * per server on the same servers folder, each spoken to over its stdin and stdout as a helper
+ * container on a node is: the wire, the agent and RemoteFiles are what is tested. The agent
+ * runs from its source through tsx, so no build is needed; FILE_AGENT=dist/file-agent.mjs runs
+ * the bundle `npm run build` makes instead. FILE_AGENT_LOG=1 shows the agents' own log.
+ */
+class FileAgents {
+  readonly files: RemoteFiles;
+  readonly #children = new Set<ChildProcess>();
+
+  constructor(serversDir: string, chown: boolean) {
+    const entry = process.env.FILE_AGENT;
+    const command =
+      entry === undefined
+        ? ['--import', 'tsx', path.join(ROOT, 'src/host/remote/file-agent.ts')]
+        : [path.resolve(ROOT, entry)];
+    const args = [...command, serversDir, '--usage-ttl-ms=0', ...(chown ? ['--chown'] : [])];
+    this.files = new RemoteFiles({
+      serversDir,
+      connect: async () => {
+        const child = spawn(process.execPath, args, {
+          cwd: ROOT,
+          stdio: ['pipe', 'pipe', process.env.FILE_AGENT_LOG === '1' ? 'inherit' : 'ignore'],
+        });
+        this.#children.add(child);
+        child.once('exit', () => this.#children.delete(child));
+        await once(child, 'spawn');
+        return Duplex.from({ readable: child.stdout, writable: child.stdin });
+      },
+    });
+  }
+
+  /** Ends every agent's stdin, and waits for them to exit. */
+  async close(): Promise<void> {
+    const exits = [...this.#children]
+      .filter((child) => child.exitCode === null && child.signalCode === null)
+      .map((child) => once(child, 'exit'));
+    await this.files.close();
+    await Promise.all(exits);
+  }
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const docker = await dockerForTests();
 
@@ -141,6 +209,21 @@ export const implementations: readonly Implementation[] = [
           image: null,
         }),
         NO_ENGINE,
+      ),
+  },
+  {
+    name: 'local host, process runtime, files through the file agent',
+    skip: false,
+    skipRuntime: 'its runtime is the local host’s process runtime, tested above',
+    open: () =>
+      openLocal(
+        (flags) => ({
+          startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
+          runtime: 'process',
+          image: null,
+        }),
+        NO_ENGINE,
+        'agent',
       ),
   },
   {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { ServerStatus } from '../../src/domain/server.js';
 import {
-  conformance,
+  runtimeConformance,
   historyOf,
   listen,
   printed,
@@ -18,7 +18,7 @@ import {
   until,
 } from './suite.js';
 
-conformance('host lifecycle', (machine) => {
+runtimeConformance('host lifecycle', (machine) => {
   it('starts a server: it runs, with a pid and a start time, printing into its history', async () => {
     const { host } = machine();
     await machine().addServer('alpha');
@@ -147,7 +147,7 @@ conformance('host lifecycle', (machine) => {
   });
 });
 
-conformance('host console', (machine) => {
+runtimeConformance('host console', (machine) => {
   it('writes input to the server, shown as typed by its sender, and hears its answer', async () => {
     const { host } = machine();
     await machine().addServer('talker', { fields: { stopCommand: 'stop' } });

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
-import { conformance, historyOf, printed, reaches, started, until } from './suite.js';
+import { historyOf, printed, reaches, runtimeConformance, started, until } from './suite.js';
 
-conformance('host recovery', (machine) => {
+runtimeConformance('host recovery', (machine) => {
   it('takes back what runs, tells what ended, starts what should run', async () => {
     const first = machine().host;
     await machine().addServer('kept', { fields: { stopCommand: 'stop' } });

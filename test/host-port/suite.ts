@@ -4,6 +4,9 @@
  * of its own; the helpers below wait and check through the port only.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe } from 'node:test';
 import type { ConsoleEvent, ServerHost } from '../../src/host/host.js';
@@ -20,9 +23,16 @@ export type ArchiveLimits = Parameters<ServerHost['files']['decompress']>[3];
  * Declares `title`'s tests once per implementation; `machine()` is that implementation's machine,
  * opened before the tests and closed after them (every server stopped, its data removed).
  */
-export function conformance(title: string, body: (machine: () => Machine) => void): void {
+export function conformance(
+  title: string,
+  body: (machine: () => Machine) => void,
+  concern: 'files' | 'runtime' = 'files',
+): void {
   for (const implementation of implementations) {
-    describe(`${title} [${implementation.name}]`, { skip: implementation.skip }, () => {
+    const skip =
+      implementation.skip ||
+      (concern === 'runtime' ? (implementation.skipRuntime ?? false) : false);
+    describe(`${title} [${implementation.name}]`, { skip }, () => {
       let opened: Machine | undefined;
       before(async () => {
         opened = await implementation.open();
@@ -35,6 +45,14 @@ export function conformance(title: string, body: (machine: () => Machine) => voi
     });
   }
 }
+
+/**
+ * `conformance` for the suites of the runtime (lifecycle, console, recovery), which an
+ * implementation that differs from another only in its files leaves out (`skipRuntime`).
+ */
+export const runtimeConformance = (title: string, body: (machine: () => Machine) => void): void => {
+  conformance(title, body, 'runtime');
+};
 
 /** Polls `probe` until it answers something other than undefined (the helpers' `eventually`). */
 export const until = <T>(
@@ -107,6 +125,13 @@ export function listen(host: ServerHost, name: string): Heard {
 export const hears = (heard: Heard, status: ServerStatus) =>
   until(() => (heard.statuses().includes(status) ? true : undefined), `${status} heard`);
 
+/** Every byte of `stream`. */
+export async function bytesOf(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
 /** A stream of `text`, for uploads. */
 export const body = (text: string): Readable => Readable.from([Buffer.from(text)]);
 
@@ -143,7 +168,8 @@ export async function staged(machine: Machine, name: string, archive: Buffer): P
 /**
  * Replaces the server's files by `archive` (`backupFiles.replaceFromArchive`, which keeps every
  * symlink as it was: how a server's own links get into its folder without the server running),
- * from the folder of a staging server; answers the progress it reported.
+ * from a file of the panel's own machine, as a backup in the store is; answers the progress it
+ * reported.
  */
 export async function restoreArchive(
   machine: Machine,
@@ -153,16 +179,18 @@ export async function restoreArchive(
   quota: number | null = null,
 ): Promise<number[]> {
   const { host } = machine;
-  const path = await staged(machine, `${name}.restore.tar`, archive);
-  const opened = await host.files.openFile('staging', path);
+  const dir = await mkdtemp(path.join(tmpdir(), 'host-port-archive-'));
+  const file = path.join(dir, `${name}.tar`);
+  await writeFile(file, archive);
+  const handle = await open(file, 'r');
   const progress: number[] = [];
   try {
-    await host.backupFiles.replaceFromArchive(name, opened.handle, limits, quota, (written) =>
+    await host.backupFiles.replaceFromArchive(name, handle, limits, quota, (written) =>
       progress.push(written),
     );
   } finally {
-    await opened.handle.close();
-    await host.files.deleteEntry('staging', path);
+    await handle.close();
+    await rm(dir, { recursive: true, force: true });
   }
   return progress;
 }

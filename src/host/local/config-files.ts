@@ -18,7 +18,13 @@ import type { ConfigFileRule, ConfigParser } from '../../domain/template.js';
 import { userPath } from '../../domain/paths.js';
 import { AppError } from '../../errors.js';
 import { ConfigFileError, editConfig, type Replacement } from './config-formats.js';
-import type { ServerStorage } from './storage/server-storage.js';
+import type { ServerFiles } from '../host.js';
+
+/**
+ * What the rules need of the servers' files: the local storage, or the files of another machine
+ * (a file agent's, src/host/remote/), through the port.
+ */
+export type ConfigFileStore = Pick<ServerFiles, 'readText' | 'writeText' | 'createEntry'>;
 
 /** Largest config file read: a bigger one is reported, not parsed. */
 export const CONFIG_FILE_MAX_BYTES = 4 * 1024 * 1024;
@@ -123,7 +129,7 @@ function configPath(file: string): string[] {
  * to `quota` (null: none) like any save of the file editor.
  */
 export function serverConfigFiles(
-  storage: ServerStorage,
+  storage: ConfigFileStore,
   server: string,
   options: { readonly maxBytes?: number; readonly quota?: number | null } = {},
 ): ConfigFileAccess {

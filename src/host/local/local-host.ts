@@ -8,6 +8,8 @@ import type {
   DiscardedServer,
   HostReport,
   RegistryPolicy,
+  ServerBackupFiles,
+  ServerFiles,
   ServerHost,
   ServerRecords,
   TemplateSource,
@@ -46,6 +48,12 @@ export interface LocalHostOptions {
     ((server: string, kind: ServerEventKind, exit?: EventExit) => void) | undefined;
   /** Which registries images may be pulled from, and their credentials; by default any, none. */
   readonly registries?: RegistryPolicy | undefined;
+  /**
+   * The files the host answers with (`files`, `backupFiles`) and renders config files through,
+   * in place of its own storage: a file agent's on the same folders (src/host/remote/; the
+   * conformance suite runs the wire this way). The supervisor keeps its own storage.
+   */
+  readonly files?: (ServerFiles & ServerBackupFiles) | undefined;
 }
 
 /** Images from any registry, pulled anonymously. */
@@ -61,6 +69,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     now: () => options.now().getTime(),
     ...(options.diskUsageTtlMs === undefined ? {} : { usageTtlMs: options.diskUsageTtlMs }),
   });
+  const files = options.files ?? storage;
   const lines = new LineMatcher();
   const supervisor = new Supervisor({
     runtimes: options.runtimes,
@@ -68,7 +77,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     servers: options.records,
     templates: options.templates,
     prepareFiles: (record, template, env) =>
-      prepareConfigFiles(storage, record, template, env, options.log),
+      prepareConfigFiles(files, record, template, env, options.log),
     checkPorts: (record) => checkPortsFree(record.allocations),
     storage,
     userOf: options.userOf,
@@ -82,8 +91,8 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
   const runtimes: readonly Runtime[] = [...new Set(Object.values(options.runtimes))];
 
   return {
-    files: storage,
-    backupFiles: storage,
+    files,
+    backupFiles: files,
     async create(name) {
       const record = await options.records.find(name);
       await storage.create(name, record === undefined ? null : options.userOf(record));

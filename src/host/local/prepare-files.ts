@@ -8,11 +8,10 @@ import type { ServerRecord } from '../../domain/server.js';
 import type { TemplateDefinition } from '../../domain/template.js';
 import type { Logger } from '../../log.js';
 import { renderText } from '../../templates/render.js';
-import { applyConfigFiles, serverConfigFiles } from './config-files.js';
-import type { ServerStorage } from './storage/server-storage.js';
+import { applyConfigFiles, serverConfigFiles, type ConfigFileStore } from './config-files.js';
 
 export async function prepareConfigFiles(
-  storage: ServerStorage,
+  storage: ConfigFileStore,
   record: ServerRecord,
   template: TemplateDefinition,
   env: Readonly<Record<string, string>>,

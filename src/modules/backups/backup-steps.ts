@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import ignore from 'ignore';
 import { IGNORE_FILE, type BackupConsistency, type BackupSettings } from '../../domain/backup.js';
 import { AppError } from '../../errors.js';
 import type { BackupHost } from '../../host/host.js';
@@ -57,16 +56,17 @@ export async function prepareServer(
   }
 }
 
-/** The patterns given and those of the server's ignore file, as one test. */
-export async function ignoreMatcher(
+/**
+ * What the backup leaves out, as gitignore lines: the patterns given, then the lines of the
+ * server's ignore file (the host matches them: PackOptions.ignore).
+ */
+export async function ignoreLines(
   files: BackupHost['files'],
   server: string,
   patterns: readonly string[],
-): Promise<(segments: readonly string[], folder: boolean) => boolean> {
-  const matcher = ignore().add([...patterns]);
+): Promise<string[]> {
   const file = await files.readText(server, [IGNORE_FILE], IGNORE_FILE_MAX_BYTES).catch(() => '');
-  matcher.add(file);
-  return (segments, folder) => matcher.ignores(`${segments.join('/')}${folder ? '/' : ''}`);
+  return [...patterns, ...file.split(/\r?\n/)];
 }
 
 /** Streams the server's folder as a .tar.gz into the store, hashing and counting it. */
@@ -75,7 +75,7 @@ export async function packInto(
   serverFiles: BackupHost['files'],
   server: string,
   id: string,
-  skip: (segments: readonly string[], folder: boolean) => boolean,
+  ignore: readonly string[],
   settings: BackupSettings,
   storedBytes: number,
   onEntry: (files: number, unpackedBytes: number) => void,
@@ -109,7 +109,7 @@ export async function packInto(
     stored.catch(() => undefined);
     try {
       await serverFiles.packServer(server, counter, {
-        skip,
+        ignore,
         packed: (kind, size) => {
           entries += 1;
           if (kind !== 'folder') files += 1;

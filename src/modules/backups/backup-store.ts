@@ -10,10 +10,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { OpenedFile } from '../../host/host.js';
+import { openedFile } from '../../range-stream.js';
+
+/**
+ * A backup's archive opened on the panel's machine: a download streams it (`read`, as any
+ * OpenedFile); a restore checks its checksum and hands `handle` to the host, which reads it from
+ * its start. Whoever opened it reads it once or closes it (`close` closes `handle` too).
+ */
+export interface StoredFile extends OpenedFile {
+  readonly handle: FileHandle;
+}
 
 /** A backup being written: `stream` takes its bytes; then `commit` or `discard`. */
 export interface BackupUpload {
@@ -32,7 +42,7 @@ export interface BackupStore {
    * The backup's archive, opened for reading (download with ranges, checksum, restore); 404
    * when it is not there. A remote store would fetch it to a local temporary file here.
    */
-  open(server: string, id: string): Promise<OpenedFile | undefined>;
+  open(server: string, id: string): Promise<StoredFile | undefined>;
   /** Removes the backup; one already gone is fine. */
   remove(server: string, id: string): Promise<void>;
   /** Removes every backup of a deleted server. */
@@ -96,12 +106,19 @@ export class LocalBackupStore implements BackupStore {
     };
   }
 
-  async open(server: string, id: string): Promise<OpenedFile | undefined> {
+  async open(server: string, id: string): Promise<StoredFile | undefined> {
     const file = this.#file(server, id);
     try {
       const handle = await open(file, 'r');
-      const info = await handle.stat();
-      return { handle, name: `${server}-${id}${SUFFIX}`, size: info.size, modified: info.mtime };
+      const info = await handle.stat().catch(async (error: unknown) => {
+        await handle.close();
+        throw error;
+      });
+      const name = `${server}-${id}${SUFFIX}`;
+      return {
+        handle,
+        ...openedFile(handle, { name, size: info.size, modified: info.mtime }),
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

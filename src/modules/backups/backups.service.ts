@@ -31,8 +31,8 @@ import type { BackupHost, OpenedFile } from '../../host/host.js';
 import type { Logger } from '../../log.js';
 import { compileLinePattern } from '../../templates/patterns.js';
 import type { DownloadLinks } from '../files/download-links.js';
-import type { BackupStore } from './backup-store.js';
-import { ignoreMatcher, packInto, prepareServer, type Packed } from './backup-steps.js';
+import type { BackupStore, StoredFile } from './backup-store.js';
+import { ignoreLines, packInto, prepareServer, type Packed } from './backup-steps.js';
 import type { BackupsRepository } from './backups.repository.js';
 
 /** A server's backup settings as a caller sees them: who set the save commands, by name. */
@@ -175,7 +175,7 @@ export class BackupsService {
     id: string,
   ): Promise<{ id: string; expiresAt: Date }> {
     const file = await this.open(user, server, id);
-    await file.handle.close();
+    await file.close();
     return this.#deps.links.create({
       userId: user.id,
       ...(user.key === undefined ? {} : { keyId: user.key.id }),
@@ -368,7 +368,7 @@ export class BackupsService {
     return backup;
   }
 
-  async #openFinished(backup: Backup): Promise<OpenedFile> {
+  async #openFinished(backup: Backup): Promise<StoredFile> {
     if (backup.status !== 'done') {
       throw new AppError('CONFLICT', `The backup is ${backup.status}, not finished`);
     }
@@ -462,7 +462,7 @@ export class BackupsService {
     const startedAt = Date.now();
     try {
       job.totalBytes = await this.#deps.host.files.diskUsage(server).catch(() => null);
-      const skip = await ignoreMatcher(this.#deps.host.files, server, backup.ignore);
+      const ignore = await ignoreLines(this.#deps.host.files, server, backup.ignore);
       const status = this.#deps.host.status(server);
       const running = status === 'running' || status === 'starting';
       let consistency: BackupConsistency = 'stopped';
@@ -494,7 +494,7 @@ export class BackupsService {
           this.#deps.host.files,
           server,
           id,
-          skip,
+          ignore,
           settings,
           storedBytes,
           (files, unpackedBytes) => {
@@ -593,7 +593,7 @@ export class BackupsService {
           throw error;
         });
     } finally {
-      await file.handle.close().catch(() => undefined);
+      await file.close();
     }
   }
 

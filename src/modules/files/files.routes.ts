@@ -3,7 +3,6 @@ import contentDisposition from 'content-disposition';
 import parseRange from 'range-parser';
 import { AppError } from '../../errors.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RangeStream } from './range-stream.js';
 import type { OpenedFile } from '../../host/host.js';
 import { currentUser } from '../../http/access.js';
 import { responses } from '../../http/schemas.js';
@@ -79,7 +78,7 @@ export async function sendFile(
   if (range !== undefined) {
     const ranges = parseRange(file.size, range, { combine: true });
     if (ranges === -1) {
-      await file.handle.close();
+      await file.close();
       reply.header('Content-Range', `bytes */${file.size}`);
       throw new AppError('RANGE_NOT_SATISFIABLE', 'The requested range is outside the file');
     }
@@ -98,11 +97,11 @@ export async function sendFile(
     .header('Content-Length', String(Math.max(0, end - start + 1)));
   if (partial) reply.header('Content-Range', `bytes ${start}-${end}/${file.size}`);
   if (file.size === 0) {
-    await file.handle.close();
+    await file.close();
     return reply.send('');
   }
-  // Read in 4 MiB chunks into two buffers reused to the end (see RangeStream).
-  return reply.send(new RangeStream(file.handle, start, end));
+  // A client that goes away destroys the stream, which stops the reading (OpenedFile.read).
+  return reply.send(file.read({ start, end }));
 }
 
 export function filesRoutes(app: App, files: FilesService, limits: { maxEditBytes: number }): void {

@@ -163,7 +163,7 @@ export class FilesService {
     return stored;
   }
 
-  /** Opens a file for download; the caller closes the handle. */
+  /** Opens a file for download; the caller reads it once or closes it. */
   async open(user: User, server: string, path: string): Promise<OpenedFile> {
     const { files, guard } = await this.access(user, server, 'server.files.read');
     return files.openFile(server, userPath(path), guard);
@@ -179,7 +179,7 @@ export class FilesService {
     path: string,
   ): Promise<{ id: string; expiresAt: Date }> {
     const file = await this.open(user, server, path);
-    await file.handle.close();
+    await file.close();
     return this.#deps.links.create({
       userId: user.id,
       ...(user.key === undefined ? {} : { keyId: user.key.id }),

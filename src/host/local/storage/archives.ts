@@ -38,6 +38,7 @@ import {
   type Place,
 } from './resolve.js';
 import type { ArchiveLimits, Entry, GuardCursor, PackOptions, PathGuard } from '../../host.js';
+import type { SkipTest } from './ignore-lines.js';
 import { unpack, type EntryCheck } from './unpack.js';
 import { removeEntry } from './walk.js';
 
@@ -145,7 +146,10 @@ export async function pack(
   place: Place,
   writer: ArchiveWriter,
   add: (work: Promise<void>) => Promise<void>,
-  options: PackOptions = {},
+  options: {
+    readonly skip?: SkipTest | null;
+    readonly packed?: PackOptions['packed'] | undefined;
+  } = {},
   guard: PathGuard | null = null,
 ): Promise<void> {
   // Where the archive's names start inside the server directory.

@@ -6,10 +6,11 @@
  * disk quota before the bytes reach the disk. Every operation that takes a `guard` refuses what
  * it denies (403 FILE_DENIED, see guard.ts) before changing anything; null: nothing is denied.
  */
-import { lstat } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../../errors.js';
+import { openedFile } from '../../../range-stream.js';
 import { checkPaths } from '../guard.js';
 import { at, shown } from '../tree.js';
 import { fileSink, tempFile, WRITE_BUFFER_BYTES, writeAtomically } from './atomic.js';
@@ -18,21 +19,39 @@ import type { ServerFolder } from './folder.js';
 import { entryOf, openRegular, statOf, withFolder, withPlace } from './resolve.js';
 import type { Entry, OpenedFile, PathGuard } from '../../host.js';
 
-/**
- * Opens a regular file for reading (following symlinks that stay inside). The caller owns the
- * handle and must close it.
- */
+/** A regular file opened on this machine: its handle, for the caller to close. */
+interface OpenHandle {
+  readonly handle: FileHandle;
+  readonly name: string;
+  readonly size: number;
+  readonly modified: Date;
+}
+
+/** Opens a regular file for reading (following symlinks that stay inside), as the port says. */
 export async function openFile(
   folder: ServerFolder,
   segments: readonly string[],
   guard: PathGuard | null,
 ): Promise<OpenedFile> {
+  const { handle, ...file } = await openHandle(folder, segments, guard);
+  return openedFile(handle, file);
+}
+
+/** Opens a regular file (following symlinks that stay inside); the caller closes the handle. */
+async function openHandle(
+  folder: ServerFolder,
+  segments: readonly string[],
+  guard: PathGuard | null,
+): Promise<OpenHandle> {
   checkPaths(guard, [segments], false);
   return withPlace(folder, segments, true, async (place) => {
     if (place.name === null) throw new AppError('NOT_A_FILE', 'That is a folder, not a file');
     checkPaths(guard, [place.segments], false);
     const handle = await openRegular(place.dir, place.name, place.segments);
-    const stat = await handle.stat();
+    const stat = await handle.stat().catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
     return { handle, name: place.name, size: stat.size, modified: stat.mtime };
   });
 }
@@ -44,7 +63,7 @@ export async function readText(
   maxBytes: number,
   guard: PathGuard | null,
 ): Promise<string> {
-  const file = await openFile(folder, segments, guard);
+  const file = await openHandle(folder, segments, guard);
   try {
     if (file.size > maxBytes) {
       throw new AppError(

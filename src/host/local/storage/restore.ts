@@ -6,18 +6,21 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chown, lstat, mkdir, open, readdir, rename, type FileHandle } from 'node:fs/promises';
+import { chown, lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../../errors.js';
 import type { ArchiveLimits } from '../../host.js';
 import { detectFormat } from '../archive-formats.js';
 import { at, errnoOf } from '../tree.js';
+import { fileSink, WRITE_BUFFER_BYTES } from './atomic.js';
 import type { ServerFolder } from './folder.js';
 import type { StorageLog } from './types.js';
 import { unpack } from './unpack.js';
 import { removeEntry } from './walk.js';
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW } = constants;
 
 /** The folder beside the servers' where restores unpack, and put the content they replace. */
 export const RESTORING_NAME = '.restoring~';
@@ -109,6 +112,60 @@ export async function replaceFromArchive(
     } finally {
       await handle.close();
     }
+  }
+}
+
+/**
+ * The most an archive that arrives as a stream may hold beyond what it may unpack to: the
+ * headers and padding of its entries (tar: 512 bytes and up to 511 of padding; zip: two headers
+ * with the name), generously.
+ */
+const ARCHIVE_OVERHEAD_PER_ENTRY = 4096;
+
+/**
+ * `replaceFromArchive` for an archive that arrives as a stream (to a file agent on another
+ * machine, docs/nodes.md): it is first written whole into the restoring folder, beside the
+ * servers' folders and so on the same disk (never a small /tmp), then unpacked as there, and
+ * removed in every case. A stream larger than the archive `limits` allow is 413 before it fills
+ * the disk; a stream that fails leaves nothing.
+ */
+export async function replaceFromStream(
+  serversDir: string,
+  folder: ServerFolder,
+  source: Readable,
+  limits: ArchiveLimits,
+  quota: number | null,
+  progress: (written: number) => void,
+): Promise<void> {
+  const restoring = path.join(serversDir, RESTORING_NAME);
+  await mkdir(restoring, { recursive: true, mode: 0o700 });
+  const staged = path.join(restoring, `${folder.server}.archive-${randomBytes(8).toString('hex')}`);
+  const most = limits.maxBytes + (limits.maxEntries + 2) * ARCHIVE_OVERHEAD_PER_ENTRY;
+  const handle = await open(staged, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  try {
+    let received = 0;
+    await pipeline(
+      source,
+      // Not a file stream of Node's: one lent a FileHandle keeps it from closing.
+      fileSink(handle, WRITE_BUFFER_BYTES, (bytes) => {
+        received += bytes;
+        if (received > most) {
+          throw new AppError(
+            'PAYLOAD_TOO_LARGE',
+            'The archive is larger than what it may unpack to',
+          );
+        }
+      }),
+    );
+    await replaceFromArchive(serversDir, folder, handle, limits, quota, progress);
+  } finally {
+    await handle.close().catch(() => undefined);
+    await rm(staged, { force: true }).catch((error: unknown) => {
+      folder.log.warn(
+        { err: error, server: folder.server },
+        'could not remove an archive a restore was given; removed at the next start',
+      );
+    });
   }
 }
 

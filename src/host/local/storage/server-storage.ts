@@ -8,8 +8,9 @@
  * (temporary files renamed into place), moves.ts (never replacing), walk.ts (tree walks and
  * removal), trash.ts (deleted servers and leftovers), entries.ts and content.ts (the file
  * manager), channels.ts, file-channel.ts (with read-channel.ts and write-channel.ts),
- * entry-changes.ts and attributes.ts (a remote files session: SFTP), archives.ts and unpack.ts (packing and unpacking), restore.ts (a backup's
- * restore), errors.ts (what the client hears), types.ts (what callers see).
+ * entry-changes.ts and attributes.ts (a remote files session: SFTP), archives.ts, unpack.ts and
+ * ignore-lines.ts (packing and unpacking), restore.ts (a backup's restore), errors.ts (what the
+ * client hears), types.ts (what callers see).
  *
  * Errors carry the user's own paths only, never the host's.
  */
@@ -41,8 +42,9 @@ import { TEMP_PREFIX } from './atomic.js';
 import * as fileContent from './content.js';
 import * as entries from './entries.js';
 import type { ServerFolder } from './folder.js';
+import { ignoreTest } from './ignore-lines.js';
 import { withPlace } from './resolve.js';
-import { finishRestores, replaceFromArchive, RESTORING_NAME } from './restore.js';
+import * as restore from './restore.js';
 import { cleanTemporaryFiles, removeLeftovers, Trash, TRASH_NAME } from './trash.js';
 import type { FileOwner, StorageLog } from './types.js';
 import { chownTree, sizeOf } from './walk.js';
@@ -52,6 +54,14 @@ import { chownTree, sizeOf } from './walk.js';
  * panel's own writes move it meanwhile; the server's writes are seen at the next walk).
  */
 const DISK_USAGE_TTL_MS = 10_000;
+
+/** A restore's source, its limits, the quota and where it reports its progress. */
+type Restore<Source> = [
+  source: Source,
+  limits: ArchiveLimits,
+  quota: number | null,
+  progress: (written: number) => void,
+];
 
 const SILENT: StorageLog = { info: () => undefined, warn: () => undefined };
 
@@ -105,7 +115,7 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
       name === '.' ||
       name === '..' ||
       name === TRASH_NAME ||
-      name === RESTORING_NAME ||
+      name === restore.RESTORING_NAME ||
       name.includes('/') ||
       name.includes('\0')
     ) {
@@ -333,7 +343,7 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
     return entries.createEntry(this.#folder(server), parent, name, type, guard);
   }
 
-  /** Opens a regular file for reading; the caller owns the handle and must close it. */
+  /** Opens a regular file for reading; the caller reads it once or closes it. */
   openFile(
     server: string,
     segments: readonly string[],
@@ -451,12 +461,13 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
   /**
    * Packs the whole server directory as a .tar.gz into `into` (a backup), as `compress` packs a
    * folder: symlinks as symlinks, special files and the panel's temporary files left out, and
-   * whatever `options.skip` answers true for (an ignored folder with everything in it).
+   * whatever `options.ignore` ignores (an ignored folder with everything in it; ignore-lines.ts).
    */
   async packServer(server: string, into: Writable, options: PackOptions): Promise<void> {
+    const skip = ignoreTest(options.ignore ?? []);
     await archives.writeArchive('tar.gz', into, (writer, add) =>
       withPlace(this.#folder(server), [], false, (place) =>
-        archives.pack(place, writer, add, options),
+        archives.pack(place, writer, add, { skip, packed: options.packed }),
       ),
     );
   }
@@ -466,21 +477,16 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
    * or nothing (see restore.ts). The caller makes sure the server does not run meanwhile.
    * `quota`: the most the new content may hold (413 QUOTA_EXCEEDED).
    */
-  replaceFromArchive(
-    server: string,
-    source: FileHandle,
-    limits: ArchiveLimits,
-    quota: number | null,
-    progress: (written: number) => void,
-  ): Promise<void> {
-    return replaceFromArchive(
-      this.#serversDir,
-      this.#folder(server),
-      source,
-      limits,
-      quota,
-      progress,
-    );
+  replaceFromArchive(server: string, ...rest: Restore<FileHandle>): Promise<void> {
+    return restore.replaceFromArchive(this.#serversDir, this.#folder(server), ...rest);
+  }
+
+  /**
+   * `replaceFromArchive` for an archive that arrives as a stream (a file agent on another
+   * machine is sent it): written whole beside the servers' folders first (restore.ts).
+   */
+  replaceFromStream(server: string, ...rest: Restore<Readable>): Promise<void> {
+    return restore.replaceFromStream(this.#serversDir, this.#folder(server), ...rest);
   }
 
   /**
@@ -488,6 +494,6 @@ export class ServerStorage implements ServerFiles, ServerBackupFiles {
    * what restores left is removed. Never rejects; failures are logged.
    */
   finishRestores(): Promise<void> {
-    return finishRestores(this.#serversDir, (name) => this.directoryOf(name), this.#log);
+    return restore.finishRestores(this.#serversDir, (name) => this.directoryOf(name), this.#log);
   }
 }

@@ -12,9 +12,13 @@
  * piped (Fastify sends a stream body with `pipe`), this stream writes into the destination
  * itself, two writes under way at most. Read any other way, it reads into a new buffer each time,
  * as Node's own streams do. The handle is closed when the stream ends, fails or is destroyed.
+ *
+ * Shared by whoever streams a file it opened: the storage of the servers' folders (an OpenedFile,
+ * src/host/host.ts) and the backups' store.
  */
 import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import type { OpenedFile } from './host/host.js';
 
 /** Bytes per read: a gigabyte in 256 reads and writes. */
 export const READ_CHUNK_BYTES = 4 * 1024 * 1024;
@@ -122,4 +126,21 @@ export class RangeStream extends Readable {
       },
     );
   }
+}
+
+/**
+ * A file opened on this machine as an OpenedFile (src/host/host.ts): `read` streams it through a
+ * RangeStream, which closes the handle when it is done; `close` closes it unread.
+ */
+export function openedFile(
+  handle: FileHandle,
+  file: Pick<OpenedFile, 'name' | 'size' | 'modified'>,
+): OpenedFile {
+  return {
+    name: file.name,
+    size: file.size,
+    modified: file.modified,
+    read: (range) => new RangeStream(handle, range?.start ?? 0, range?.end ?? file.size - 1),
+    close: () => handle.close().catch(() => undefined),
+  };
 }
