@@ -2,6 +2,41 @@ import { Field, Unit } from '../../components/Field';
 import type { SettingsDraft, SettingsField } from './model';
 import styles from './Nodes.module.css';
 
+type CapacityField = Exclude<SettingsField, 'publicAddress'>;
+
+/** Each field: its label, whether it takes decimals, its unit and its hint. */
+const FIELDS: readonly (readonly [CapacityField, string, 'decimal' | 'numeric', string, string])[] =
+  [
+    [
+      'memoryGiB',
+      'Memory for servers',
+      'decimal',
+      'GiB',
+      "What the servers' memory limits may add up to; empty: not counted",
+    ],
+    [
+      'memoryOverallocate',
+      'Memory overallocation',
+      'numeric',
+      '%',
+      'How far past it the limits may go; 0: not at all',
+    ],
+    [
+      'diskGiB',
+      'Disk for servers',
+      'decimal',
+      'GiB',
+      "What the servers' disk limits may add up to; empty: not counted",
+    ],
+    [
+      'diskOverallocate',
+      'Disk overallocation',
+      'numeric',
+      '%',
+      'How far past it the limits may go; 0: not at all',
+    ],
+  ];
+
 /** Memory and disk in GiB (empty: not counted) and their overallocation in percent. */
 export function CapacityFields({
   draft,
@@ -9,59 +44,26 @@ export function CapacityFields({
   onChange,
 }: {
   draft: SettingsDraft;
-  problem: (field: Exclude<SettingsField, 'publicAddress'>) => string | undefined;
+  problem: (field: CapacityField) => string | undefined;
   onChange: (changes: Partial<SettingsDraft>) => void;
 }) {
   return (
     <div className={styles.pairs}>
-      <Field
-        label="Memory for servers"
-        inputMode="decimal"
-        autoComplete="off"
-        hint="What the servers' memory limits may add up to; empty: not counted"
-        after={<Unit label="Unit" value="GiB" />}
-        value={draft.memoryGiB}
-        error={problem('memoryGiB')}
-        onChange={(event) => {
-          onChange({ memoryGiB: event.target.value });
-        }}
-      />
-      <Field
-        label="Memory overallocation"
-        inputMode="numeric"
-        autoComplete="off"
-        hint="How far past it the limits may go; 0: not at all"
-        after={<Unit label="Unit" value="%" />}
-        value={draft.memoryOverallocate}
-        error={problem('memoryOverallocate')}
-        onChange={(event) => {
-          onChange({ memoryOverallocate: event.target.value });
-        }}
-      />
-      <Field
-        label="Disk for servers"
-        inputMode="decimal"
-        autoComplete="off"
-        hint="What the servers' disk limits may add up to; empty: not counted"
-        after={<Unit label="Unit" value="GiB" />}
-        value={draft.diskGiB}
-        error={problem('diskGiB')}
-        onChange={(event) => {
-          onChange({ diskGiB: event.target.value });
-        }}
-      />
-      <Field
-        label="Disk overallocation"
-        inputMode="numeric"
-        autoComplete="off"
-        hint="How far past it the limits may go; 0: not at all"
-        after={<Unit label="Unit" value="%" />}
-        value={draft.diskOverallocate}
-        error={problem('diskOverallocate')}
-        onChange={(event) => {
-          onChange({ diskOverallocate: event.target.value });
-        }}
-      />
+      {FIELDS.map(([field, label, inputMode, unit, hint]) => (
+        <Field
+          key={field}
+          label={label}
+          inputMode={inputMode}
+          autoComplete="off"
+          hint={hint}
+          after={<Unit label="Unit" value={unit} />}
+          value={draft[field]}
+          error={problem(field)}
+          onChange={(event) => {
+            onChange({ [field]: event.target.value });
+          }}
+        />
+      ))}
     </div>
   );
 }
