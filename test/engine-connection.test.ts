@@ -353,6 +353,53 @@ describe('probing a node over SSH', { skip }, () => {
     assert.equal(mismatch.code, 'NODE_SSH_REFUSED');
     assert.match(mismatch.reason, /host key other than the one given/);
   });
+
+  it("carries many calls, and a container's attached stream, over a few SSH connections", async (t) => {
+    if (!sshd.ok) {
+      t.skip(sshd.why);
+      return;
+    }
+    const conn = {
+      dockerHost: sshd.dockerHost,
+      sshKey: panelKey.privateKey,
+      sshHostKey: sshd.hostKey,
+    };
+    const before = sshd.accepted();
+    // Each new stream starts the docker CLI on the node: slow on a busy machine, so a long limit.
+    const docker = engineClient(conn, { timeoutMs: 60_000 });
+    for (let i = 0; i < 5; i += 1) await docker.ping();
+    // More at once than one connection carries (8): a second connection, and no more.
+    const answers = await Promise.all(Array.from({ length: 12 }, () => docker.version()));
+    assert.equal(answers.length, 12);
+    // Another client of the same node shares the same connections.
+    const streams = engineClient(conn, { timeoutMs: null });
+    const container = await streams.createContainer({
+      Image: nodes[0]!.image,
+      Cmd: ['/bin/cat'],
+      OpenStdin: true,
+      StdinOnce: true,
+      AttachStdin: true,
+      AttachStdout: true,
+      HostConfig: { NetworkMode: 'none', AutoRemove: true },
+    });
+    const stream = await container.attach({
+      stream: true,
+      stdin: true,
+      stdout: true,
+      hijack: true,
+    });
+    let output = Buffer.alloc(0);
+    stream.on('data', (chunk: Buffer) => (output = Buffer.concat([output, chunk])));
+    await container.start();
+    stream.end('through ssh\n');
+    await eventually(
+      () => (output.includes('through ssh') ? true : undefined),
+      'the line back from cat',
+    );
+    await container.wait().catch(() => undefined);
+    const opened = sshd.accepted() - before;
+    assert.ok(opened >= 1 && opened <= 2, `${opened} SSH connections for 19 calls`);
+  });
 });
 
 describe('probing a stopped node', { skip }, () => {

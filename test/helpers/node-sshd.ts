@@ -22,6 +22,8 @@ export type NodeSshd =
       readonly dockerHost: string;
       /** The server's host key as known_hosts holds it: `ssh-ed25519 AAAA…`. */
       readonly hostKey: string;
+      /** SSH connections the server let in so far (its log's `Accepted publickey` lines). */
+      accepted(): number;
       stop(): void;
     }
   | { readonly ok: false; readonly why: string };
@@ -94,6 +96,8 @@ export async function sshdOnNode(node: DockerNode, authorizedKey: string): Promi
         ok: true,
         dockerHost: `ssh://root@${node.address}:${port}`,
         hostKey: publicKey.split(' ').slice(0, 2).join(' '),
+        accepted: () =>
+          log.split('\n').filter((line) => line.includes('Accepted publickey')).length,
         stop,
       };
     }

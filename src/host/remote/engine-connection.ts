@@ -13,10 +13,11 @@
  * No reason this module writes holds key material: reasons name the address, the part at fault
  * and what to do, never the PEM texts or the key.
  */
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import Docker from 'dockerode';
 import ssh2, { type ConnectConfig, type ParsedKey } from 'ssh2';
 import { withDeadline } from '../runtime/deadline.js';
+import { SshDialAgent } from './ssh-dial.js';
 import {
   DeadlinePassed,
   failureOf,
@@ -216,6 +217,33 @@ function knownHostsKey(blob: Buffer): string {
   return `${blob.subarray(4, 4 + length).toString('latin1')} ${blob.toString('base64')}`;
 }
 
+/**
+ * The SSH connections of each node reached over SSH, shared by every client of that node: by
+ * address, user, key and pinned host key (a hash of them, so no key is kept as a map key).
+ */
+const sshAgents = new Map<string, SshDialAgent>();
+
+function sshAgentFor(conn: EngineConnection, user: string, options: ConnectConfig): SshDialAgent {
+  const key = createHash('sha256')
+    .update([conn.dockerHost, conn.sshKey ?? '', conn.sshHostKey ?? ''].join('\0'))
+    .digest('hex');
+  let agent = sshAgents.get(key);
+  if (agent === undefined) {
+    const endpoint = endpointOf(conn.dockerHost);
+    if (typeof endpoint === 'string') throw new InvalidEngineConnectionError(endpoint);
+    agent = new SshDialAgent({
+      ...options,
+      host: endpoint.host,
+      port: endpoint.port,
+      username: user,
+      // The handshake of a shared connection is not any one call's: it gets its own limit.
+      readyTimeout: SSH_READY_MS,
+    });
+    sshAgents.set(key, agent);
+  }
+  return agent;
+}
+
 /** SSH's handshake gets this long when a client has no time limit of its own. */
 const SSH_READY_MS = 20_000;
 
@@ -263,9 +291,17 @@ function dockerFor(
       return pinned === null || (!(pinned instanceof Error) && pinned.getPublicSSH().equals(key));
     },
   };
-  // No socket timeout over SSH: docker-modem would set it on the SSH channel, which has none
-  // to set (a TypeError thrown outside the call). The handshake has readyTimeout; a call's
-  // deadline is the caller's (probeEngine has one).
+  if (onHostKey === undefined) {
+    // A client of the node's: HTTP over dial-stdio streams of shared SSH connections
+    // (./ssh-dial.ts), with the socket timeout a TLS client has.
+    const docker = new Docker({ ...none, protocol: 'http' });
+    // docker-modem hands its `agent` to every request (dockerode's types do not name it).
+    Object.assign(docker.modem, { agent: sshAgentFor(conn, endpoint.user, sshOptions) });
+    return docker;
+  }
+  // The probe: an SSH connection of its own, to see the host key the node shows now. No socket
+  // timeout: docker-modem would set it on the SSH channel, which has none to set (a TypeError
+  // thrown outside the call). The handshake has readyTimeout; the probe has its deadline.
   const docker = new Docker({
     ...none,
     timeout: undefined,
