@@ -54,6 +54,60 @@ export interface LocalHostOptions {
    * conformance suite runs the wire this way). The supervisor keeps its own storage.
    */
   readonly files?: (ServerFiles & ServerBackupFiles) | undefined;
+  /**
+   * The servers' folders, in place of the local storage's (a node's volumes): given with
+   * `files`, which then answer for the same folders. `serversDir` is then not used.
+   */
+  readonly folders?: ServerFolders | undefined;
+  /**
+   * Whether a start first checks that the server's ports are free on this machine (not on a
+   * node: its engine refuses a port taken there).
+   */
+  readonly checkPorts?: boolean | undefined;
+}
+
+/**
+ * What a host keeps of its servers' folders beside their files: where each is for its runtime,
+ * how much it holds, taking one away when its server is deleted, and the sweeps at start-up. On
+ * this machine the local storage (./storage/); on a node its volumes (src/host/remote/).
+ */
+export interface ServerFolders {
+  /** Makes the server's folder (kept if it exists), owned by `owner` where it can be. */
+  create(name: string, owner: FileOwner | null): Promise<void>;
+  /** The folder as the server's runtime mounts or enters it. */
+  directoryOf(name: string): string;
+  diskUsage(name: string): Promise<number>;
+  /**
+   * Takes the folder of a server being deleted out of the way: `restore` puts it back (the
+   * deletion failed), `purge` removes it for good (in the background; never rejects).
+   */
+  discard(name: string): Promise<{ restore(): Promise<void>; purge(): void }>;
+  /** Ends what a restore cut short left, before anything starts. */
+  finishRestores(): Promise<void>;
+  /** Removes what an earlier run left behind; never rejects. */
+  removeLeftovers(servers: () => Promise<readonly string[]>): Promise<void>;
+}
+
+/** The folders of a local storage. */
+export function localFolders(storage: ServerStorage): ServerFolders {
+  return {
+    create: (name, owner) => storage.create(name, owner),
+    directoryOf: (name) => storage.directoryOf(name),
+    diskUsage: (name) => storage.diskUsage(name),
+    async discard(name) {
+      const discarded = await storage.discardDirectory(name);
+      return {
+        restore: async () => {
+          if (discarded !== null) await storage.restoreDirectory(name, discarded);
+        },
+        purge: () => {
+          void storage.emptyTrash();
+        },
+      };
+    },
+    finishRestores: () => storage.finishRestores(),
+    removeLeftovers: (servers) => storage.removeLeftovers(servers),
+  };
 }
 
 /** Images from any registry, pulled anonymously. */
@@ -63,13 +117,20 @@ const ANY_REGISTRY: RegistryPolicy = {
 };
 
 export function createLocalHost(options: LocalHostOptions): ServerHost {
-  const storage = new ServerStorage(options.serversDir, {
-    chowns: options.ownUsers,
-    log: options.log,
-    now: () => options.now().getTime(),
-    ...(options.diskUsageTtlMs === undefined ? {} : { usageTtlMs: options.diskUsageTtlMs }),
-  });
-  const files = options.files ?? storage;
+  let folders = options.folders;
+  let files = options.files;
+  if (folders === undefined || files === undefined) {
+    const storage = new ServerStorage(options.serversDir, {
+      chowns: options.ownUsers,
+      log: options.log,
+      now: () => options.now().getTime(),
+      ...(options.diskUsageTtlMs === undefined ? {} : { usageTtlMs: options.diskUsageTtlMs }),
+    });
+    folders ??= localFolders(storage);
+    files ??= storage;
+  }
+  const storage = folders;
+  const checkPorts = options.checkPorts ?? true;
   const lines = new LineMatcher();
   const supervisor = new Supervisor({
     runtimes: options.runtimes,
@@ -78,7 +139,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     templates: options.templates,
     prepareFiles: (record, template, env) =>
       prepareConfigFiles(files, record, template, env, options.log),
-    checkPorts: (record) => checkPortsFree(record.allocations),
+    checkPorts: (record) => (checkPorts ? checkPortsFree(record.allocations) : Promise.resolve()),
     storage,
     userOf: options.userOf,
     log: options.log,
@@ -99,15 +160,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     },
     async discard(name): Promise<DiscardedServer> {
       await supervisor.forget(name);
-      const discarded = await storage.discardDirectory(name);
-      return {
-        restore: async () => {
-          if (discarded !== null) await storage.restoreDirectory(name, discarded);
-        },
-        purge: () => {
-          void storage.emptyTrash();
-        },
-      };
+      return storage.discard(name);
     },
     state: (name) => supervisor.state(name),
     start: (name) => supervisor.start(name),
