@@ -17,7 +17,12 @@
  * Standard input, output and error go through an attach stream made before the start, so no
  * output is lost and the console works as with a process. A container outlives a panel that was
  * killed: the next panel attaches to it again ({@link Runtime.adopt}). The engine is reached,
- * and its errors read, through ./engine.ts.
+ * and its errors read, through ./engine.ts; every short call has a deadline (CALL_TIMEOUT_MS).
+ *
+ * The engine is the panel's own (`dockerHost`) or a node's, given as clients (`engine`), with
+ * the server's folder in its volume (`serverFolder`); an install's script is put into its
+ * container through the engine's API, never mounted from the panel's disk (docs/nodes.md
+ * "Servers on a node").
  */
 import { constants } from 'node:os';
 import { Duplex, PassThrough } from 'node:stream';
@@ -27,13 +32,13 @@ import { withDeadline } from '../deadline.js';
 import {
   containerOptions,
   INSTALL_LABEL,
+  installScriptArchive,
   PANEL_LABEL,
   PROGRAM_FOLDERS,
   SERVER_LABEL,
 } from './container-spec.js';
 import { engineCall, engineOptions, reasonOf, statusOf } from './engine.js';
 import { engineImages } from './images.js';
-import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import { withShell } from '../shells.js';
 import {
   RuntimeUnavailableError,
@@ -49,15 +54,43 @@ import {
 } from '../runtime.js';
 import type { Usage } from '../../host.js';
 
-export interface DockerRuntimeOptions {
-  /** `DOCKER_HOST`; null: the local socket. */
-  readonly dockerHost: string | null;
-  /** `DOCKER_CERT_PATH`: ca.pem, cert.pem and key.pem for an `https://` engine; null: none. */
-  readonly dockerCertPath?: string | null;
+/**
+ * An engine given as clients of it: a node's, reached as its connection says
+ * (src/host/remote/engine-connection.ts `engineClient`).
+ */
+export interface DockerEngine {
+  /** Names the engine in reasons and the start-up line (`node eu-1`); never holds a secret. */
+  readonly where: string;
+  /**
+   * A client of the engine; `timeoutMs`: how long a connection may stay silent, or null for
+   * streams that may (attach, waits, pulls). Called twice, once for each kind.
+   */
+  client(timeoutMs: number | null): Docker;
+}
+
+export type DockerRuntimeOptions = (
+  | {
+      /** `DOCKER_HOST`; null: the local socket. */
+      readonly dockerHost: string | null;
+      /** `DOCKER_CERT_PATH`: ca.pem, cert.pem and key.pem for an `https://` engine; null: none. */
+      readonly dockerCertPath?: string | null;
+      readonly engine?: undefined;
+    }
+  | { readonly engine: DockerEngine; readonly dockerHost?: undefined }
+) & {
   /** Names this panel's containers (label `game-panel.panel`), so two panels never share one. */
   readonly panelId: string;
   readonly network: 'host' | 'none';
-}
+  /**
+   * The server's folder as the engine's machine names it, bind-mounted into the server's
+   * container and its install's; default: the spec's `cwd` (the engine shares the panel's
+   * disk). On a node: the folder in the server's volume (docs/nodes.md "Servers on a node").
+   * Rejects with RuntimeUnavailableError when the engine cannot be reached, or with
+   * StartRefusedError when the server has no folder there; any other failure refuses the start
+   * with its message.
+   */
+  readonly serverFolder?: (name: string) => Promise<string>;
+};
 
 /** Short calls to the engine; waits and attach streams have no time limit. */
 const CALL_TIMEOUT_MS = 15_000;
@@ -69,11 +102,25 @@ const SIGNAL_NAMES = new Map(
 );
 
 export async function createDockerRuntime(options: DockerRuntimeOptions): Promise<Runtime> {
-  const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
-  const where = options.dockerHost ?? 'unix:///var/run/docker.sock';
-  const api = new Docker({ ...engine, timeout: CALL_TIMEOUT_MS });
-  const streams = new Docker(engine);
-  const call = engineCall(where);
+  const { where, api, streams } = clientsOf(options);
+  // Short calls have a deadline whatever the transport; a pull's request waits for a registry.
+  const call = engineCall(where, { deadlineMs: CALL_TIMEOUT_MS });
+  const open = engineCall(where);
+
+  /** The bind source of server `spec.name`'s folder (see DockerRuntimeOptions.serverFolder). */
+  const folderOf = async (spec: LaunchSpec): Promise<string> => {
+    if (options.serverFolder === undefined) return spec.cwd;
+    try {
+      return await options.serverFolder(spec.name);
+    } catch (error) {
+      if (error instanceof RuntimeUnavailableError || error instanceof StartRefusedError)
+        throw error;
+      throw new StartRefusedError(
+        `the folder of ${spec.name} on ${where} cannot be found: ${reasonOf(error)}`,
+        { cause: error },
+      );
+    }
+  };
 
   /** `bridge` when the engine has it and servers may have a network; else `none`. */
   const networkMode = async (): Promise<'bridge' | 'none'> => {
@@ -357,20 +404,24 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     await removeAll(spec.name);
     const program = spec.argv[0];
     const install = spec.install;
-    // An install's script is bound read-only from a folder of its own, removed after its exit.
-    const scriptDir = install === null ? null : await writeInstallScript(install.script);
+    const folder = await folderOf(spec);
     let container: Docker.Container;
     try {
       container = await call(() =>
-        api.createContainer(containerOptions(spec, image, options.panelId, network, scriptDir)),
+        api.createContainer(containerOptions(spec, image, options.panelId, network, folder)),
       );
     } catch (error) {
-      await removeInstallScript(scriptDir);
       if (error instanceof RuntimeUnavailableError || error instanceof StartRefusedError)
         throw error;
       throw new StartError(`Cannot create the container: ${reasonOf(error)}`, { cause: error });
     }
     try {
+      // An install's script goes into its container before the start, over the engine's API:
+      // one way for the panel's own engine and a node's, whose disk the panel cannot see.
+      if (install !== null) {
+        const archive = installScriptArchive(install.script);
+        await call(() => container.putArchive(archive, { path: '/' }));
+      }
       // Attached before the start, so that nothing the server prints first is lost.
       const io = await attach(container.id);
       try {
@@ -386,12 +437,11 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         state.Pid,
         new Date(state.StartedAt),
         io,
-        waitFor(container.id, letGo.signal).finally(() => removeInstallScript(scriptDir)),
+        waitFor(container.id, letGo.signal),
         letGo,
       );
     } catch (error) {
       await remove(container.id).catch(() => undefined);
-      await removeInstallScript(scriptDir);
       if (error instanceof RuntimeUnavailableError) throw error;
       throw new StartError(`Cannot start ${program}: ${reasonOf(error)}`, { cause: error });
     }
@@ -492,13 +542,29 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         });
       }),
     adopt,
-    images: engineImages(api, streams, call),
+    images: engineImages(api, streams, call, open),
     // An engine that cannot be reached has nothing to end or remove that the panel could reach
     // either: the panel starts (and deletes servers of other runtimes) all the same.
     reap: (leftover) => removeAll(leftover.name).catch(ignoreUnreachable(false)),
     discard: async (name) => {
       await removeAll(name).catch(ignoreUnreachable(false));
     },
+  };
+}
+
+/** The engine's clients: one whose calls time out, one for streams that may stay silent. */
+function clientsOf(options: DockerRuntimeOptions): { where: string; api: Docker; streams: Docker } {
+  if (options.engine !== undefined)
+    return {
+      where: options.engine.where,
+      api: options.engine.client(CALL_TIMEOUT_MS),
+      streams: options.engine.client(null),
+    };
+  const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
+  return {
+    where: options.dockerHost ?? 'unix:///var/run/docker.sock',
+    api: new Docker({ ...engine, timeout: CALL_TIMEOUT_MS }),
+    streams: new Docker(engine),
   };
 }
 
