@@ -42,9 +42,12 @@ export function volumeServerFolder(
       if (error instanceof RuntimeUnavailableError) throw error;
       if (statusOf(error) === 404)
         throw new StartRefusedError(`${name} has no volume on ${where} (${volume})`);
-      throw new StartRefusedError(`${where} cannot tell the volume of ${name}: ${reasonOf(error)}`, {
-        cause: error,
-      });
+      throw new StartRefusedError(
+        `${where} cannot tell the volume of ${name}: ${reasonOf(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
     // A volume driver that keeps its data off the node's disk has no path to bind.
     if (typeof mountpoint !== 'string' || !mountpoint.startsWith('/'))
@@ -68,8 +71,7 @@ export interface NodeRuntimeOptions {
  */
 export function createNodeRuntime(options: NodeRuntimeOptions): Promise<Runtime> {
   const where = `node ${options.node}`;
-  const client = (timeoutMs: number | null) =>
-    engineClient(options.connection, { timeoutMs });
+  const client = (timeoutMs: number | null) => engineClient(options.connection, { timeoutMs });
   return createDockerRuntime({
     engine: { where, client },
     panelId: options.panelId,

@@ -102,7 +102,10 @@ export type EngineCall = <T>(task: () => Promise<T>) => Promise<T>;
  * call has none, docs/nodes.md "Servers on a node"). What the engine does with a call given up
  * on is not known; callers make each step safe to repeat.
  */
-export function engineCall(where: string, { deadlineMs }: { deadlineMs?: number } = {}): EngineCall {
+export function engineCall(
+  where: string,
+  { deadlineMs }: { deadlineMs?: number } = {},
+): EngineCall {
   return async <T>(task: () => Promise<T>): Promise<T> => {
     try {
       const pending = task();
