@@ -5,11 +5,13 @@
  * usage, its limits, its stop; an install script delivered through the engine's API writes into
  * the server's folder and cannot change itself; and a node whose engine stops, or stops
  * answering, makes the runtime's calls fail with RuntimeUnavailableError instead of hanging,
- * while the server runs on and is taken over again once the engine is back.
+ * while the server runs on: once the engine is back its console is attached again, and a panel
+ * that let go of it takes it over.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { demultiplex } from '../src/host/runtime/docker/docker-runtime.js';
 import {
@@ -32,13 +34,17 @@ const UID = 240_001;
 
 /**
  * The stand-in game server: a shell script that says it is ready, echoes what it is sent,
- * saves a line into its folder when asked, and ends cleanly on SIGTERM.
+ * saves a line into its folder when asked (`save …`), prints `late` once a file `go` appears
+ * in its folder when asked (`later`), and ends cleanly on SIGTERM.
  */
 const ECHO = [
   "trap 'echo bye; exit 0' TERM",
   'echo ready',
   'while read line; do',
-  '  case "$line" in save\\ *) echo "${line#save }" > saved.txt;; esac',
+  '  case "$line" in',
+  '    save\\ *) echo "${line#save }" > saved.txt;;',
+  '    later) (while [ ! -e go ]; do sleep 1; done; busybox rm go; echo late) &;;',
+  '  esac',
   '  echo "got $line"',
   'done',
 ].join('\n');
@@ -298,16 +304,22 @@ describe('a node whose engine goes away', { skip }, () => {
     return true;
   };
 
-  it('fails calls while the engine is stopped; once back, adopt takes the running server over', async (t) => {
+  it('fails calls while the engine is stopped; once back, the console is attached again and adopt takes the server over', async (t) => {
     if (!nodes.ok) return t.skip(nodes.why);
-    await serverVolume(node, 'survivor');
+    const folder = await serverVolume(node, 'survivor');
     const running = await runtime.start(spec(node, 'survivor'));
     const output = outputOf(running);
     await printed(output, 'ready');
     running.writeLine('before');
     await printed(output, 'got before');
+    running.writeLine('later');
+    await printed(output, 'got later');
 
     await node.stop();
+    // The server prints while its engine is down (the node's disk is this machine's): it has
+    // taken the file away once it is about to print.
+    writeFileSync(path.join(folder, 'go'), '');
+    await eventually(() => (existsSync(path.join(folder, 'go')) ? undefined : true), 'go taken');
     await assert.rejects(running.usage(), unavailable);
     await assert.rejects(running.terminate(), unavailable);
     await assert.rejects(running.kill(), unavailable);
@@ -317,10 +329,28 @@ describe('a node whose engine goes away', { skip }, () => {
         Promise.resolve(),
       unavailable,
     );
-    // The panel lets go of it, as when its node stops answering.
-    running.detach();
 
     await node.start();
+    // The process the panel holds attaches again by itself once the engine is back: its console
+    // works on, with nothing it printed lost.
+    await eventually(
+      () => (running.writeLine('after the restart') ? true : undefined),
+      'standard input attached again',
+      60_000,
+    );
+    await printed(output, 'got after the restart');
+    assert.deepEqual(
+      output
+        .text()
+        .split('\n')
+        .filter((line) => line === 'late'),
+      ['late'],
+      'what it printed while its engine was down, shown once',
+    );
+    assert.ok((await running.usage()).pids >= 1);
+
+    // A panel that let go of it (its own restart) takes it over from the engine.
+    running.detach();
     const adopted = await runtime.adopt?.({
       name: 'survivor',
       pid: running.pid,
@@ -333,6 +363,7 @@ describe('a node whose engine goes away', { skip }, () => {
     const again = outputOf(adopted);
     // Its history first (from the engine's log), then what it prints from now on.
     await printed(again, 'got before');
+    await printed(again, 'got after the restart');
     assert.equal(adopted.writeLine('after'), true);
     await printed(again, 'got after');
     assert.ok((await adopted.usage()).pids >= 1);

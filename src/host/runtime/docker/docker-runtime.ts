@@ -241,7 +241,8 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         if (letGo.aborted) return never();
         if (statusOf(error) === 404) return { code: null, signal: 'SIGKILL', outOfMemory: false };
         // The engine went away for a moment (restarted): ask again, for up to a minute.
-        if (attempt >= 60) return { code: null, signal: null, outOfMemory: false };
+        if (attempt >= ENGINE_RETURN_ATTEMPTS)
+          return { code: null, signal: null, outOfMemory: false };
         await sleep(1_000);
       }
     }
@@ -249,13 +250,15 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
 
   /**
    * The running container `id`, attached through `io`; `exited` from `exit`, a wait aborted by
-   * `letGo` when the panel lets go of it.
+   * `letGo` when the panel lets go of it. An attach connection that breaks while the container
+   * runs on (its engine restarted, `--live-restore`) is made again once the engine answers,
+   * with what the container printed meanwhile first (docs/nodes.md "Servers on a node").
    */
   const containerProcess = (
     id: string,
     pid: number,
     startedAt: Date,
-    io: Duplex | null,
+    attached: Duplex | null,
     exit: Promise<ExitInfo>,
     letGo: AbortController,
     printed: [Buffer, OutputStream][] = [],
@@ -271,19 +274,52 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       });
       return sink;
     };
+    const stdout = forward('stdout');
+    const stderr = forward('stderr');
+    let io: Duplex | null = null;
     let ioEnded: Promise<void> = Promise.resolve();
-    if (io !== null) {
-      api.modem.demuxStream(io, forward('stdout'), forward('stderr'));
+    let settled = false;
+    const follow = (stream: Duplex) => {
+      io = stream;
+      api.modem.demuxStream(stream, stdout, stderr);
       // A broken connection only means the container is gone or the engine is, which the wait
-      // tells; unhandled, it would end the panel.
-      io.on('error', () => undefined);
+      // and the attach made again tell; unhandled, it would end the panel.
+      stream.on('error', () => undefined);
       ioEnded = new Promise((resolve) => {
-        io.once('close', resolve);
-        io.once('end', resolve);
+        stream.once('close', resolve);
+        stream.once('end', resolve);
       });
-    }
+      void ioEnded.then(() => {
+        if (!letGo.signal.aborted && !settled) void reattach(Date.now());
+      });
+    };
+    /** Attaches again while the container runs; gives up once it ended or is let go of. */
+    const reattach = async (lostAt: number) => {
+      for (let attempt = 0; attempt < ENGINE_RETURN_ATTEMPTS; attempt++) {
+        await sleep(1_000);
+        if (letGo.signal.aborted || settled) return;
+        try {
+          if (!(await call(() => api.getContainer(id).inspect())).State.Running) return;
+          const stream = await attach(id);
+          if (letGo.signal.aborted || settled) {
+            stream.destroy();
+            return;
+          }
+          // What it printed while no connection took it, then what it prints from now on.
+          const missed = await history(id, Date.now() / 1000, lostAt / 1000);
+          for (const [chunk, kind] of missed) (kind === 'stdout' ? stdout : stderr).write(chunk);
+          follow(stream);
+          return;
+        } catch (error) {
+          // The engine answered (the container is gone): the wait tells how it ended.
+          if (!(error instanceof RuntimeUnavailableError)) return;
+        }
+      }
+    };
+    if (attached !== null) follow(attached);
     // Output still on its way is shown before the exit (for a second at most).
     const exited = exit.then(async (info) => {
+      settled = true;
       if (letGo.signal.aborted) return never();
       await Promise.race([ioEnded, sleep(1_000)]);
       io?.destroy();
@@ -451,7 +487,11 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
    * What the container printed up to now, as far as the engine keeps it: the last
    * HISTORY_TAIL_LINES lines, in order. An engine that cannot say gives nothing.
    */
-  const history = async (id: string, until: number): Promise<[Buffer, OutputStream][]> => {
+  const history = async (
+    id: string,
+    until: number,
+    since = 0,
+  ): Promise<[Buffer, OutputStream][]> => {
     try {
       const logs: unknown = await call(() =>
         api.getContainer(id).logs({
@@ -459,6 +499,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
           stderr: true,
           follow: false,
           tail: HISTORY_TAIL_LINES,
+          since,
           until,
         }),
       );
@@ -567,6 +608,12 @@ function clientsOf(options: DockerRuntimeOptions): { where: string; api: Docker;
     streams: new Docker(engine),
   };
 }
+
+/**
+ * How many times, a second apart, the runtime asks again for an engine that went away while a
+ * container ran: its wait, and its attach. Past that, the wait tells an unknown end.
+ */
+const ENGINE_RETURN_ATTEMPTS = 60;
 
 /** Lines of a taken-over container's output shown as its history (the console keeps 1000). */
 const HISTORY_TAIL_LINES = 1000;
