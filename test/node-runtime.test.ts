@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { demultiplex } from '../src/host/runtime/docker/docker-runtime.js';
 import {
   RuntimeUnavailableError,
+  StartError,
   StartRefusedError,
   type LaunchSpec,
   type Runtime,
@@ -235,6 +236,18 @@ describe('the docker runtime on a node', { skip }, () => {
       );
       return true;
     });
+  });
+
+  it('never makes a missing folder in the volume: the start fails and nothing is made', async () => {
+    const volume = serverVolumeName(panelId, 'unmade');
+    await node.docker.createVolume({ Name: volume, Labels: { 'game-panel.panel': panelId } });
+    await assert.rejects(runtime.start(spec(node, 'unmade')), (error: unknown) => {
+      assert.ok(error instanceof StartError, String(error));
+      assert.match(error.message, /bind source path does not exist/);
+      return true;
+    });
+    const listed = await onVolume(node, 'unmade', 'busybox ls -A /servers');
+    assert.deepEqual(listed, { code: 0, output: '' });
   });
 
   it("runs an install script on the node, into the server's folder; the script stays read-only", async () => {

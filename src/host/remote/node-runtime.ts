@@ -34,6 +34,10 @@ export function volumeServerFolder(
 ): (name: string) => Promise<string> {
   const call = engineCall(where, { deadlineMs: VOLUME_TIMEOUT_MS });
   return async (name) => {
+    // A server's name is one plain path segment (the domain's rule); held to it here as well,
+    // since it becomes part of a path on the node.
+    if (!/^(?!\.{1,2}$)[A-Za-z0-9_.-]+$/.test(name))
+      throw new StartRefusedError(`${JSON.stringify(name)} cannot name a folder on ${where}`);
     const volume = serverVolumeName(panelId, name);
     let mountpoint: unknown;
     try {

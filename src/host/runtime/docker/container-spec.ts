@@ -137,7 +137,16 @@ export function containerOptions(
     HostConfig: {
       // An install's script is not mounted: it is put into the created container
       // (installScriptArchive), as a node's engine cannot see the panel's disk.
-      Binds: [`${folder}:${install === null ? CONTAINER_HOME : INSTALL_SERVER_DIR}:rw`],
+      // A mount, not `Binds`: a folder that is missing is an error of the create, never made
+      // by the engine as root's own (on a node, the folder is the files side's to make).
+      Mounts: [
+        {
+          Type: 'bind',
+          Source: folder,
+          Target: install === null ? CONTAINER_HOME : INSTALL_SERVER_DIR,
+          ReadOnly: false,
+        },
+      ],
       // An install script may put its tools in the container (it is removed afterwards).
       ReadonlyRootfs: install === null,
       Tmpfs: { '/tmp': TMP_OPTIONS },
