@@ -94,7 +94,7 @@ async function onVolume(
   try {
     await container.start();
     const { StatusCode } = (await container.wait()) as { StatusCode: number };
-    const logs = (await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer;
+    const logs = await container.logs({ stdout: true, stderr: true, follow: false });
     return {
       code: StatusCode,
       output: demultiplex(logs)
@@ -160,7 +160,7 @@ const printed = (output: { text: () => string }, line: string) =>
   );
 
 describe('the docker runtime on a node', { skip }, () => {
-  const node = shared.ok ? (shared.nodes[0] as DockerNode) : (undefined as unknown as DockerNode);
+  const node = shared.ok ? shared.nodes[0]! : (undefined as unknown as DockerNode);
   let runtime: Runtime;
 
   before(async () => {
@@ -301,7 +301,7 @@ describe('a node whose engine goes away', { skip }, () => {
   before(async () => {
     nodes = await dockerNodesForTests(1, { stoppable: true });
     if (!nodes.ok) return;
-    node = nodes.nodes[0] as DockerNode;
+    node = nodes.nodes[0]!;
     runtime = await runtimeOn(node);
   });
   after(async () => {
@@ -318,7 +318,10 @@ describe('a node whose engine goes away', { skip }, () => {
   };
 
   it('fails calls while the engine is stopped; once back, the console is attached again and adopt takes the server over', async (t) => {
-    if (!nodes.ok) return t.skip(nodes.why);
+    if (!nodes.ok) {
+      t.skip(nodes.why);
+      return;
+    }
     const folder = await serverVolume(node, 'survivor');
     const running = await runtime.start(spec(node, 'survivor'));
     const output = outputOf(running);
@@ -385,7 +388,10 @@ describe('a node whose engine goes away', { skip }, () => {
   });
 
   it('gives up on an engine that stops answering without closing anything', async (t) => {
-    if (!nodes.ok) return t.skip(nodes.why);
+    if (!nodes.ok) {
+      t.skip(nodes.why);
+      return;
+    }
     await serverVolume(node, 'frozen');
     const running = await runtime.start(spec(node, 'frozen'));
     await printed(outputOf(running), 'ready');

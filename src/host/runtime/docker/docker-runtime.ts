@@ -15,9 +15,10 @@
  * - no published port; the daemon's `bridge` network, or none at all (SERVER_NETWORK=none, or
  *   an engine without a bridge).
  * Standard input, output and error go through an attach stream made before the start, so no
- * output is lost and the console works as with a process. A container outlives a panel that was
- * killed: the next panel attaches to it again ({@link Runtime.adopt}). The engine is reached,
- * and its errors read, through ./engine.ts; every short call has a deadline (CALL_TIMEOUT_MS).
+ * output is lost and the console works as with a process (./container-process.ts). A container
+ * outlives a panel that was killed: the next panel attaches to it again ({@link Runtime.adopt}).
+ * The engine is reached, and its errors read, through ./engine.ts; every short call has a
+ * deadline (CALL_TIMEOUT_MS).
  *
  * The engine is the panel's own (`dockerHost`) or a node's, given as clients (`engine`), with
  * the server's folder in its volume (`serverFolder`); an install's script is put into its
@@ -25,7 +26,7 @@
  * "Servers on a node").
  */
 import { constants } from 'node:os';
-import { Duplex, PassThrough } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { withDeadline } from '../deadline.js';
@@ -37,6 +38,13 @@ import {
   PROGRAM_FOLDERS,
   SERVER_LABEL,
 } from './container-spec.js';
+import {
+  containerHistory,
+  containerProcess,
+  ENGINE_RETURN_ATTEMPTS,
+  never,
+  type ContainerEngine,
+} from './container-process.js';
 import { engineCall, engineOptions, reasonOf, statusOf } from './engine.js';
 import { engineImages } from './images.js';
 import { withShell } from '../shells.js';
@@ -48,11 +56,9 @@ import {
   type LaunchSpec,
   type LeftoverProcess,
   type LimitName,
-  type OutputStream,
   type Runtime,
   type RunningProcess,
 } from '../runtime.js';
-import type { Usage } from '../../host.js';
 
 /**
  * An engine given as clients of it: a node's, reached as its connection says
@@ -248,157 +254,6 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
   };
 
-  /**
-   * The running container `id`, attached through `io`; `exited` from `exit`, a wait aborted by
-   * `letGo` when the panel lets go of it. An attach connection that breaks while the container
-   * runs on (its engine restarted, `--live-restore`) is made again once the engine answers,
-   * with what the container printed meanwhile first (docs/nodes.md "Servers on a node").
-   */
-  const containerProcess = (
-    id: string,
-    pid: number,
-    startedAt: Date,
-    attached: Duplex | null,
-    exit: Promise<ExitInfo>,
-    letGo: AbortController,
-    printed: [Buffer, OutputStream][] = [],
-  ): RunningProcess => {
-    const container = api.getContainer(id);
-    let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
-    const held: [Buffer, OutputStream][] = [...printed];
-    const forward = (stream: OutputStream) => {
-      const sink = new PassThrough();
-      sink.on('data', (chunk: Buffer) => {
-        if (outputListener) outputListener(chunk, stream);
-        else held.push([chunk, stream]);
-      });
-      return sink;
-    };
-    const stdout = forward('stdout');
-    const stderr = forward('stderr');
-    let io: Duplex | null = null;
-    let ioEnded: Promise<void> = Promise.resolve();
-    let settled = false;
-    const follow = (stream: Duplex) => {
-      io = stream;
-      api.modem.demuxStream(stream, stdout, stderr);
-      // A broken connection only means the container is gone or the engine is, which the wait
-      // and the attach made again tell; unhandled, it would end the panel.
-      stream.on('error', () => undefined);
-      ioEnded = new Promise((resolve) => {
-        stream.once('close', resolve);
-        stream.once('end', resolve);
-      });
-      void ioEnded.then(() => {
-        if (!letGo.signal.aborted && !settled) void reattach(Date.now());
-      });
-    };
-    /** Attaches again while the container runs; gives up once it ended or is let go of. */
-    const reattach = async (lostAt: number) => {
-      for (let attempt = 0; attempt < ENGINE_RETURN_ATTEMPTS; attempt++) {
-        await sleep(1_000);
-        if (letGo.signal.aborted || settled) return;
-        try {
-          if (!(await call(() => api.getContainer(id).inspect())).State.Running) return;
-          const stream = await attach(id);
-          if (letGo.signal.aborted || settled) {
-            stream.destroy();
-            return;
-          }
-          // What it printed while no connection took it, then what it prints from now on.
-          const missed = await history(id, Date.now() / 1000, lostAt / 1000);
-          for (const [chunk, kind] of missed) (kind === 'stdout' ? stdout : stderr).write(chunk);
-          follow(stream);
-          return;
-        } catch (error) {
-          // The engine answered (the container is gone): the wait tells how it ended.
-          if (!(error instanceof RuntimeUnavailableError)) return;
-        }
-      }
-    };
-    if (attached !== null) follow(attached);
-    // Output still on its way is shown before the exit (for a second at most).
-    const exited = exit.then(async (info) => {
-      settled = true;
-      if (letGo.signal.aborted) return never();
-      await Promise.race([ioEnded, sleep(1_000)]);
-      io?.destroy();
-      return info;
-    });
-    const signal = async (name: 'SIGTERM' | 'SIGINT' | 'SIGKILL') => {
-      try {
-        await call(() => container.kill({ signal: name }));
-      } catch (error) {
-        // Not running any more (409) or gone (404): nothing to end.
-        if (statusOf(error) !== 404 && statusOf(error) !== 409) throw error;
-      }
-    };
-    let lastSample: { cpuNanos: number; at: number } | null = null;
-    return {
-      pid,
-      identity: id,
-      startedAt,
-      exited,
-      onOutput(listener) {
-        outputListener = listener;
-        for (const [chunk, stream] of held.splice(0)) listener(chunk, stream);
-      },
-      writeLine(line) {
-        if (io === null || io.destroyed || !io.writable) return false;
-        io.write(`${line}\n`);
-        return true;
-      },
-      readsInput: () => Promise.resolve(io !== null && !io.destroyed),
-      terminate: (name = 'SIGTERM') => signal(name),
-      kill: () => signal('SIGKILL'),
-      detach() {
-        outputListener = null;
-        letGo.abort();
-        io?.destroy();
-      },
-      async usage(): Promise<Usage> {
-        let stats: Docker.ContainerStats;
-        try {
-          stats = await call(() => container.stats({ stream: false, 'one-shot': true }));
-        } catch (error) {
-          // The engine answered: the container is gone, or ending and being removed (404, 409,
-          // or a 500 while its cgroup goes away). Nothing of it runs any more.
-          if (statusOf(error) !== undefined) return { cpuPercent: 0, memoryBytes: 0, pids: 0 };
-          throw error;
-        }
-        const now = Date.now();
-        // Fields of a container that is not running are left out by some engines.
-        const current = stats.cpu_stats as Partial<Docker.CPUStats> | undefined;
-        const pre = stats.precpu_stats as Partial<Docker.CPUStats> | undefined;
-        const cpuNanos = current?.cpu_usage?.total_usage ?? 0;
-        const system = current?.system_cpu_usage ?? 0;
-        const preSystem = pre?.system_cpu_usage ?? 0;
-        let percent: number;
-        if (preSystem > 0 && system > preSystem) {
-          // The engine's own two readings: share of the whole machine, times its cores.
-          const cores = current?.online_cpus ?? 1;
-          percent =
-            ((cpuNanos - (pre?.cpu_usage?.total_usage ?? 0)) / (system - preSystem)) * cores * 100;
-        } else if (lastSample !== null && now - lastSample.at >= 200) {
-          percent = ((cpuNanos - lastSample.cpuNanos) / 1e6 / (now - lastSample.at)) * 100;
-        } else {
-          const elapsed = now - startedAt.getTime();
-          percent = elapsed > 0 ? (cpuNanos / 1e6 / elapsed) * 100 : 0;
-        }
-        if (lastSample === null || now - lastSample.at >= 200) lastSample = { cpuNanos, at: now };
-        const memory = stats.memory_stats as
-          { usage?: number; stats?: Record<string, number | undefined> } | undefined;
-        // Page cache the kernel can take back is not the server's (as `docker stats` counts).
-        const cache = memory?.stats?.total_inactive_file ?? memory?.stats?.inactive_file ?? 0;
-        return {
-          cpuPercent: Math.round(Math.max(0, percent) * 10) / 10,
-          memoryBytes: Math.max(0, (memory?.usage ?? 0) - cache),
-          pids: stats.pids_stats?.current ?? 0,
-        };
-      },
-    };
-  };
-
   /** A hijacked connection to the container's standard input, output and error. */
   const attach = async (id: string): Promise<Duplex> => {
     const stream = await call(() =>
@@ -413,6 +268,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     if (!(stream instanceof Duplex)) throw new StartError('The engine gave no attach stream');
     return stream;
   };
+  const engine: ContainerEngine = { api, call, attach };
 
   const start = async (wanted: LaunchSpec): Promise<RunningProcess> => {
     if (wanted.image === null) throw new StartRefusedError('A docker server needs an image');
@@ -469,6 +325,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       const state = (await call(() => container.inspect())).State;
       const letGo = new AbortController();
       return containerProcess(
+        engine,
         container.id,
         state.Pid,
         new Date(state.StartedAt),
@@ -483,32 +340,6 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     }
   };
 
-  /**
-   * What the container printed up to now, as far as the engine keeps it: the last
-   * HISTORY_TAIL_LINES lines, in order. An engine that cannot say gives nothing.
-   */
-  const history = async (
-    id: string,
-    until: number,
-    since = 0,
-  ): Promise<[Buffer, OutputStream][]> => {
-    try {
-      const logs: unknown = await call(() =>
-        api.getContainer(id).logs({
-          stdout: true,
-          stderr: true,
-          follow: false,
-          tail: HISTORY_TAIL_LINES,
-          since,
-          until,
-        }),
-      );
-      return Buffer.isBuffer(logs) ? demultiplex(logs) : [];
-    } catch {
-      return [];
-    }
-  };
-
   const adopt = async (leftover: LeftoverProcess): Promise<RunningProcess | null> => {
     const found = await containersOf(leftover.name);
     const [first, ...rest] = found;
@@ -518,9 +349,10 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     const letGo = new AbortController();
     if (!state.Running) {
       // It ended while no panel watched: its last output, then that exit, told like a crash.
-      const printed = await history(first.Id, Date.now() / 1000);
+      const printed = await containerHistory(engine, first.Id, Date.now() / 1000);
       const exit = await readExit(first.Id);
       return containerProcess(
+        engine,
         first.Id,
         state.Pid || (leftover.pid ?? 0),
         new Date(state.StartedAt),
@@ -533,8 +365,9 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     // Attached first, then what it printed up to that moment (the attach stream holds what
     // comes meanwhile): the console's history spans the time no panel watched.
     const io = await attach(first.Id);
-    const printed = await history(first.Id, Date.now() / 1000);
+    const printed = await containerHistory(engine, first.Id, Date.now() / 1000);
     return containerProcess(
+      engine,
       first.Id,
       state.Pid,
       new Date(state.StartedAt),
@@ -609,41 +442,14 @@ function clientsOf(options: DockerRuntimeOptions): { where: string; api: Docker;
   };
 }
 
-/**
- * How many times, a second apart, the runtime asks again for an engine that went away while a
- * container ran: its wait, and its attach. Past that, the wait tells an unknown end.
- */
-const ENGINE_RETURN_ATTEMPTS = 60;
-
-/** Lines of a taken-over container's output shown as its history (the console keeps 1000). */
-const HISTORY_TAIL_LINES = 1000;
-
-/** A promise that never settles: the wait of a container the panel let go of. */
-const never = (): Promise<never> => new Promise<never>(() => undefined);
-
-/**
- * The engine's multiplexed output of a container without a terminal (8-byte headers: the
- * stream, then the payload's length), as chunks of each stream in order.
- */
-export function demultiplex(logs: Buffer): [Buffer, OutputStream][] {
-  const chunks: [Buffer, OutputStream][] = [];
-  let offset = 0;
-  while (offset + 8 <= logs.length) {
-    const kind = logs.readUInt8(offset);
-    const length = logs.readUInt32BE(offset + 4);
-    const payload = logs.subarray(offset + 8, offset + 8 + length);
-    if (kind === 1 || kind === 2) chunks.push([payload, kind === 2 ? 'stderr' : 'stdout']);
-    offset += 8 + length;
-  }
-  return chunks;
-}
-
 const ignoreUnreachable =
   <T>(value: T) =>
   (error: unknown): T => {
     if (error instanceof RuntimeUnavailableError) return value;
     throw error;
   };
+
+export { demultiplex } from './container-process.js';
 
 /** An exit code above 128 is the signal that ended the main process (as the engine reports it). */
 export function exitOf(code: number, outOfMemory: boolean): ExitInfo {
