@@ -1,13 +1,14 @@
 /**
  * What a server's container is made of, as the options of the engine's create call: the server's
  * folder bind-mounted read-write at CONTAINER_HOME (an install's at INSTALL_SERVER_DIR, its
- * script read-only at INSTALL_SCRIPT_DIR), a read-only root file system (not for an install) and
+ * script put in by {@link installScriptArchive}), a read-only root file system (not for an install) and
  * a small private /tmp; no capability, `no-new-privileges`, never root; only the servers'
  * environment (none of the panel's secrets); the memory (no swap), CPU and pids limits; its
  * allocations published on the bridge network, or no network at all. Also the names and labels
  * that tell this panel's containers apart. Pure: ./docker-runtime.ts makes what it describes.
  */
 import type Docker from 'dockerode';
+import { Header, type HeaderData } from 'tar';
 import type { Allocation } from '../../../domain/server.js';
 import {
   INSTALL_SCRIPT_DIR,
@@ -90,15 +91,16 @@ export function containerUser(spec: LaunchSpec): string {
 
 /**
  * The container that runs `spec` (its command, with the shell it needs, already chosen) from
- * `image`. `scriptDir`: the folder that holds an install's script; null for the server itself.
- * Refused (StartRefusedError) when there is no user but root to run it as.
+ * `image`, with `folder` (the server's folder as the engine's machine names it: `spec.cwd` on
+ * the panel's own, a folder in the server's volume on a node) bind-mounted. Refused
+ * (StartRefusedError) when there is no user but root to run it as.
  */
 export function containerOptions(
   spec: LaunchSpec,
   image: string,
   panelId: string,
   network: 'bridge' | 'none',
-  scriptDir: string | null,
+  folder: string,
 ): Docker.ContainerCreateOptions {
   const [program, ...args] = spec.argv;
   const { memoryBytes, cpuPercent, pids } = spec.limits;
@@ -133,10 +135,18 @@ export function containerOptions(
     AttachStderr: true,
     NetworkDisabled: network === 'none',
     HostConfig: {
-      Binds:
-        scriptDir === null
-          ? [`${spec.cwd}:${CONTAINER_HOME}:rw`]
-          : [`${spec.cwd}:${INSTALL_SERVER_DIR}:rw`, `${scriptDir}:${INSTALL_SCRIPT_DIR}:ro`],
+      // An install's script is not mounted: it is put into the created container
+      // (installScriptArchive), as a node's engine cannot see the panel's disk.
+      // A mount, not `Binds`: a folder that is missing is an error of the create, never made
+      // by the engine as root's own (on a node, the folder is the files side's to make).
+      Mounts: [
+        {
+          Type: 'bind',
+          Source: folder,
+          Target: install === null ? CONTAINER_HOME : INSTALL_SERVER_DIR,
+          ReadOnly: false,
+        },
+      ],
       // An install script may put its tools in the container (it is removed afterwards).
       ReadonlyRootfs: install === null,
       Tmpfs: { '/tmp': TMP_OPTIONS },
@@ -152,4 +162,35 @@ export function containerOptions(
       ...(pids === null ? {} : { PidsLimit: pids }),
     },
   };
+}
+
+/**
+ * An install's script as a tar archive for the engine's archive endpoint (`PUT
+ * /containers/{id}/archive`, path `/`), put into the install container after its creation and
+ * before its start: INSTALL_SCRIPT_DIR root's own (0755) holding `install.sh` root's own and
+ * 0555. The install runs as the server's user, so it can read and run its script but neither
+ * change it nor add to its folder: the read-only mount it had on the panel's disk, kept in the
+ * container's own layer (docs/nodes.md "Servers on a node"). Eggs written on Windows carry
+ * CRLF, which bash reads as part of each command: lines end in LF only.
+ */
+export function installScriptArchive(script: string): Buffer {
+  const body = Buffer.from(script.replace(/\r\n/g, '\n'), 'utf8');
+  const folder = INSTALL_SCRIPT_DIR.replace(/^\/+/, '');
+  const mtime = new Date();
+  const block = (data: HeaderData): Buffer => {
+    const header = new Header(data);
+    // Plain short ASCII names and a small size: a ustar header holds them (no PAX needed).
+    if (header.encode() || !header.block) throw new Error('the install script header needs PAX');
+    return header.block;
+  };
+  const owner = { uid: 0, gid: 0, uname: 'root', gname: 'root', mtime };
+  const padding = Buffer.alloc((512 - (body.length % 512)) % 512);
+  return Buffer.concat([
+    block({ ...owner, path: `${folder}/`, type: 'Directory', mode: 0o755, size: 0 }),
+    block({ ...owner, path: `${folder}/install.sh`, type: 'File', mode: 0o555, size: body.length }),
+    body,
+    padding,
+    // The end of the archive: two blocks of zeros.
+    Buffer.alloc(1024),
+  ]);
 }

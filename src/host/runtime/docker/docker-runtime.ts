@@ -15,25 +15,38 @@
  * - no published port; the daemon's `bridge` network, or none at all (SERVER_NETWORK=none, or
  *   an engine without a bridge).
  * Standard input, output and error go through an attach stream made before the start, so no
- * output is lost and the console works as with a process. A container outlives a panel that was
- * killed: the next panel attaches to it again ({@link Runtime.adopt}). The engine is reached,
- * and its errors read, through ./engine.ts.
+ * output is lost and the console works as with a process (./container-process.ts). A container
+ * outlives a panel that was killed: the next panel attaches to it again ({@link Runtime.adopt}).
+ * The engine is reached, and its errors read, through ./engine.ts; every short call has a
+ * deadline (CALL_TIMEOUT_MS).
+ *
+ * The engine is the panel's own (`dockerHost`) or a node's, given as clients (`engine`), with
+ * the server's folder in its volume (`serverFolder`); an install's script is put into its
+ * container through the engine's API, never mounted from the panel's disk (docs/nodes.md
+ * "Servers on a node").
  */
 import { constants } from 'node:os';
-import { Duplex, PassThrough } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { withDeadline } from '../deadline.js';
 import {
   containerOptions,
   INSTALL_LABEL,
+  installScriptArchive,
   PANEL_LABEL,
   PROGRAM_FOLDERS,
   SERVER_LABEL,
 } from './container-spec.js';
+import {
+  containerHistory,
+  containerProcess,
+  ENGINE_RETURN_ATTEMPTS,
+  never,
+  type ContainerEngine,
+} from './container-process.js';
 import { engineCall, engineOptions, reasonOf, statusOf } from './engine.js';
 import { engineImages } from './images.js';
-import { removeInstallScript, writeInstallScript } from '../install-script.js';
 import { withShell } from '../shells.js';
 import {
   RuntimeUnavailableError,
@@ -43,21 +56,47 @@ import {
   type LaunchSpec,
   type LeftoverProcess,
   type LimitName,
-  type OutputStream,
   type Runtime,
   type RunningProcess,
 } from '../runtime.js';
-import type { Usage } from '../../host.js';
 
-export interface DockerRuntimeOptions {
-  /** `DOCKER_HOST`; null: the local socket. */
-  readonly dockerHost: string | null;
-  /** `DOCKER_CERT_PATH`: ca.pem, cert.pem and key.pem for an `https://` engine; null: none. */
-  readonly dockerCertPath?: string | null;
+/**
+ * An engine given as clients of it: a node's, reached as its connection says
+ * (src/host/remote/engine-connection.ts `engineClient`).
+ */
+export interface DockerEngine {
+  /** Names the engine in reasons and the start-up line (`node eu-1`); never holds a secret. */
+  readonly where: string;
+  /**
+   * A client of the engine; `timeoutMs`: how long a connection may stay silent, or null for
+   * streams that may (attach, waits, pulls). Called twice, once for each kind.
+   */
+  client(timeoutMs: number | null): Docker;
+}
+
+export type DockerRuntimeOptions = (
+  | {
+      /** `DOCKER_HOST`; null: the local socket. */
+      readonly dockerHost: string | null;
+      /** `DOCKER_CERT_PATH`: ca.pem, cert.pem and key.pem for an `https://` engine; null: none. */
+      readonly dockerCertPath?: string | null;
+      readonly engine?: undefined;
+    }
+  | { readonly engine: DockerEngine; readonly dockerHost?: undefined }
+) & {
   /** Names this panel's containers (label `game-panel.panel`), so two panels never share one. */
   readonly panelId: string;
   readonly network: 'host' | 'none';
-}
+  /**
+   * The server's folder as the engine's machine names it, bind-mounted into the server's
+   * container and its install's; default: the spec's `cwd` (the engine shares the panel's
+   * disk). On a node: the folder in the server's volume (docs/nodes.md "Servers on a node").
+   * Rejects with RuntimeUnavailableError when the engine cannot be reached, or with
+   * StartRefusedError when the server has no folder there; any other failure refuses the start
+   * with its message.
+   */
+  readonly serverFolder?: (name: string) => Promise<string>;
+};
 
 /** Short calls to the engine; waits and attach streams have no time limit. */
 const CALL_TIMEOUT_MS = 15_000;
@@ -69,11 +108,25 @@ const SIGNAL_NAMES = new Map(
 );
 
 export async function createDockerRuntime(options: DockerRuntimeOptions): Promise<Runtime> {
-  const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
-  const where = options.dockerHost ?? 'unix:///var/run/docker.sock';
-  const api = new Docker({ ...engine, timeout: CALL_TIMEOUT_MS });
-  const streams = new Docker(engine);
-  const call = engineCall(where);
+  const { where, api, streams } = clientsOf(options);
+  // Short calls have a deadline whatever the transport; a pull's request waits for a registry.
+  const call = engineCall(where, { deadlineMs: CALL_TIMEOUT_MS });
+  const open = engineCall(where);
+
+  /** The bind source of server `spec.name`'s folder (see DockerRuntimeOptions.serverFolder). */
+  const folderOf = async (spec: LaunchSpec): Promise<string> => {
+    if (options.serverFolder === undefined) return spec.cwd;
+    try {
+      return await options.serverFolder(spec.name);
+    } catch (error) {
+      if (error instanceof RuntimeUnavailableError || error instanceof StartRefusedError)
+        throw error;
+      throw new StartRefusedError(
+        `the folder of ${spec.name} on ${where} cannot be found: ${reasonOf(error)}`,
+        { cause: error },
+      );
+    }
+  };
 
   /** `bridge` when the engine has it and servers may have a network; else `none`. */
   const networkMode = async (): Promise<'bridge' | 'none'> => {
@@ -194,126 +247,11 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         if (letGo.aborted) return never();
         if (statusOf(error) === 404) return { code: null, signal: 'SIGKILL', outOfMemory: false };
         // The engine went away for a moment (restarted): ask again, for up to a minute.
-        if (attempt >= 60) return { code: null, signal: null, outOfMemory: false };
+        if (attempt >= ENGINE_RETURN_ATTEMPTS)
+          return { code: null, signal: null, outOfMemory: false };
         await sleep(1_000);
       }
     }
-  };
-
-  /**
-   * The running container `id`, attached through `io`; `exited` from `exit`, a wait aborted by
-   * `letGo` when the panel lets go of it.
-   */
-  const containerProcess = (
-    id: string,
-    pid: number,
-    startedAt: Date,
-    io: Duplex | null,
-    exit: Promise<ExitInfo>,
-    letGo: AbortController,
-    printed: [Buffer, OutputStream][] = [],
-  ): RunningProcess => {
-    const container = api.getContainer(id);
-    let outputListener: ((chunk: Buffer, stream: OutputStream) => void) | null = null;
-    const held: [Buffer, OutputStream][] = [...printed];
-    const forward = (stream: OutputStream) => {
-      const sink = new PassThrough();
-      sink.on('data', (chunk: Buffer) => {
-        if (outputListener) outputListener(chunk, stream);
-        else held.push([chunk, stream]);
-      });
-      return sink;
-    };
-    let ioEnded: Promise<void> = Promise.resolve();
-    if (io !== null) {
-      api.modem.demuxStream(io, forward('stdout'), forward('stderr'));
-      // A broken connection only means the container is gone or the engine is, which the wait
-      // tells; unhandled, it would end the panel.
-      io.on('error', () => undefined);
-      ioEnded = new Promise((resolve) => {
-        io.once('close', resolve);
-        io.once('end', resolve);
-      });
-    }
-    // Output still on its way is shown before the exit (for a second at most).
-    const exited = exit.then(async (info) => {
-      if (letGo.signal.aborted) return never();
-      await Promise.race([ioEnded, sleep(1_000)]);
-      io?.destroy();
-      return info;
-    });
-    const signal = async (name: 'SIGTERM' | 'SIGINT' | 'SIGKILL') => {
-      try {
-        await call(() => container.kill({ signal: name }));
-      } catch (error) {
-        // Not running any more (409) or gone (404): nothing to end.
-        if (statusOf(error) !== 404 && statusOf(error) !== 409) throw error;
-      }
-    };
-    let lastSample: { cpuNanos: number; at: number } | null = null;
-    return {
-      pid,
-      identity: id,
-      startedAt,
-      exited,
-      onOutput(listener) {
-        outputListener = listener;
-        for (const [chunk, stream] of held.splice(0)) listener(chunk, stream);
-      },
-      writeLine(line) {
-        if (io === null || io.destroyed || !io.writable) return false;
-        io.write(`${line}\n`);
-        return true;
-      },
-      readsInput: () => Promise.resolve(io !== null && !io.destroyed),
-      terminate: (name = 'SIGTERM') => signal(name),
-      kill: () => signal('SIGKILL'),
-      detach() {
-        outputListener = null;
-        letGo.abort();
-        io?.destroy();
-      },
-      async usage(): Promise<Usage> {
-        let stats: Docker.ContainerStats;
-        try {
-          stats = await call(() => container.stats({ stream: false, 'one-shot': true }));
-        } catch (error) {
-          // The engine answered: the container is gone, or ending and being removed (404, 409,
-          // or a 500 while its cgroup goes away). Nothing of it runs any more.
-          if (statusOf(error) !== undefined) return { cpuPercent: 0, memoryBytes: 0, pids: 0 };
-          throw error;
-        }
-        const now = Date.now();
-        // Fields of a container that is not running are left out by some engines.
-        const current = stats.cpu_stats as Partial<Docker.CPUStats> | undefined;
-        const pre = stats.precpu_stats as Partial<Docker.CPUStats> | undefined;
-        const cpuNanos = current?.cpu_usage?.total_usage ?? 0;
-        const system = current?.system_cpu_usage ?? 0;
-        const preSystem = pre?.system_cpu_usage ?? 0;
-        let percent: number;
-        if (preSystem > 0 && system > preSystem) {
-          // The engine's own two readings: share of the whole machine, times its cores.
-          const cores = current?.online_cpus ?? 1;
-          percent =
-            ((cpuNanos - (pre?.cpu_usage?.total_usage ?? 0)) / (system - preSystem)) * cores * 100;
-        } else if (lastSample !== null && now - lastSample.at >= 200) {
-          percent = ((cpuNanos - lastSample.cpuNanos) / 1e6 / (now - lastSample.at)) * 100;
-        } else {
-          const elapsed = now - startedAt.getTime();
-          percent = elapsed > 0 ? (cpuNanos / 1e6 / elapsed) * 100 : 0;
-        }
-        if (lastSample === null || now - lastSample.at >= 200) lastSample = { cpuNanos, at: now };
-        const memory = stats.memory_stats as
-          { usage?: number; stats?: Record<string, number | undefined> } | undefined;
-        // Page cache the kernel can take back is not the server's (as `docker stats` counts).
-        const cache = memory?.stats?.total_inactive_file ?? memory?.stats?.inactive_file ?? 0;
-        return {
-          cpuPercent: Math.round(Math.max(0, percent) * 10) / 10,
-          memoryBytes: Math.max(0, (memory?.usage ?? 0) - cache),
-          pids: stats.pids_stats?.current ?? 0,
-        };
-      },
-    };
   };
 
   /** A hijacked connection to the container's standard input, output and error. */
@@ -330,6 +268,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     if (!(stream instanceof Duplex)) throw new StartError('The engine gave no attach stream');
     return stream;
   };
+  const engine: ContainerEngine = { api, call, attach };
 
   const start = async (wanted: LaunchSpec): Promise<RunningProcess> => {
     if (wanted.image === null) throw new StartRefusedError('A docker server needs an image');
@@ -357,20 +296,24 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     await removeAll(spec.name);
     const program = spec.argv[0];
     const install = spec.install;
-    // An install's script is bound read-only from a folder of its own, removed after its exit.
-    const scriptDir = install === null ? null : await writeInstallScript(install.script);
+    const folder = await folderOf(spec);
     let container: Docker.Container;
     try {
       container = await call(() =>
-        api.createContainer(containerOptions(spec, image, options.panelId, network, scriptDir)),
+        api.createContainer(containerOptions(spec, image, options.panelId, network, folder)),
       );
     } catch (error) {
-      await removeInstallScript(scriptDir);
       if (error instanceof RuntimeUnavailableError || error instanceof StartRefusedError)
         throw error;
       throw new StartError(`Cannot create the container: ${reasonOf(error)}`, { cause: error });
     }
     try {
+      // An install's script goes into its container before the start, over the engine's API:
+      // one way for the panel's own engine and a node's, whose disk the panel cannot see.
+      if (install !== null) {
+        const archive = installScriptArchive(install.script);
+        await call(() => container.putArchive(archive, { path: '/' }));
+      }
       // Attached before the start, so that nothing the server prints first is lost.
       const io = await attach(container.id);
       try {
@@ -382,39 +325,18 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
       const state = (await call(() => container.inspect())).State;
       const letGo = new AbortController();
       return containerProcess(
+        engine,
         container.id,
         state.Pid,
         new Date(state.StartedAt),
         io,
-        waitFor(container.id, letGo.signal).finally(() => removeInstallScript(scriptDir)),
+        waitFor(container.id, letGo.signal),
         letGo,
       );
     } catch (error) {
       await remove(container.id).catch(() => undefined);
-      await removeInstallScript(scriptDir);
       if (error instanceof RuntimeUnavailableError) throw error;
       throw new StartError(`Cannot start ${program}: ${reasonOf(error)}`, { cause: error });
-    }
-  };
-
-  /**
-   * What the container printed up to now, as far as the engine keeps it: the last
-   * HISTORY_TAIL_LINES lines, in order. An engine that cannot say gives nothing.
-   */
-  const history = async (id: string, until: number): Promise<[Buffer, OutputStream][]> => {
-    try {
-      const logs: unknown = await call(() =>
-        api.getContainer(id).logs({
-          stdout: true,
-          stderr: true,
-          follow: false,
-          tail: HISTORY_TAIL_LINES,
-          until,
-        }),
-      );
-      return Buffer.isBuffer(logs) ? demultiplex(logs) : [];
-    } catch {
-      return [];
     }
   };
 
@@ -427,9 +349,10 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     const letGo = new AbortController();
     if (!state.Running) {
       // It ended while no panel watched: its last output, then that exit, told like a crash.
-      const printed = await history(first.Id, Date.now() / 1000);
+      const printed = await containerHistory(engine, first.Id, Date.now() / 1000);
       const exit = await readExit(first.Id);
       return containerProcess(
+        engine,
         first.Id,
         state.Pid || (leftover.pid ?? 0),
         new Date(state.StartedAt),
@@ -442,8 +365,9 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     // Attached first, then what it printed up to that moment (the attach stream holds what
     // comes meanwhile): the console's history spans the time no panel watched.
     const io = await attach(first.Id);
-    const printed = await history(first.Id, Date.now() / 1000);
+    const printed = await containerHistory(engine, first.Id, Date.now() / 1000);
     return containerProcess(
+      engine,
       first.Id,
       state.Pid,
       new Date(state.StartedAt),
@@ -492,7 +416,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
         });
       }),
     adopt,
-    images: engineImages(api, streams, call),
+    images: engineImages(api, streams, call, open),
     // An engine that cannot be reached has nothing to end or remove that the panel could reach
     // either: the panel starts (and deletes servers of other runtimes) all the same.
     reap: (leftover) => removeAll(leftover.name).catch(ignoreUnreachable(false)),
@@ -502,27 +426,20 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
   };
 }
 
-/** Lines of a taken-over container's output shown as its history (the console keeps 1000). */
-const HISTORY_TAIL_LINES = 1000;
-
-/** A promise that never settles: the wait of a container the panel let go of. */
-const never = (): Promise<never> => new Promise<never>(() => undefined);
-
-/**
- * The engine's multiplexed output of a container without a terminal (8-byte headers: the
- * stream, then the payload's length), as chunks of each stream in order.
- */
-export function demultiplex(logs: Buffer): [Buffer, OutputStream][] {
-  const chunks: [Buffer, OutputStream][] = [];
-  let offset = 0;
-  while (offset + 8 <= logs.length) {
-    const kind = logs.readUInt8(offset);
-    const length = logs.readUInt32BE(offset + 4);
-    const payload = logs.subarray(offset + 8, offset + 8 + length);
-    if (kind === 1 || kind === 2) chunks.push([payload, kind === 2 ? 'stderr' : 'stdout']);
-    offset += 8 + length;
-  }
-  return chunks;
+/** The engine's clients: one whose calls time out, one for streams that may stay silent. */
+function clientsOf(options: DockerRuntimeOptions): { where: string; api: Docker; streams: Docker } {
+  if (options.engine !== undefined)
+    return {
+      where: options.engine.where,
+      api: options.engine.client(CALL_TIMEOUT_MS),
+      streams: options.engine.client(null),
+    };
+  const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
+  return {
+    where: options.dockerHost ?? 'unix:///var/run/docker.sock',
+    api: new Docker({ ...engine, timeout: CALL_TIMEOUT_MS }),
+    streams: new Docker(engine),
+  };
 }
 
 const ignoreUnreachable =
@@ -531,6 +448,8 @@ const ignoreUnreachable =
     if (error instanceof RuntimeUnavailableError) return value;
     throw error;
   };
+
+export { demultiplex } from './container-process.js';
 
 /** An exit code above 128 is the signal that ended the main process (as the engine reports it). */
 export function exitOf(code: number, outOfMemory: boolean): ExitInfo {

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import { ConfigError } from '../../../config.js';
+import { withDeadline } from '../deadline.js';
 import { RuntimeUnavailableError } from '../runtime.js';
 
 /** Errors of the connection itself: the engine is down, missing or not answering. */
@@ -96,13 +97,30 @@ export type EngineCall = <T>(task: () => Promise<T>) => Promise<T>;
 
 /**
  * Runs calls to the engine at `where`; a connection failure becomes
- * {@link RuntimeUnavailableError}.
+ * {@link RuntimeUnavailableError}. With `deadlineMs`, a call that has not settled by then is
+ * given up as one too: a socket timeout alone does not bound every transport (over SSH a silent
+ * call has none, docs/nodes.md "Servers on a node"). What the engine does with a call given up
+ * on is not known; callers make each step safe to repeat.
  */
-export function engineCall(where: string): EngineCall {
+export function engineCall(
+  where: string,
+  { deadlineMs }: { deadlineMs?: number } = {},
+): EngineCall {
   return async <T>(task: () => Promise<T>): Promise<T> => {
     try {
-      return await task();
+      const pending = task();
+      return await (deadlineMs === undefined
+        ? pending
+        : withDeadline(
+            pending,
+            deadlineMs,
+            () =>
+              new RuntimeUnavailableError(
+                `The Docker engine at ${where} did not answer within ${Math.round(deadlineMs / 1000)} s`,
+              ),
+          ));
     } catch (error) {
+      if (error instanceof RuntimeUnavailableError) throw error;
       if (unreachable(error)) {
         const code = (error as { code?: unknown }).code;
         throw new RuntimeUnavailableError(

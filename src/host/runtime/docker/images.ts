@@ -61,12 +61,14 @@ function digestAmong(repoDigests: readonly string[] | undefined, image: string):
 
 /**
  * The image store of the engine `api` (short calls) and `streams` (the pull, with no time limit);
- * `call` turns a connection failure into {@link RuntimeUnavailableError}.
+ * `call` (short calls) and `open` (a pull's request, which waits for the registry; default
+ * `call`) turn a connection failure into {@link RuntimeUnavailableError}.
  */
 export function engineImages(
   api: Docker,
   streams: Docker,
   call: <T>(task: () => Promise<T>) => Promise<T>,
+  open: <T>(task: () => Promise<T>) => Promise<T> = call,
 ): ImageStore {
   return {
     async find(image) {
@@ -88,7 +90,7 @@ export function engineImages(
       const { repository, version } = parseImage(image);
       let stream: NodeJS.ReadableStream;
       try {
-        stream = await call(() =>
+        stream = await open(() =>
           streams.createImage({
             fromImage: repository,
             tag: version,
