@@ -2,8 +2,9 @@
  * Servers on nodes through the API (docs/nodes.md, "Placement"), with real Docker engines added
  * as nodes (helpers/docker-nodes.ts): a new server goes on the node with the most memory left
  * that fits its limit, or on the one an admin names; a node in maintenance takes none and
- * starts none; allocations are unique per node; a server on a node this panel has no host for
- * yet is refused its operations with 503 and read like any other.
+ * starts none; a node that does not answer takes none; allocations are unique per node; a
+ * server on a node this panel has no host for yet is refused its operations with 503 and read
+ * like any other.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -12,6 +13,7 @@ import { dockerNodesForTests, type DockerNode } from './helpers/docker-nodes.js'
 import {
   assertError,
   createServer,
+  eventually,
   gameServerCommand,
   json,
   register,
@@ -20,7 +22,8 @@ import {
 } from './helpers/factories.js';
 
 const found = await dockerNodesForTests(2);
-const skip = found.ok ? false : found.why;
+const stoppable = await dockerNodesForTests(1, { stoppable: true });
+const skip = !found.ok ? found.why : !stoppable.ok ? stoppable.why : false;
 
 const GIB = 1024 ** 3;
 
@@ -35,12 +38,14 @@ describe('servers on nodes', { skip }, () => {
   let user: Session;
   let one: DockerNode;
   let two: DockerNode;
+  let flaky: DockerNode;
 
   const suite = suiteScope();
   before(async () => {
-    if (!found.ok) return;
+    if (!found.ok || !stoppable.ok) return;
     [one, two] = found.nodes as [DockerNode, DockerNode];
-    panel = await startPanel(suite, {}, { nodeCheckIntervalMs: 60_000, nodeDeadlineMs: 5_000 });
+    [flaky] = stoppable.nodes as [DockerNode];
+    panel = await startPanel(suite, {}, { nodeCheckIntervalMs: 300, nodeDeadlineMs: 2_000 });
     admin = await register(panel, 'admin');
     user = await register(panel, 'player');
   });
@@ -74,7 +79,7 @@ describe('servers on nodes', { skip }, () => {
     assert.equal(response.statusCode, 200, response.body);
     return json<{ data: ServerBody }>(response).data.node;
   };
-  const addNode = async (node: DockerNode, memoryBytes: number) => {
+  const addNode = async (node: DockerNode, memoryBytes: number | null) => {
     const response = await call('POST', '/api/admin/nodes', {
       name: node.name,
       dockerHost: node.dockerHost,
@@ -216,9 +221,26 @@ describe('servers on nodes', { skip }, () => {
     assert.equal(list.data.find((server) => server.name === 'big')?.status, 'stopped');
   });
 
+  it('never places a server on a node that does not answer', async () => {
+    // No memory counted: it has the most left of all.
+    await addNode(flaky, null);
+    assert.equal(await placed('on-flaky', 8 * 1024 ** 2), flaky.name);
+    await flaky.stop();
+    try {
+      await eventually(async () => {
+        const response = await call('GET', `/api/admin/nodes/${flaky.name}`);
+        const { health } = json<{ data: { health: { status: string } } }>(response).data;
+        return health.status === 'unreachable' ? true : undefined;
+      }, 'the node unreachable');
+      assert.notEqual(await placed('not-on-flaky', 8 * 1024 ** 2), flaky.name);
+    } finally {
+      await flaky.start();
+    }
+  });
+
   it('removes a node only once no server is on it', async () => {
     assertError(await call('DELETE', `/api/admin/nodes/${one.name}`), 409, 'NODE_HAS_SERVERS');
-    for (const name of ['third', 'none-fits', 'port-one', 'elsewhere']) {
+    for (const name of ['third', 'none-fits', 'port-one', 'elsewhere', 'not-on-flaky']) {
       const response = await call('DELETE', `/api/servers/${name}`);
       assert.ok([200, 404].includes(response.statusCode), response.body);
     }
