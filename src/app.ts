@@ -65,6 +65,8 @@ import { SchedulesRepository } from './modules/schedules/schedules.repository.js
 import { schedulesRoutes } from './modules/schedules/schedules.routes.js';
 import { SchedulesService } from './modules/schedules/schedules.service.js';
 import { createLocalHost } from './host/local/local-host.js';
+import { recordsOn, RoutedHost } from './host/routed-host.js';
+import { LOCAL_NODE } from './domain/node.js';
 import { LocalBackupStore } from './modules/backups/backup-store.js';
 import { BackupsRepository } from './modules/backups/backups.repository.js';
 import { backupsRoutes } from './modules/backups/backups.routes.js';
@@ -285,12 +287,29 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     now,
     log: app.log,
   });
-  const host = createLocalHost({
+  // Nodes: how each is reached is sealed under a key of its own, derived from the JWT secret.
+  const nodes = new NodesService({
+    repo: new NodesRepository(db.kysely),
+    box: new SecretBox(jwtSecret, 'node secrets'),
+    engines: createNodeEngines({
+      dockerHost: config.dockerHost,
+      dockerCertPath: config.dockerCertPath,
+    }),
+    now,
+    log: app.log,
+    ...(overrides.nodeCheckIntervalMs === undefined
+      ? {}
+      : { checkIntervalMs: overrides.nodeCheckIntervalMs }),
+    ...(overrides.nodeDeadlineMs === undefined ? {} : { deadlineMs: overrides.nodeDeadlineMs }),
+  });
+  // The panel's own machine is the node `local`; each server's calls go to its node's host
+  // (docs/nodes.md, "Placement").
+  const localHost = createLocalHost({
     serversDir: config.serversDir,
     ownUsers: serverUsers !== null,
     userOf: (record) => (serverUsers === null ? null : serverUserOf(serverUsers, record.id)),
     runtimes: { process: runtime, docker },
-    records: servers,
+    records: recordsOn(servers, LOCAL_NODE),
     templates,
     log: app.log,
     now,
@@ -302,10 +321,16 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       events.emit('server-event', server, kind, exit);
     },
   });
+  const host = new RoutedHost({
+    records: servers,
+    hosts: new Map([[LOCAL_NODE, localHost]]),
+    refuseStart: (node) => nodes.refuseStartOn(node),
+  });
   const serversService = new ServersService({
     servers,
     grants: users,
     host,
+    placement: nodes,
     templates,
     events,
     portRange: config.serverPortRange,
@@ -539,21 +564,6 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   settingsRoutes(app, settings);
   registriesRoutes(app, registries);
 
-  // Nodes: how each is reached is sealed under a key of its own, derived from the JWT secret.
-  const nodes = new NodesService({
-    repo: new NodesRepository(db.kysely),
-    box: new SecretBox(jwtSecret, 'node secrets'),
-    engines: createNodeEngines({
-      dockerHost: config.dockerHost,
-      dockerCertPath: config.dockerCertPath,
-    }),
-    now,
-    log: app.log,
-    ...(overrides.nodeCheckIntervalMs === undefined
-      ? {}
-      : { checkIntervalMs: overrides.nodeCheckIntervalMs }),
-    ...(overrides.nodeDeadlineMs === undefined ? {} : { deadlineMs: overrides.nodeDeadlineMs }),
-  });
   nodesRoutes(app, nodes);
 
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });

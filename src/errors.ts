@@ -62,7 +62,9 @@ export type ErrorCode =
   | 'URL_NOT_ALLOWED'
   | 'IMAGE_NOT_ALLOWED'
   | 'NODE_UNREACHABLE'
-  | 'NODE_HAS_SERVERS';
+  | 'NODE_HAS_SERVERS'
+  | 'NODE_MAINTENANCE'
+  | 'NODE_FULL';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -153,6 +155,10 @@ const STATUS: Record<ErrorCode, number> = {
   NODE_UNREACHABLE: 503,
   /** A node with servers on it is not deleted: they are transferred or deleted first. */
   NODE_HAS_SERVERS: 409,
+  /** The node is in maintenance: no server is placed on it and none of its servers starts. */
+  NODE_MAINTENANCE: 409,
+  /** No node (or not the one named) has the memory left for the server's limit. */
+  NODE_FULL: 409,
 };
 
 export interface ErrorDetail {

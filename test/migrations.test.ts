@@ -237,3 +237,125 @@ describe('migration 0022', () => {
     }
   });
 });
+
+describe('migration 0025', () => {
+  it('keys allocations on their server’s node, keeping every one, and moves them with it', async () => {
+    const { env, cleanup } = await testEnvironment();
+    try {
+      const database = loadConfig(env).database;
+      const old = new Kysely<unknown>({
+        dialect:
+          database.kind === 'sqlite'
+            ? new SqliteDialect({ database: new SQLite(database.file) })
+            : new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
+      });
+      const at = '2030-01-01T00:00:00.000Z';
+      try {
+        const migrator = new Migrator({
+          db: old,
+          provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+        });
+        const { error } = await migrator.migrateTo('0024_nodes');
+        assert.equal(error, undefined);
+        await sql`insert into nodes (name, docker_host, connection, created_at, updated_at)
+                  values ('eu-1', 'tcp://10.0.0.5:2376', 'tls', ${at}, ${at})`.execute(old);
+        for (const [id, name, node] of [
+          [1, 'here', 'local'],
+          [2, 'there', 'eu-1'],
+        ] as const) {
+          await sql`insert into server_ids (id, name, created_at) values (${id}, ${name}, ${at})`.execute(
+            old,
+          );
+          await sql`insert into servers (id, name, display_name, start_command, stop_timeout_seconds, auto_restart, created_at, desired_running, node)
+                    values (${id}, ${name}, ${name}, 'true', 10, 0, ${at}, 0, ${node})`.execute(
+            old,
+          );
+        }
+        await sql`insert into server_allocations (server_name, ip, port, is_primary)
+                  values ('here', '0.0.0.0', 30000, 1), ('here', '0.0.0.0', 30001, 0),
+                         ('there', '0.0.0.0', 30002, 1)`.execute(old);
+      } finally {
+        await old.destroy();
+      }
+
+      const db = await openDatabase(database);
+      try {
+        const rows = () =>
+          db.kysely
+            .selectFrom('server_allocations')
+            .select(['server_name', 'node', 'ip', 'port', 'is_primary'])
+            .orderBy('port')
+            .orderBy('server_name')
+            .execute();
+        assert.deepEqual(await rows(), [
+          { server_name: 'here', node: 'local', ip: '0.0.0.0', port: 30000, is_primary: 1 },
+          { server_name: 'here', node: 'local', ip: '0.0.0.0', port: 30001, is_primary: 0 },
+          { server_name: 'there', node: 'eu-1', ip: '0.0.0.0', port: 30002, is_primary: 1 },
+        ]);
+        // The same address and port on another node; never twice on one.
+        await db.kysely
+          .insertInto('server_allocations')
+          .values({ server_name: 'there', node: 'eu-1', ip: '0.0.0.0', port: 30000, is_primary: 0 })
+          .execute();
+        await assert.rejects(
+          db.kysely
+            .insertInto('server_allocations')
+            .values({
+              server_name: 'there',
+              node: 'eu-1',
+              ip: '0.0.0.0',
+              port: 30002,
+              is_primary: 0,
+            })
+            .execute(),
+        );
+        // An allocation's node is its server's.
+        await assert.rejects(
+          db.kysely
+            .insertInto('server_allocations')
+            .values({
+              server_name: 'there',
+              node: 'local',
+              ip: '0.0.0.0',
+              port: 30009,
+              is_primary: 0,
+            })
+            .execute(),
+        );
+        // A server moved to a node where one of its addresses is taken is not moved.
+        const move = () =>
+          db.kysely
+            .updateTable('servers')
+            .set({ node: 'eu-1' })
+            .where('name', '=', 'here')
+            .execute();
+        await assert.rejects(move());
+        const here = await db.kysely
+          .selectFrom('servers')
+          .select('node')
+          .where('name', '=', 'here')
+          .executeTakeFirstOrThrow();
+        assert.equal(here.node, 'local');
+        // Else it takes its allocations with it.
+        await db.kysely
+          .deleteFrom('server_allocations')
+          .where('server_name', '=', 'there')
+          .where('port', '=', 30000)
+          .execute();
+        await move();
+        assert.deepEqual(
+          (await rows()).map((row) => [row.server_name, row.node, row.port]),
+          [
+            ['here', 'eu-1', 30000],
+            ['here', 'eu-1', 30001],
+            ['there', 'eu-1', 30002],
+          ],
+        );
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+});

@@ -104,6 +104,7 @@ describe('server endpoints and permissions', () => {
         template: null,
         install: { state: 'installed', exitCode: null, finishedAt: null, reason: null },
         allocations: [],
+        node: 'local',
         createdAt: 'string',
       },
     );

@@ -105,6 +105,8 @@ export interface TemplatesTable {
 
 export interface ServerAllocationsTable {
   server_name: string;
+  /** The server's node (follows `servers.node`): an address and port is unique per node. */
+  node: string;
   ip: string;
   port: number;
   is_primary: number;

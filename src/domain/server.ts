@@ -90,6 +90,11 @@ export interface ServerConfig {
   readonly install: InstallInfo;
   /** Primary first; empty when the server has none. */
   readonly allocations: readonly Allocation[];
+  /**
+   * The node the server is on (docs/nodes.md, "Placement"): its host runs it, its allocations
+   * are unique there. `local` is the panel's own machine.
+   */
+  readonly node: string;
   readonly createdAt: string;
 }
 

@@ -46,6 +46,7 @@ export class MemoryRecords implements ServerRecords {
       template: null,
       install: INSTALLED,
       allocations: [],
+      node: 'local',
       createdAt: new Date().toISOString(),
       variables: {},
       lastExit: null,

@@ -1,7 +1,8 @@
 /**
- * Servers page journeys: the admin's empty list, creating a server and seeing it listed, a
- * refused creation showing the API's message, reload and pasted links, another user's view, the
- * limits of a new server prefilled from the panel's defaults, and the same page on a 375 px phone.
+ * Servers page journeys: the admin's empty list, creating a server and seeing it listed (on the
+ * node placement chose), a refused creation showing the API's message, reload and pasted links,
+ * another user's view, the limits of a new server prefilled from the panel's defaults, and the
+ * same page on a 375 px phone.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -48,6 +49,13 @@ describe('servers', () => {
     await item.getByText('Survival', { exact: true }).waitFor();
     await item.getByText('survival', { exact: true }).waitFor();
     await item.getByText('Stopped', { exact: true }).waitFor();
+    // Where it runs: the panel's own machine, the only node, chosen automatically.
+    await item.getByText('Node: local', { exact: true }).waitFor();
+    const node = page
+      .getByRole('region', { name: 'Create server' })
+      .getByRole('combobox', { name: 'Node' });
+    assert.equal(await node.inputValue(), '');
+    await node.getByRole('option', { name: /^local: / }).waitFor({ state: 'attached' });
     assert.equal(await page.getByText('No servers yet').count(), 0);
     // The form is empty again, ready for the next one.
     assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), '');

@@ -83,6 +83,18 @@ const settingsOf = (changes: Partial<NodeSettings>): Partial<NodeSettings> =>
     SETTINGS.filter((key) => changes[key] !== undefined).map((key) => [key, changes[key]]),
   );
 
+/** Bytes in words, as binary units: `512 MiB`, `1.5 GiB`. */
+function bytesText(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'] as const;
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit] ?? 'bytes'}`;
+}
+
 const EMPTY_LOAD: NodeLoad = { servers: [], memoryBytes: 0, diskBytes: 0 };
 
 export class NodesService {
@@ -220,6 +232,76 @@ export class NodesService {
       );
     }
     this.#monitor.forget(name);
+  }
+
+  /**
+   * The node a new server whose memory limit is `memoryBytes` (null: none, counted as 0) goes on
+   * (docs/nodes.md, "Placement"). `named`: that node, which must exist (400, field `node`), not be
+   * in maintenance (409 NODE_MAINTENANCE) and have the memory left (409 NODE_FULL); its health is
+   * the admin's to judge. Else the node with the most memory left that fits, never one in
+   * maintenance or `unreachable` (409 NODE_FULL naming why each was passed over); while `local`
+   * is the only node, it is as if named. Memory left: the node's capacity with overallocation
+   * less its servers' limits (no capacity: unlimited). Ties go to `local`, then by name.
+   */
+  async place(memoryBytes: number | null, named?: string): Promise<string> {
+    const [nodes, loads] = await Promise.all([this.#deps.repo.list(), this.#deps.repo.loads()]);
+    const need = memoryBytes ?? 0;
+    const left = (node: StoredNode): number => {
+      const capacity = capacityOf(node.memoryBytes, node.memoryOverallocatePercent);
+      return capacity === null
+        ? Number.POSITIVE_INFINITY
+        : capacity - (loads.get(node.name)?.memoryBytes ?? 0);
+    };
+    const only = nodes.length === 1 && nodes[0]?.name === LOCAL_NODE ? LOCAL_NODE : undefined;
+    const chosen = named ?? only;
+    if (chosen !== undefined) {
+      const node = nodes.find((each) => each.name === chosen);
+      if (node === undefined) throw invalidField('node', `there is no node "${chosen}"`);
+      if (node.maintenance) {
+        throw new AppError(
+          'NODE_MAINTENANCE',
+          `The node ${node.name} is in maintenance: no server is placed on it`,
+        );
+      }
+      if (left(node) < need) {
+        throw new AppError(
+          'NODE_FULL',
+          `The node ${node.name} has ${bytesText(Math.max(0, left(node)))} of memory left, and the server's limit is ${bytesText(need)}`,
+        );
+      }
+      return node.name;
+    }
+    const why: string[] = [];
+    let best: { name: string; left: number } | undefined;
+    // `local` first (the list's order): a tie goes to it.
+    for (const node of nodes) {
+      const health = this.#monitor.health(node.name);
+      if (node.maintenance) why.push(`${node.name} is in maintenance`);
+      else if (health.status === 'unreachable') why.push(`${node.name} is unreachable`);
+      else if (left(node) < need) {
+        why.push(`${node.name} has ${bytesText(Math.max(0, left(node)))} left`);
+      } else if (best === undefined || left(node) > best.left) {
+        best = { name: node.name, left: left(node) };
+      }
+    }
+    if (best === undefined) {
+      throw new AppError(
+        'NODE_FULL',
+        `No node can take a server with a memory limit of ${bytesText(need)}: ${why.join('; ')}`,
+      );
+    }
+    return best.name;
+  }
+
+  /** 409 NODE_MAINTENANCE when node `name` is in maintenance: none of its servers starts. */
+  async refuseStartOn(name: string): Promise<void> {
+    const node = await this.#deps.repo.find(name);
+    if (node?.maintenance === true) {
+      throw new AppError(
+        'NODE_MAINTENANCE',
+        `The node ${name} is in maintenance: its servers do not start until it is over`,
+      );
+    }
   }
 
   /** What node `name` last answered, without asking it. */

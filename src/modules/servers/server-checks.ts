@@ -73,15 +73,17 @@ export function checkAllocations(
 }
 
 /**
- * Refuses an address and port another server than `name` has, counting a wildcard address
- * (0.0.0.0, ::) as every address of the host.
+ * Refuses an address and port another server than `name` has on `node`, counting a wildcard
+ * address (0.0.0.0, ::) as every address of the node. Servers on other nodes never clash
+ * (docs/nodes.md, "Placement").
  */
 export async function refuseTakenAllocations(
   servers: Pick<ServersRepository, 'allAllocations'>,
   name: string,
+  node: string,
   allocations: readonly Allocation[],
 ): Promise<void> {
-  const taken = (await servers.allAllocations()).filter((a) => a.server !== name);
+  const taken = (await servers.allAllocations(node)).filter((a) => a.server !== name);
   for (const allocation of allocations) {
     const clash = taken.find(
       (other) =>

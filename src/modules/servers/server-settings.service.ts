@@ -138,7 +138,7 @@ export class ServerSettingsService {
   ): Promise<ServerConfig> {
     const record = await this.#deps.servers.require(user, name, 'server.configure-host');
     const checked = checkAllocations(allocations, this.#deps.portRange);
-    await refuseTakenAllocations(this.#deps.repository, name, checked);
+    await refuseTakenAllocations(this.#deps.repository, name, record.node, checked);
     try {
       await this.#deps.repository.setAllocations(name, checked);
     } catch (error) {

@@ -95,6 +95,7 @@ const toRecord = (
     lastLines: linesOf(row.install_last_lines),
   },
   allocations,
+  node: row.node,
   createdAt: row.created_at,
   variables: variablesOf(row.variables),
   lastExit:
@@ -125,6 +126,7 @@ function limitColumns(limits: Partial<ServerLimits>) {
 async function insertAllocations(
   trx: Transaction<Database>,
   name: string,
+  node: string,
   allocations: readonly Allocation[],
 ): Promise<void> {
   if (allocations.length === 0) return;
@@ -133,6 +135,7 @@ async function insertAllocations(
     .values(
       allocations.map((allocation, index) => ({
         server_name: name,
+        node,
         ip: allocation.ip,
         port: allocation.port,
         is_primary: index === 0 ? 1 : 0,
@@ -191,24 +194,36 @@ export class ServersRepository {
     return byServer;
   }
 
-  /** Every allocation of the host, with its server. */
-  async allAllocations(): Promise<(Allocation & { server: string })[]> {
-    const rows = await this.#db
+  /** Every allocation, with its server and the node it is on (those of `node` when given). */
+  async allAllocations(node?: string): Promise<(Allocation & { server: string; node: string })[]> {
+    let query = this.#db
       .selectFrom('server_allocations')
-      .select(['server_name', 'ip', 'port'])
-      .execute();
-    return rows.map((row) => ({ server: row.server_name, ip: row.ip, port: row.port }));
+      .select(['server_name', 'node', 'ip', 'port']);
+    if (node !== undefined) query = query.where('node', '=', node);
+    const rows = await query.execute();
+    return rows.map((row) => ({
+      server: row.server_name,
+      node: row.node,
+      ip: row.ip,
+      port: row.port,
+    }));
   }
 
   /**
-   * Replaces the server's allocations (the first one primary) in one transaction. Throws
-   * AlreadyExists when an address and port is another server's.
+   * Replaces the server's allocations (the first one primary) in one transaction, on the node
+   * the server is on. Throws AlreadyExists when an address and port is another server's there.
    */
   async setAllocations(name: string, allocations: readonly Allocation[]): Promise<void> {
     await withConstraints(() =>
       this.#db.transaction().execute(async (trx) => {
+        const server = await trx
+          .selectFrom('servers')
+          .select('node')
+          .where('name', '=', name)
+          .executeTakeFirst();
+        if (server === undefined) return;
         await trx.deleteFrom('server_allocations').where('server_name', '=', name).execute();
-        await insertAllocations(trx, name, allocations);
+        await insertAllocations(trx, name, server.node, allocations);
       }),
     );
   }
@@ -272,6 +287,7 @@ export class ServersRepository {
       template_id: config.template,
       variables: JSON.stringify(variables),
       install_state: config.install.state,
+      node: config.node,
     };
     try {
       await withConstraints(() =>
@@ -285,7 +301,7 @@ export class ServersRepository {
             .insertInto('servers')
             .values({ ...row, id })
             .execute();
-          await insertAllocations(trx, config.name, config.allocations);
+          await insertAllocations(trx, config.name, config.node, config.allocations);
         }),
       );
       return true;

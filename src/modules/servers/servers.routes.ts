@@ -50,7 +50,7 @@ export function serversRoutes(
         tags: ['servers'],
         summary: 'Create a server and its directory (admin), from a template or a start command',
         description:
-          'With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server has them (409 ALLOCATION_TAKEN).',
+          'With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server on its node has them (409 ALLOCATION_TAKEN). `node`: the node it goes on (400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit (409 NODE_FULL when none does).',
         body: CreateBody,
         response: responses(ConfigEnvelope, 400, 401, 403, 409),
       },

@@ -1,5 +1,6 @@
 import { SERVER_PERMISSIONS } from '../../domain/policy.js';
 import { Type } from 'typebox';
+import { NODE_NAME_PATTERN } from '../../domain/node.js';
 import { INSTALL_STATES, SERVER_STATUSES } from '../../domain/server.js';
 import { Envelope, Username } from '../../http/schemas.js';
 
@@ -42,7 +43,7 @@ const AllocationSchema = Type.Object(
 const AllocationsSchema = Type.Array(AllocationSchema, {
   maxItems: 64,
   description:
-    'The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the host, counting 0.0.0.0 as every address',
+    "The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the server's node, counting 0.0.0.0 as every address",
 });
 const VariablesBody = Type.Record(
   Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
@@ -60,6 +61,10 @@ const ExitSchema = Type.Object({
       'A stop ended it the way the stop asks: exit code 0, or the signal it sent (`^C`: SIGINT) as that signal or as code 128 + its number (130, 143)',
   }),
   at: Type.String({ format: 'date-time' }),
+});
+
+const NodeSchema = Type.String({
+  description: 'The node the server is on (docs/nodes.md); `local`: the panel’s own machine',
 });
 
 const DisplayName = Type.String({ minLength: 1, maxLength: 100 });
@@ -167,6 +172,7 @@ export const ConfigSchema = Type.Object({
     }),
   }),
   allocations: Type.Array(Type.Object({ ip: Type.String(), port: Type.Integer() })),
+  node: NodeSchema,
   createdAt: Type.String({ format: 'date-time' }),
 });
 
@@ -190,6 +196,14 @@ export const CreateBody = Type.Object(
     limits: Type.Optional(LimitsBody),
     runtime: Type.Optional(RuntimeSchema),
     image: Type.Optional(ImageSchema),
+    node: Type.Optional(
+      Type.String({
+        pattern: NODE_NAME_PATTERN,
+        maxLength: 32,
+        description:
+          'The node to put it on (admins; 400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit',
+      }),
+    ),
     owner: Type.Optional(
       Type.String({
         ...Username,
@@ -255,6 +269,7 @@ export const ServerListEnvelope = Envelope(
       lastExit: Type.Union([ExitSchema, Type.Null()], {
         description: 'How the last process ended (kept across restarts of the panel)',
       }),
+      node: NodeSchema,
       createdAt: Type.String({ format: 'date-time' }),
       permissions: PermissionsSchema,
     }),

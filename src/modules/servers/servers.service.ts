@@ -26,6 +26,7 @@ import {
   type ServerRecord,
   type ServerStatus,
 } from '../../domain/server.js';
+import { LOCAL_NODE } from '../../domain/node.js';
 import type { Template } from '../../domain/template.js';
 import type { User } from '../../domain/user.js';
 import { AppError, notFound } from '../../errors.js';
@@ -82,6 +83,8 @@ export interface ServerSummary {
   readonly template: string | null;
   readonly installState: InstallState;
   readonly lastExit: RecordedExit | null;
+  /** The node it is on. */
+  readonly node: string;
   readonly createdAt: string;
   /** What the caller may do on it. */
   readonly permissions: readonly ServerPermission[];
@@ -145,6 +148,17 @@ export interface NewServer {
   readonly image?: string | null | undefined;
   /** The username of its owner (docs/api.md, "A server's owner"); none by default. */
   readonly owner?: string | undefined;
+  /** The node to put it on; by default the one placement picks (docs/nodes.md, "Placement"). */
+  readonly node?: string | undefined;
+}
+
+/** Where servers go and whether they may start there (the nodes domain decides). */
+export interface ServerPlacement {
+  /**
+   * The node a new server with this memory limit goes on: `named`, checked, or the one with the
+   * most memory left (400 unknown node, 409 NODE_MAINTENANCE, 409 NODE_FULL).
+   */
+  place(memoryBytes: number | null, named?: string): Promise<string>;
 }
 
 /** What the ServersService is built from (src/app.ts wires it). */
@@ -164,6 +178,8 @@ export interface ServersServiceDeps {
   readonly defaultLimits?: () => Promise<DefaultLimits>;
   /** Why a server may not have an image (./server-checks.ts); any when not given (unit tests). */
   readonly imageRefusal?: ImageRefusal;
+  /** Where new servers go; every one on `local` when not given (unit tests). */
+  readonly placement?: ServerPlacement;
 }
 
 export class ServersService {
@@ -320,6 +336,7 @@ export class ServersService {
           template: record.template,
           installState: record.install.state,
           lastExit: this.#lastExit(record),
+          node: record.node,
           createdAt: record.createdAt,
         },
       ];
@@ -360,6 +377,11 @@ export class ServersService {
     const variables = template === null ? {} : templateValues(template, server.variables ?? {});
     const allocations = checkAllocations(server.allocations ?? [], this.#deps.portRange);
     const runtime = server.runtime ?? 'process';
+    const limits = await this.#limitsFor(server.limits);
+    const node =
+      this.#deps.placement === undefined
+        ? (server.node ?? LOCAL_NODE)
+        : await this.#deps.placement.place(limits.memoryBytes, server.node);
     const config: ServerConfig = {
       name: server.name,
       displayName: server.displayName ?? template?.name ?? server.name,
@@ -367,7 +389,7 @@ export class ServersService {
       stopCommand,
       stopTimeoutSeconds: server.stopTimeoutSeconds ?? 10,
       autoRestart: server.autoRestart ?? false,
-      limits: await this.#limitsFor(server.limits),
+      limits,
       runtime,
       image:
         server.image ?? (runtime === 'docker' ? (template?.dockerImages[0]?.image ?? null) : null),
@@ -380,13 +402,14 @@ export class ServersService {
         lastLines: [],
       },
       allocations,
+      node,
       createdAt: this.#deps.now().toISOString(),
     };
     checkImage(config);
     await checkImageAllowed(config, this.#deps.imageRefusal);
     const owner =
       server.owner === undefined ? null : await this.ownerNamed(server.owner, 'body/owner');
-    await refuseTakenAllocations(this.#deps.servers, config.name, allocations);
+    await refuseTakenAllocations(this.#deps.servers, config.name, node, allocations);
     let inserted: boolean;
     try {
       inserted = await this.#deps.servers.insert(config, variables);

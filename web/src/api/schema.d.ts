@@ -4395,6 +4395,8 @@ export interface paths {
                   signal: string | null;
                 } | null;
                 name: string;
+                /** @description The node the server is on (docs/nodes.md); `local`: the panel’s own machine */
+                node: string;
                 /** @description What the caller may do on the server (admins: every permission) */
                 permissions: (
                   | 'console.read'
@@ -4540,7 +4542,7 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @description The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the host, counting 0.0.0.0 as every address */
+            /** @description The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the server's node, counting 0.0.0.0 as every address */
             allocations: {
               /** @description An IPv4 or IPv6 address; 0.0.0.0 for all */
               ip: string;
@@ -4588,6 +4590,8 @@ export interface paths {
                   pids: number | (never | null);
                 };
                 name: string;
+                /** @description The node the server is on (docs/nodes.md); `local`: the panel’s own machine */
+                node: string;
                 /** @description process: a sandboxed local process; docker: a container of `image` */
                 runtime: 'process' | 'docker';
                 startCommand: string;
@@ -5955,6 +5959,8 @@ export interface paths {
                   pids: number | (never | null);
                 };
                 name: string;
+                /** @description The node the server is on (docs/nodes.md); `local`: the panel’s own machine */
+                node: string;
                 /** @description process: a sandboxed local process; docker: a container of `image` */
                 runtime: 'process' | 'docker';
                 startCommand: string;
@@ -6089,6 +6095,8 @@ export interface paths {
                   pids: number | (never | null);
                 };
                 name: string;
+                /** @description The node the server is on (docs/nodes.md); `local`: the panel’s own machine */
+                node: string;
                 /** @description process: a sandboxed local process; docker: a container of `image` */
                 runtime: 'process' | 'docker';
                 startCommand: string;
@@ -7935,6 +7943,8 @@ export interface paths {
                   pids: number | (never | null);
                 };
                 name: string;
+                /** @description The node the server is on (docs/nodes.md); `local`: the panel’s own machine */
+                node: string;
                 /** @description process: a sandboxed local process; docker: a container of `image` */
                 runtime: 'process' | 'docker';
                 startCommand: string;
@@ -9860,7 +9870,7 @@ export interface paths {
     put?: never;
     /**
      * Create a server and its directory (admin), from a template or a start command
-     * @description With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server has them (409 ALLOCATION_TAKEN).
+     * @description With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server on its node has them (409 ALLOCATION_TAKEN). `node`: the node it goes on (400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit (409 NODE_FULL when none does).
      */
     post: {
       parameters: {
@@ -9872,7 +9882,7 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** @description The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the host, counting 0.0.0.0 as every address */
+            /** @description The first is the primary ({{server.build.default.port}}, SERVER_IP and SERVER_PORT); unique on the server's node, counting 0.0.0.0 as every address */
             allocations?: {
               /** @description An IPv4 or IPv6 address; 0.0.0.0 for all */
               ip: string;
@@ -9895,6 +9905,8 @@ export interface paths {
             };
             /** @description 1 to 64 of A-Z a-z 0-9 _ . -, not "." or ".."; immutable */
             name: string;
+            /** @description The node to put it on (admins; 400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit */
+            node?: string;
             /** @description The username of its owner, who holds every permission on it and whom no sub-user may remove or narrow; none by default */
             owner?: string;
             /** @description process: a sandboxed local process; docker: a container of `image` */
@@ -9952,6 +9964,8 @@ export interface paths {
                   pids: number | (never | null);
                 };
                 name: string;
+                /** @description The node the server is on (docs/nodes.md); `local`: the panel’s own machine */
+                node: string;
                 /** @description process: a sandboxed local process; docker: a container of `image` */
                 runtime: 'process' | 'docker';
                 startCommand: string;

@@ -68,6 +68,8 @@ export default function ServerPage() {
       (candidate) => candidate !== undefined && candidate !== '',
     ) ?? name;
   useTitle(displayName);
+  // The node it is on, shown on every server as in the list (docs/web.md).
+  const node = config.data?.node ?? listed?.node;
   const permissions = heldFrom(config.data?.permissions ?? listed?.permissions);
   const canPower = permissions?.has('power') === true;
   // The install state lives in the config, which is not polled: a status change (an install
@@ -104,6 +106,7 @@ export default function ServerPage() {
         <div className={styles.names}>
           <h1 className={styles.title}>{displayName}</h1>
           <span className={styles.name}>{name}</span>
+          {node !== undefined && <span className={styles.name}>Node: {node}</span>}
         </div>
         {status !== null && <StatusBadge status={status} />}
         {outOfMemory && <span className={styles.reason}>Out of memory</span>}

@@ -1,7 +1,8 @@
 import { useState, type SyntheticEvent } from 'react';
-import { ApiError, errorMessage } from '../../api/errors';
+import { ApiError, errorMessage, fieldError } from '../../api/errors';
 import { Alert } from '../../components/Alert';
 import { Field, SelectField } from '../../components/Field';
+import { useNodes } from '../../hooks/useNodes';
 import { useCreateServer, useFreePort } from '../../hooks/useServers';
 import { usePanelSettings } from '../../hooks/useSettings';
 import { useTemplate, useTemplates, type TemplateVariable } from '../../hooks/useTemplates';
@@ -13,7 +14,14 @@ import {
   type LimitErrors,
   type LimitsForm,
 } from '../server/settings/settingsForm';
-import { EMPTY_FORM, newServerFrom, portProblem, type NewServerForm } from './newServer';
+import {
+  EMPTY_FORM,
+  NODE_ERROR_CODES,
+  newServerFrom,
+  nodeOptionLabel,
+  portProblem,
+  type NewServerForm,
+} from './newServer';
 import styles from './ServersPage.module.css';
 
 /** Each variable's default, by environment name: what a new server from the template starts with. */
@@ -26,6 +34,8 @@ const defaults = (variables: readonly TemplateVariable[]) =>
  * panel's defaults (`GET /api/admin/settings`, docs/web.md "Creating a server"). The port is
  * required when the template's start-up or config files use it, and prefilled then with the next
  * free port of SERVER_PORT_RANGE (`GET /api/servers/allocations/free`), which is offered always.
+ * The node is automatic unless one is chosen (`GET /api/admin/nodes`, each with its health and
+ * the memory it has left); the API's refusal of it is said next to the choice.
  */
 export function CreateServerForm() {
   const create = useCreateServer();
@@ -49,6 +59,7 @@ export function CreateServerForm() {
     const field = key === 'diskUnit' ? 'disk' : key;
     setLimitErrors((current) => ({ ...current, [field]: undefined }));
   };
+  const nodes = useNodes();
   const template = useTemplate(form.template === '' ? null : form.template);
   // The variables shown are those of the template chosen, once its details are in.
   const variables = form.template === '' ? [] : (template.data?.variables ?? []);
@@ -104,9 +115,21 @@ export function CreateServerForm() {
       },
     });
   };
-  // A refusal of the limits alone is said next to them; anything else in an alert.
+  // A refusal of the node is said next to it, of the limits alone next to them; anything else
+  // in an alert.
+  const nodeError =
+    create.error instanceof ApiError &&
+    (NODE_ERROR_CODES.includes(create.error.code) || fieldError(create.error, 'node') !== undefined)
+      ? create.error.message
+      : undefined;
   const showAlert =
-    create.isError && (!(create.error instanceof ApiError) || limitErrorsFrom(create.error).rest);
+    create.isError &&
+    nodeError === undefined &&
+    (!(create.error instanceof ApiError) || limitErrorsFrom(create.error).rest);
+  const nodeOptions = [
+    { value: '', label: 'Automatic: the node with the most memory left' },
+    ...(nodes.data ?? []).map((node) => ({ value: node.name, label: nodeOptionLabel(node) })),
+  ];
   const templateOptions = [
     { value: '', label: 'None: a start command' },
     ...(templates.data ?? []).map((option) => ({ value: option.id, label: option.name })),
@@ -231,6 +254,24 @@ export function CreateServerForm() {
             )}
           </fieldset>
         )}
+        <SelectField
+          label="Node"
+          name="node"
+          options={nodeOptions}
+          value={form.node}
+          error={
+            nodeError ??
+            (nodes.isError
+              ? `The nodes could not be loaded (${errorMessage(nodes.error)}); automatic still works`
+              : undefined)
+          }
+          hint="The machine it runs on; automatic picks the node with the most memory left that fits its memory limit"
+          onChange={(event) => {
+            const value = event.target.value;
+            create.reset();
+            setForm((current) => ({ ...current, node: value }));
+          }}
+        />
         <fieldset
           className={styles.limits}
           aria-describedby="create-limits-hint"
@@ -266,7 +307,9 @@ export function CreateServerForm() {
         <div className={styles.actions}>
           {showAlert && <Alert tone="error">{errorMessage(create.error)}</Alert>}
           {create.isError && !showAlert && (
-            <Alert tone="error">Not created: see the limits marked above</Alert>
+            <Alert tone="error">
+              Not created: see the {nodeError === undefined ? 'limits' : 'node'} marked above
+            </Alert>
           )}
           {created !== null && <Alert tone="success">Created {created}</Alert>}
           <div>

@@ -13,6 +13,8 @@ interface Listed {
   readonly status: ServerStatus;
   readonly installState?: 'installed' | 'not-installed' | 'installing' | 'failed';
   readonly lastExit?: LastExit | null;
+  /** The node it is on (docs/nodes.md, "Placement"). */
+  readonly node?: string;
 }
 
 const INSTALL_NOTES = { 'not-installed': 'Not installed', failed: 'Install failed' } as const;
@@ -36,7 +38,7 @@ function Usage({ name }: { name: string }) {
 }
 
 /**
- * One server of the list: its names (a link to its page), live status, CPU and memory while it
+ * One server of the list: its names (a link to its page), the node it is on, live status, CPU and memory while it
  * runs, and for admins "Delete" with an in-row confirmation.
  */
 export function ServerRow({ server, canDelete }: { server: Listed; canDelete: boolean }) {
@@ -52,6 +54,7 @@ export function ServerRow({ server, canDelete }: { server: Listed; canDelete: bo
             {title}
           </Link>
           <span className={styles.name}>{server.name}</span>
+          {server.node !== undefined && <span className={styles.name}>Node: {server.node}</span>}
         </div>
         {running && <Usage name={server.name} />}
         {(server.installState === 'not-installed' || server.installState === 'failed') &&

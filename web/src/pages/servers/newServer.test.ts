@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { providerLoginHref } from '../sign-in/providerLoginHref';
 import { ApiError } from '../../api/errors';
 import { limitErrorsFrom, limitsFormFrom, MIB, GIB } from '../server/settings/settingsForm';
-import { EMPTY_FORM, newServerFrom, PIDS_REQUIRED, portProblem } from './newServer';
+import {
+  EMPTY_FORM,
+  newServerFrom,
+  nodeOptionLabel,
+  PIDS_REQUIRED,
+  portProblem,
+} from './newServer';
 
 describe('newServerFrom', () => {
   it('sends optional fields only when filled in, trimmed', () => {
@@ -49,6 +55,41 @@ describe('newServerFrom', () => {
     ).toEqual({
       server: { name: 'mc', startCommand: 'x', allocations: [{ ip: '0.0.0.0', port: 25565 }] },
     });
+  });
+});
+
+describe('the node of a new server', () => {
+  it('sends the node chosen, none for automatic', () => {
+    expect(newServerFrom({ ...EMPTY_FORM, name: 'mc', startCommand: 'x' })).toEqual({
+      server: { name: 'mc', startCommand: 'x' },
+    });
+    expect(newServerFrom({ ...EMPTY_FORM, name: 'mc', startCommand: 'x', node: 'eu-1' })).toEqual({
+      server: { name: 'mc', startCommand: 'x', node: 'eu-1' },
+    });
+  });
+
+  it('offers each node with why it would not take a server, or the memory it has left', () => {
+    const node = {
+      name: 'eu-1',
+      maintenance: false,
+      health: { status: 'online', checkedAt: '2026-01-01T00:00:00.000Z' },
+      allocated: {
+        memoryBytes: GIB,
+        diskBytes: 0,
+        memoryCapacityBytes: 3 * GIB,
+        diskCapacityBytes: null,
+      },
+    } as unknown as Parameters<typeof nodeOptionLabel>[0];
+    expect(nodeOptionLabel(node)).toBe('eu-1: online, 2 GiB of memory left');
+    expect(nodeOptionLabel({ ...node, maintenance: true })).toBe(
+      'eu-1: in maintenance, takes no server',
+    );
+    expect(
+      nodeOptionLabel({
+        ...node,
+        allocated: { ...node.allocated, memoryCapacityBytes: null },
+      }),
+    ).toBe('eu-1: online, memory not counted');
   });
 });
 

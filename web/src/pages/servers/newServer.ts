@@ -1,4 +1,6 @@
+import type { Node } from '../../hooks/useNodes';
 import type { NewServer } from '../../hooks/useServers';
+import { formatBytes } from '../server/format';
 import {
   limitValuesFrom,
   type LimitErrors,
@@ -22,6 +24,8 @@ export interface NewServerForm {
    * while those are not in (then none is sent and the API gives the defaults).
    */
   readonly limits: LimitsForm | null;
+  /** The node to put it on, or '' for automatic (the panel picks, docs/nodes.md "Placement"). */
+  readonly node: string;
 }
 
 export const EMPTY_FORM: NewServerForm = {
@@ -33,6 +37,7 @@ export const EMPTY_FORM: NewServerForm = {
   stopCommand: '',
   port: '',
   limits: null,
+  node: '',
 };
 
 /** Said when the process limit is emptied: the API would put the default back. */
@@ -66,6 +71,7 @@ export function newServerFrom(
     ...(displayName === '' ? {} : { displayName }),
     ...(port === '' ? {} : { allocations: [{ ip: '0.0.0.0', port: Number(port) }] }),
     ...(limits === undefined ? {} : { limits }),
+    ...(form.node === '' ? {} : { node: form.node }),
   };
   if (form.template !== '') {
     return { server: { ...common, template: form.template, variables: { ...form.variables } } };
@@ -91,3 +97,23 @@ export function portProblem(
   if (!required || port.trim() !== '') return undefined;
   return `Enter a port: the template's start-up uses one${offered === undefined ? '' : ` (${offered} is free)`}`;
 }
+
+/**
+ * How a node is offered in the create form's node choice: its name, and why it would not take a
+ * server (maintenance, unreachable) or the memory it has left, in words.
+ */
+export function nodeOptionLabel(
+  node: Pick<Node, 'name' | 'maintenance' | 'health' | 'allocated'>,
+): string {
+  if (node.maintenance) return `${node.name}: in maintenance, takes no server`;
+  if (node.health.status === 'unreachable') return `${node.name}: unreachable`;
+  const capacity = node.allocated.memoryCapacityBytes;
+  const left =
+    capacity === null
+      ? 'memory not counted'
+      : `${formatBytes(Math.max(0, capacity - node.allocated.memoryBytes))} of memory left`;
+  return `${node.name}: ${node.health.status === 'online' ? 'online' : 'not checked yet'}, ${left}`;
+}
+
+/** The API's refusals that are about the node: said next to the node choice. */
+export const NODE_ERROR_CODES: readonly string[] = ['NODE_FULL', 'NODE_MAINTENANCE'];

@@ -25,6 +25,7 @@ const CONFIG: ServerConfig = {
   template: null,
   install: { state: 'installed', exitCode: null, finishedAt: null, reason: null },
   allocations: [],
+  node: 'local',
   createdAt: '2025-01-01T00:00:00.000Z',
 };
 

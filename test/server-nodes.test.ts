@@ -1,0 +1,253 @@
+/**
+ * Servers on nodes through the API (docs/nodes.md, "Placement"), with real Docker engines added
+ * as nodes (helpers/docker-nodes.ts): a new server goes on the node with the most memory left
+ * that fits its limit, or on the one an admin names; a node in maintenance takes none and
+ * starts none; a node that does not answer takes none; allocations are unique per node; a
+ * server on a node this panel has no host for yet is refused its operations with 503 and read
+ * like any other.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
+import { dockerNodesForTests, type DockerNode } from './helpers/docker-nodes.js';
+import {
+  assertError,
+  createServer,
+  eventually,
+  gameServerCommand,
+  json,
+  register,
+  serverAction,
+  type Session,
+} from './helpers/factories.js';
+
+const found = await dockerNodesForTests(2);
+const stoppable = await dockerNodesForTests(1, { stoppable: true });
+const skip = !found.ok ? found.why : !stoppable.ok ? stoppable.why : false;
+
+const GIB = 1024 ** 3;
+
+interface ServerBody {
+  name: string;
+  node: string;
+}
+
+describe('servers on nodes', { skip }, () => {
+  let panel: TestPanel;
+  let admin: Session;
+  let user: Session;
+  let one: DockerNode;
+  let two: DockerNode;
+  let flaky: DockerNode;
+
+  const suite = suiteScope();
+  before(async () => {
+    if (!found.ok || !stoppable.ok) return;
+    [one, two] = found.nodes as [DockerNode, DockerNode];
+    [flaky] = stoppable.nodes as [DockerNode];
+    panel = await startPanel(suite, {}, { nodeCheckIntervalMs: 300, nodeDeadlineMs: 2_000 });
+    admin = await register(panel, 'admin');
+    user = await register(panel, 'player');
+  });
+
+  const call = (
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: object,
+    session: Session = admin,
+  ) =>
+    panel.app.inject({
+      method,
+      url,
+      headers: session.headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
+  const create = (name: string, fields: object = {}, session: Session = admin) =>
+    call(
+      'POST',
+      '/api/servers/create',
+      { name, startCommand: gameServerCommand(), ...fields },
+      session,
+    );
+  const nodeOfServer = async (name: string): Promise<string> => {
+    const response = await call('GET', `/api/servers/${name}/config`);
+    assert.equal(response.statusCode, 200, response.body);
+    return json<{ data: ServerBody }>(response).data.node;
+  };
+  const placed = async (name: string, memoryBytes: number): Promise<string> => {
+    const response = await create(name, { limits: { memoryBytes } });
+    assert.equal(response.statusCode, 200, response.body);
+    return json<{ data: ServerBody }>(response).data.node;
+  };
+  const addNode = async (node: DockerNode, memoryBytes: number | null) => {
+    const response = await call('POST', '/api/admin/nodes', {
+      name: node.name,
+      dockerHost: node.dockerHost,
+      tls: node.tls,
+      publicAddress: node.address,
+      memoryBytes,
+    });
+    assert.equal(response.statusCode, 201, response.body);
+  };
+
+  it('puts every server on local while it is the only node, and shows where', async () => {
+    await createServer(panel, admin, 'home');
+    assert.equal(await nodeOfServer('home'), 'local');
+    const list = json<{ data: ServerBody[] }>(await call('GET', '/api/servers')).data;
+    assert.deepEqual(
+      list.map((server) => [server.name, server.node]),
+      [['home', 'local']],
+    );
+  });
+
+  it('places a new server on the node with the most memory left that fits its limit', async () => {
+    // local: 1 GiB; one: 2 GiB; two: 4 GiB.
+    assert.equal(
+      (await call('PUT', '/api/admin/nodes/local', { memoryBytes: GIB })).statusCode,
+      200,
+    );
+    await addNode(one, 2 * GIB);
+    await addNode(two, 4 * GIB);
+    assert.equal(await placed('big', GIB), two.name); // two: 3 GiB left
+    assert.equal(await placed('bigger', 1.5 * GIB), two.name); // two: 1.5 GiB left
+    assert.equal(await placed('third', GIB), one.name); // one: 1 GiB left
+    // 1.5 GiB now fits two only (local 1, one 1, two 1.5).
+    assert.equal(await placed('fourth', 1.5 * GIB), two.name); // two: 0 left
+    // local, one and two have 1, 1 and 0 GiB left: nothing takes 1.5 GiB, each said why.
+    const full = await create('none-fits', { limits: { memoryBytes: 1.5 * GIB } });
+    assertError(full, 409, 'NODE_FULL');
+    const message = json<{ message: string }>(full).message;
+    for (const name of ['local', one.name, two.name]) assert.match(message, new RegExp(name));
+    // Overallocation counts: one may hold 200% of its memory.
+    const more = await call('PUT', `/api/admin/nodes/${one.name}`, {
+      memoryOverallocatePercent: 100,
+    });
+    assert.equal(more.statusCode, 200, more.body);
+    assert.equal(await placed('none-fits', 1.5 * GIB), one.name); // one: 4 − 1 GiB left
+    const list = json<{ data: ServerBody[] }>(await call('GET', '/api/servers')).data;
+    assert.equal(list.find((server) => server.name === 'big')?.node, two.name);
+  });
+
+  it('puts a server on the node an admin names, if it fits', async () => {
+    const named = await create('named', { node: 'local', limits: { memoryBytes: 64 * 1024 ** 2 } });
+    assert.equal(named.statusCode, 200, named.body);
+    assert.equal(await nodeOfServer('named'), 'local');
+    assertError(
+      await create('too-big', { node: two.name, limits: { memoryBytes: GIB } }),
+      409,
+      'NODE_FULL',
+    );
+    const unknown = await create('lost', { node: 'nowhere' });
+    assertError(unknown, 400, 'VALIDATION_FAILED');
+    assert.match(json<{ message: string }>(unknown).message, /node/);
+    assertError(await create('lost', { node: 'Not A Node!' }), 400, 'VALIDATION_FAILED');
+    // Nothing of them was made.
+    for (const name of ['too-big', 'lost']) {
+      assertError(await call('GET', `/api/servers/${name}/config`), 404, 'NOT_FOUND');
+    }
+  });
+
+  it('lets only admins create a server, on a node or not', async () => {
+    assertError(await create('mine', { node: 'local' }, user), 403, 'FORBIDDEN');
+    assertError(await create('mine', {}, user), 403, 'FORBIDDEN');
+  });
+
+  it('places nothing on a node in maintenance, and starts none of its servers', async () => {
+    const on = await call('PUT', '/api/admin/nodes/local', { maintenance: true });
+    assert.equal(on.statusCode, 200, on.body);
+    try {
+      assertError(await create('paused', { node: 'local' }), 409, 'NODE_MAINTENANCE');
+      // Automatic placement passes it over (one has room for 1 MiB).
+      assert.notEqual(await placed('elsewhere', 8 * 1024 ** 2), 'local');
+      const refused = await serverAction(panel, admin, 'home', 'start');
+      assertError(refused, 409, 'NODE_MAINTENANCE');
+      // Its files are still there to work on.
+      assert.equal((await call('GET', '/api/servers/home/files?path=/')).statusCode, 200);
+    } finally {
+      await call('PUT', '/api/admin/nodes/local', { maintenance: false });
+    }
+    const started = await serverAction(panel, admin, 'home', 'start');
+    assert.equal(started.statusCode, 200, started.body);
+    assert.equal((await serverAction(panel, admin, 'home', 'stop')).statusCode, 200);
+  });
+
+  it('keeps allocations unique per node, not across nodes', async () => {
+    const address = { ip: '0.0.0.0', port: 30_000 };
+    const first = await create('port-one', { node: one.name, allocations: [address] });
+    assert.equal(first.statusCode, 200, first.body);
+    // The same address and port on another node: its own.
+    const second = await create('port-two', { node: two.name, allocations: [address] });
+    assert.equal(second.statusCode, 200, second.body);
+    // On the same node, taken (a specific address against 0.0.0.0 too).
+    assertError(
+      await create('port-clash', {
+        node: one.name,
+        allocations: [{ ip: '127.0.0.1', port: 30_000 }],
+      }),
+      409,
+      'ALLOCATION_TAKEN',
+    );
+    const changed = await call('PUT', '/api/servers/home/allocations', {
+      allocations: [address],
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const stored = await panel.db.kysely
+      .selectFrom('server_allocations')
+      .select(['server_name', 'node'])
+      .where('port', '=', 30_000)
+      .orderBy('server_name')
+      .execute();
+    assert.deepEqual(stored, [
+      { server_name: 'home', node: 'local' },
+      { server_name: 'port-one', node: one.name },
+      { server_name: 'port-two', node: two.name },
+    ]);
+  });
+
+  it('refuses the operations of a server on a node without a host, and reads its record', async () => {
+    // `big` is on two, which has no host in this panel yet.
+    assert.equal(await nodeOfServer('big'), two.name);
+    assertError(await serverAction(panel, admin, 'big', 'start'), 503, 'NODE_UNREACHABLE');
+    assertError(await serverAction(panel, admin, 'big', 'stop'), 503, 'NODE_UNREACHABLE');
+    assertError(await call('GET', '/api/servers/big/files?path=/'), 503, 'NODE_UNREACHABLE');
+    assertError(
+      await call('POST', '/api/servers/big/command', { command: 'say hi' }),
+      503,
+      'NODE_UNREACHABLE',
+    );
+    const list = json<{ data: { name: string; status: string }[] }>(
+      await call('GET', '/api/servers'),
+    );
+    assert.equal(list.data.find((server) => server.name === 'big')?.status, 'stopped');
+  });
+
+  it('never places a server on a node that does not answer', async () => {
+    // No memory counted: it has the most left of all.
+    await addNode(flaky, null);
+    assert.equal(await placed('on-flaky', 8 * 1024 ** 2), flaky.name);
+    await flaky.stop();
+    try {
+      await eventually(async () => {
+        const response = await call('GET', `/api/admin/nodes/${flaky.name}`);
+        const { health } = json<{ data: { health: { status: string } } }>(response).data;
+        return health.status === 'unreachable' ? true : undefined;
+      }, 'the node unreachable');
+      assert.notEqual(await placed('not-on-flaky', 8 * 1024 ** 2), flaky.name);
+    } finally {
+      await flaky.start();
+    }
+  });
+
+  it('removes a node only once no server is on it', async () => {
+    assertError(await call('DELETE', `/api/admin/nodes/${one.name}`), 409, 'NODE_HAS_SERVERS');
+    for (const name of ['third', 'none-fits', 'port-one', 'elsewhere', 'not-on-flaky']) {
+      const response = await call('DELETE', `/api/servers/${name}`);
+      assert.ok([200, 404].includes(response.statusCode), response.body);
+    }
+    const left = json<{ data: { servers: string[] } }>(
+      await call('GET', `/api/admin/nodes/${one.name}`),
+    ).data.servers;
+    assert.deepEqual(left, []);
+    assert.equal((await call('DELETE', `/api/admin/nodes/${one.name}`)).statusCode, 200);
+  });
+});
