@@ -62,7 +62,7 @@ const log: Logger = {
 const opened: RemoteFiles[] = [];
 
 /** Helpers of this test's panel on the node. */
-function helpers(options: { panelId?: string } = {}): HelperContainers {
+function helpers(options: { panelId?: string; startDeadlineMs?: number } = {}): HelperContainers {
   const each = new HelperContainers({
     api,
     streams,
@@ -70,6 +70,7 @@ function helpers(options: { panelId?: string } = {}): HelperContainers {
     userOf: () => OWNER,
     agentFile,
     log,
+    ...(options.startDeadlineMs === undefined ? {} : { startDeadlineMs: options.startDeadlineMs }),
   });
   made.push(each);
   return each;
@@ -339,6 +340,22 @@ describe('the file agent in a helper container on a node', { skip, timeout: 300_
     await assert.rejects(api.getContainer(left).inspect(), { statusCode: 404 });
     await ended;
     await earlier.settled();
+  });
+
+  it('fails a connect whose helper does not start in time, leaving nothing', async () => {
+    const slow = helpers({ startDeadlineMs: 1 });
+    await slow.image();
+    const files = remoteFiles(slow);
+    const refused = await rejectsWith(files.list('slow', []), 'NODE_UNREACHABLE');
+    assert.match(refused.message, /did not start in time/);
+    // What was made meanwhile is removed, by the step still under way when it ends.
+    await slow.settled();
+    const left = await api.listContainers({
+      all: true,
+      filters: { label: [`game-panel.panel=${panelId}`, 'game-panel.helper=slow'] },
+    });
+    assert.deepEqual(left, []);
+    assert.deepEqual(slow.running, []);
   });
 
   it('refuses a node of another architecture, and a panel without its agent’s bundle', async () => {

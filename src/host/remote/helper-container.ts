@@ -57,6 +57,12 @@ export interface HelperContainersOptions {
   readonly memoryBytes?: number;
 }
 
+/**
+ * How long a helper is kept after its last use: what RemoteFiles' `idleMs` is given for a node
+ * (docs/nodes.md, "The warm helper").
+ */
+export const HELPER_IDLE_MS = 60_000;
+
 /** How long a short call to the engine may take. */
 const CALL_DEADLINE_MS = 15_000;
 /** The helper's private /tmp: small, no set-uid programs, no devices, nothing run from it. */
@@ -202,8 +208,8 @@ export class HelperContainers {
     } catch (error) {
       abandon.abort();
       await undo();
-      // A step still under way undoes what it makes when it ends.
-      void starting.catch(undo);
+      // A step still under way undoes what it makes when it ends (`settled` waits for it).
+      this.#track(starting.then(undo, undo));
       if (error instanceof HelperStartError) throw error;
       throw new HelperStartError(`the helper of ${server} could not start: ${reasonOf(error)}`, {
         cause: error,
@@ -260,6 +266,11 @@ export class HelperContainers {
       this.#running.delete(id);
       this.#log.debug({ server, container: id }, 'file agent helper let go of');
     })();
+    this.#track(leaving);
+  }
+
+  /** A removal under way, which `settled` waits for. */
+  #track(leaving: Promise<void>): void {
     this.#leaving.add(leaving);
     void leaving.finally(() => this.#leaving.delete(leaving));
   }
@@ -291,7 +302,10 @@ export class HelperContainers {
     return ours.length;
   }
 
-  /** Waits until every helper let go of is removed (their streams must be ended first). */
+  /**
+   * Waits until every helper let go of, or abandoned at its start, is removed (their streams
+   * must be ended first).
+   */
   async settled(): Promise<void> {
     while (this.#leaving.size > 0) await Promise.allSettled([...this.#leaving]);
   }
