@@ -10,10 +10,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { build } from 'esbuild';
+import { bundleOptions } from '../../scripts/bundle-server.mjs';
 import { panelId } from '../../src/data-dir.js';
 import type { ServerConfig } from '../../src/domain/server.js';
 import type { ServerHost } from '../../src/host/host.js';
@@ -22,9 +26,13 @@ import { createDockerRuntime } from '../../src/host/runtime/docker/docker-runtim
 import { createProcessRuntime } from '../../src/host/runtime/process/process-runtime.js';
 import type { Runtime } from '../../src/host/runtime/runtime.js';
 import { serverUserOf } from '../../src/host/runtime/server-user.js';
+import { engineClient } from '../../src/host/remote/engine-connection.js';
+import { HelperContainers } from '../../src/host/remote/helper-container.js';
+import { HELPER_SERVERS } from '../../src/host/remote/helper-image.js';
 import { RemoteFiles } from '../../src/host/remote/remote-files.js';
 import { SILENT_LOGGER } from '../../src/log.js';
 import { dockerForTests, imageGameServerCommand } from '../helpers/docker.js';
+import { dockerNodesForTests, type DockerNode } from '../helpers/docker-nodes.js';
 import { fixtureFolder, gameServerScript } from '../helpers/fixture.js';
 import { MemoryRecords, MemoryTemplates, type RecordFields } from './records.js';
 
@@ -72,8 +80,11 @@ const quoted = (parts: readonly string[]): string =>
 /** A Docker engine for the process runtime's machine: none answers there, none is used. */
 const NO_ENGINE = 'unix:///nonexistent/docker.sock';
 
-/** How the machine's files are reached: its own storage, or file agents (src/host/remote/). */
-type Files = 'storage' | 'agent';
+/**
+ * How the machine's files are reached: its own storage, file agents as child processes, or file
+ * agents in helper containers on a node (src/host/remote/).
+ */
+type Files = 'storage' | 'agent' | 'node';
 
 async function openLocal(
   launch: Launch,
@@ -105,7 +116,12 @@ async function openLocal(
       network: 'none',
     });
     const users = local.serverUsers;
-    agents = through === 'agent' ? new FileAgents(serversDir, users !== null) : null;
+    agents =
+      through === 'agent'
+        ? new FileAgents(serversDir, users !== null)
+        : through === 'node'
+          ? await NodeHelperFiles.open(panelId(dataDir))
+          : null;
     return createLocalHost({
       serversDir,
       ownUsers: users !== null,
@@ -120,7 +136,7 @@ async function openLocal(
       files: agents?.files,
     });
   };
-  let agents: FileAgents | null = null;
+  let agents: FileAgents | NodeHelperFiles | null = null;
 
   let host = await makeHost();
   return {
@@ -132,6 +148,8 @@ async function openLocal(
     async addServer(name, options = {}) {
       records.add(name, { ...launch(options.flags ?? []), ...options.fields });
       await host.create(name);
+      // The local host makes the folder on this machine; on a node it is made in its volume.
+      if (agents instanceof NodeHelperFiles) await agents.files.create(name);
     },
     async restartHost() {
       await host.shutdown({ stopServers: false });
@@ -145,6 +163,7 @@ async function openLocal(
       await host.shutdown({ stopServers: true });
       await host.close();
       await agents?.close();
+      if (agents instanceof NodeHelperFiles) await agents.purge();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
@@ -193,9 +212,85 @@ class FileAgents {
   }
 }
 
+/**
+ * The machine's files through file agents in helper containers (src/host/remote/
+ * helper-container.ts) on the shared test node (helpers/docker-nodes.ts): each server's data a
+ * volume there, each server's files answered by a helper made from the agent's bundle, built
+ * here from its source as `npm run build` builds it. Helpers are let go of after a short idle
+ * time, so the suites go through new ones too.
+ */
+class NodeHelperFiles {
+  readonly files: RemoteFiles;
+  readonly #helpers: HelperContainers;
+  readonly #api: Docker;
+  readonly #panelId: string;
+
+  private constructor(node: DockerNode, panel: string, agentFile: string) {
+    this.#api = node.docker;
+    this.#panelId = panel;
+    this.#helpers = new HelperContainers({
+      api: node.docker,
+      streams: engineClient(node, { timeoutMs: null }),
+      panelId: panel,
+      userOf: () => NODE_SERVER_USER,
+      agentFile,
+    });
+    this.files = new RemoteFiles({
+      connect: (server) => this.#helpers.connect(server),
+      serversDir: HELPER_SERVERS,
+      idleMs: 2_000,
+    });
+  }
+
+  static async open(panel: string): Promise<NodeHelperFiles> {
+    if (!nodes.ok) throw new Error(nodes.why);
+    const node = nodes.nodes[0];
+    if (node === undefined) throw new Error('no node');
+    return new NodeHelperFiles(node, panel, await agentBundle());
+  }
+
+  /** Ends every helper's stream, and waits for the helpers to be removed. */
+  async close(): Promise<void> {
+    await this.files.close();
+    await this.#helpers.settled();
+  }
+
+  /** Removes the machine's volumes from the node (its helpers must be gone). */
+  async purge(): Promise<void> {
+    await this.#helpers.removeLeftovers();
+    const { Volumes } = await this.#api.listVolumes({
+      filters: { label: [`game-panel.panel=${this.#panelId}`] },
+    });
+    for (const volume of Volumes) await this.#api.getVolume(volume.Name).remove();
+  }
+}
+
+/** The user the servers' files belong to on the node. */
+const NODE_SERVER_USER = { uid: 4321, gid: 4321 };
+
+let bundled: Promise<string> | undefined;
+/** The file agent's bundle, built once per test process into a folder removed at its exit. */
+function agentBundle(): Promise<string> {
+  bundled ??= (async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'host-port-agent-'));
+    process.once('exit', () => {
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const file = path.join(dir, 'file-agent.mjs');
+    await build({
+      ...bundleOptions(path.join(ROOT, 'src/host/remote/file-agent.ts'), file, []),
+      sourcemap: false,
+      logLevel: 'error',
+    });
+    return file;
+  })();
+  return bundled;
+}
+
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const docker = await dockerForTests();
+const nodes = await dockerNodesForTests(1);
 
 export const implementations: readonly Implementation[] = [
   {
@@ -224,6 +319,21 @@ export const implementations: readonly Implementation[] = [
         }),
         NO_ENGINE,
         'agent',
+      ),
+  },
+  {
+    name: 'local host, process runtime, files through a helper container on a node',
+    skip: nodes.ok ? false : nodes.why,
+    skipRuntime: 'its runtime is the local host’s process runtime, tested above',
+    open: () =>
+      openLocal(
+        (flags) => ({
+          startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
+          runtime: 'process',
+          image: null,
+        }),
+        NO_ENGINE,
+        'node',
       ),
   },
   {

@@ -87,6 +87,12 @@ export interface RemoteFilesOptions {
   readonly serversDir: string;
   /** Credit each stream starts with (tests shrink it). */
   readonly window?: number;
+  /**
+   * Ends a server's stream once no call has been under way and no handle held for this long (a
+   * helper container is let go of: docs/nodes.md, "The warm helper"); the next call opens a new
+   * one. Not given: a stream is kept until it ends or `close`.
+   */
+  readonly idleMs?: number;
 }
 
 const guardLines = (guard: PathGuard | null | undefined): readonly string[] | null =>
@@ -125,8 +131,32 @@ export class RemoteFiles implements ServerFiles, ServerBackupFiles {
     const forget = (): void => {
       if (this.#clients.get(server) === opened) this.#clients.delete(server);
     };
-    opened.then((client) => client.onClose(forget), forget);
+    opened.then((client) => {
+      client.onClose(forget);
+      if (this.#options.idleMs !== undefined)
+        this.#endWhenIdle(client, this.#options.idleMs, forget);
+    }, forget);
     return opened;
+  }
+
+  /** Ends `client` once it has not been busy for `idleMs`; each idle moment starts the wait anew. */
+  #endWhenIdle(client: WireClient, idleMs: number, forget: () => void): void {
+    let timer: NodeJS.Timeout | undefined;
+    const wait = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (client.busy) return;
+        forget();
+        client.close('the file agent was let go of, idle');
+      }, idleMs);
+      timer.unref();
+    };
+    client.onIdle(wait);
+    client.onClose(() => {
+      clearTimeout(timer);
+    });
+    // Its first call is made once this is known: the wait is checked when it ends.
+    wait();
   }
 
   async #open(server: string): Promise<WireClient> {

@@ -100,6 +100,8 @@ export function remoteFile(
   opened: { handle: number; name: string; size: number; modified: Date },
 ): OpenedFile {
   let state: 'open' | 'read' | 'closed' = 'open';
+  // Held until it is read (the read's call holds the stream then) or closed.
+  const release = client.hold();
   return {
     name: opened.name,
     size: opened.size,
@@ -112,12 +114,14 @@ export function remoteFile(
       if (end < start) {
         // Nothing to read (an empty file): the agent lets go of it unread.
         void client.call('file.close', [opened.handle]).answer.catch(nothing);
+        release();
         return Readable.from([]);
       }
       const call = client.call('file.read', [opened.handle, start, end], {
         output: true,
         outputBytes: Math.max(0, end - start + 1),
       });
+      release();
       // Its failure is the stream's, which the reader hears.
       call.answer.catch(nothing);
       if (call.output === null) throw new Error('a read without its stream');
@@ -126,7 +130,9 @@ export function remoteFile(
     async close(): Promise<void> {
       if (state !== 'open') return;
       state = 'closed';
-      await client.call('file.close', [opened.handle]).answer.catch(nothing);
+      const closing = client.call('file.close', [opened.handle]).answer.catch(nothing);
+      release();
+      await closing;
     },
   };
 }
@@ -139,12 +145,15 @@ export function remoteFile(
 export class RemoteChannel implements FileChannel {
   readonly #client: WireClient;
   readonly #handle: number;
+  readonly #release: () => void;
   readonly writable: boolean;
 
   constructor(client: WireClient, handle: number, writable: boolean) {
     this.#client = client;
     this.#handle = handle;
     this.writable = writable;
+    // The stream stays in use until the channel is closed or aborted.
+    this.#release = client.hold();
   }
 
   #answer(method: string, args: readonly unknown[], options?: CallOptions): Promise<Answer> {
@@ -184,12 +193,15 @@ export class RemoteChannel implements FileChannel {
   }
 
   async close(): Promise<Entry | null> {
-    const answer = await this.#answer('channel.close', []);
-    return believed(this.#client, 'channel.close', nullable(entry), answer);
+    const closing = this.#answer('channel.close', []);
+    this.#release();
+    return believed(this.#client, 'channel.close', nullable(entry), await closing);
   }
 
   async abort(): Promise<void> {
-    await this.#answer('channel.abort', []).catch(nothing);
+    const aborting = this.#answer('channel.abort', []).catch(nothing);
+    this.#release();
+    await aborting;
   }
 }
 
@@ -214,6 +226,8 @@ export async function* folderBatches(
   const opened = await client.call('folder.open', args).answer;
   const { handle } = believed(client, 'folder.open', handleAnswer, opened);
   let over = false;
+  // The stream stays in use between batches, until the folder is let go of.
+  const release = client.hold();
   try {
     for (;;) {
       const next = believed(
@@ -232,6 +246,8 @@ export async function* folderBatches(
       yield next;
     }
   } finally {
-    if (!over) await client.call('folder.return', [handle]).answer.catch(nothing);
+    const returning = over ? null : client.call('folder.return', [handle]).answer.catch(nothing);
+    release();
+    await returning;
   }
 }

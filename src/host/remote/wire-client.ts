@@ -78,6 +78,9 @@ export class WireClient {
   readonly #codes: ReadonlySet<ErrorCode> | null;
   readonly #pending = new Map<number, Pending>();
   readonly #onClose = new Set<(error: Error) => void>();
+  readonly #onIdle = new Set<() => void>();
+  /** Handles the panel holds on this stream (an opened file, a channel, a folder). */
+  #holds = 0;
   #lastId = 0;
   #closed: Error | null = null;
 
@@ -118,6 +121,40 @@ export class WireClient {
   /** Calls under way. */
   get pending(): number {
     return this.#pending.size;
+  }
+
+  /**
+   * Whether the stream is in use: a call under way, or a handle held ({@link hold}). A stream
+   * not in use may be ended without anyone noticing (a helper container let go when idle).
+   */
+  get busy(): boolean {
+    return this.#pending.size + this.#holds > 0;
+  }
+
+  /**
+   * Marks the stream in use while a handle of it is held (between the calls that use it);
+   * answers the release, which does something once.
+   */
+  hold(): () => void {
+    this.#holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#holds--;
+      this.#idleNow();
+    };
+  }
+
+  /** Calls `listener` each time the stream stops being {@link busy}; answers how to stop. */
+  onIdle(listener: () => void): () => void {
+    this.#onIdle.add(listener);
+    return () => this.#onIdle.delete(listener);
+  }
+
+  #idleNow(): void {
+    if (this.#closed !== null || this.busy) return;
+    for (const listener of this.#onIdle) listener();
   }
 
   /** Calls `listener` once, when the stream is gone; answers how to stop listening. */
@@ -205,6 +242,7 @@ export class WireClient {
     }
     for (const listener of this.#onClose) listener(error);
     this.#onClose.clear();
+    this.#onIdle.clear();
   }
 
   #sendQuietly(header: object): void {
@@ -238,6 +276,7 @@ export class WireClient {
           this.#pending.delete(id);
           this.#stopInput(pending);
           pending.resolve({ value, body: header.binary === true ? body : null });
+          this.#idleNow();
           return;
         }
       case 'part':
@@ -292,6 +331,7 @@ export class WireClient {
     this.#stopInput(pending);
     pending.output?.fail(error);
     pending.reject(error);
+    this.#idleNow();
   }
 
   /** The call is over: an input still being sent stops (the agent takes no more of it). */
