@@ -27,7 +27,8 @@ import {
   HelperImageError,
   helperImage,
 } from '../src/host/remote/helper-image.js';
-import { serverFolderOnNode, volumeName } from '../src/host/remote/node-volumes.js';
+import { volumeServerFolder } from '../src/host/remote/node-runtime.js';
+import { volumeName } from '../src/host/remote/node-volumes.js';
 import { RemoteFiles } from '../src/host/remote/remote-files.js';
 import { demultiplex } from '../src/host/runtime/docker/docker-runtime.js';
 import type { Logger } from '../src/log.js';
@@ -207,7 +208,7 @@ describe('the file agent in a helper container on a node', { skip, timeout: 300_
     assert.ok(Buffer.concat(chunks).equals(data), 'read back byte for byte');
 
     // The fixed layout: the volume's root is the server's user's, the server's folder inside it.
-    const folder = await serverFolderOnNode(api, panelId, 'world');
+    const folder = await volumeServerFolder(api, 'node test', panelId)('world');
     assert.equal(path.basename(folder), 'world');
     const root = await stat(path.dirname(folder));
     assert.deepEqual([root.uid, root.gid, root.mode & 0o777], [OWNER.uid, OWNER.gid, 0o700]);

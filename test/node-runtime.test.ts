@@ -22,7 +22,8 @@ import {
   type Runtime,
   type RunningProcess,
 } from '../src/host/runtime/runtime.js';
-import { createNodeRuntime, serverVolumeName } from '../src/host/remote/node-runtime.js';
+import { createNodeRuntime } from '../src/host/remote/node-runtime.js';
+import { volumeName } from '../src/host/remote/node-volumes.js';
 import { dockerNodesForTests, type DockerNode } from './helpers/docker-nodes.js';
 import { eventually } from './helpers/factories.js';
 
@@ -84,7 +85,7 @@ async function onVolume(
     Labels: { 'game-panel.panel': panelId, 'game-panel.test': 'volume' },
     NetworkDisabled: true,
     HostConfig: {
-      Binds: [`${serverVolumeName(panelId, name)}:/servers`],
+      Binds: [`${volumeName(panelId, name)}:/servers`],
       CapDrop: ['ALL'],
       CapAdd: capAdd,
       SecurityOpt: ['no-new-privileges'],
@@ -111,7 +112,7 @@ async function onVolume(
  * user, as the files side of a node makes it; the folder as the engine's machine names it.
  */
 async function serverVolume(node: DockerNode, name: string): Promise<string> {
-  const volume = serverVolumeName(panelId, name);
+  const volume = volumeName(panelId, name);
   await node.docker.createVolume({ Name: volume, Labels: { 'game-panel.panel': panelId } });
   const made = await onVolume(
     node,
@@ -239,7 +240,7 @@ describe('the docker runtime on a node', { skip }, () => {
   });
 
   it('never makes a missing folder in the volume: the start fails and nothing is made', async () => {
-    const volume = serverVolumeName(panelId, 'unmade');
+    const volume = volumeName(panelId, 'unmade');
     await node.docker.createVolume({ Name: volume, Labels: { 'game-panel.panel': panelId } });
     await assert.rejects(runtime.start(spec(node, 'unmade')), (error: unknown) => {
       assert.ok(error instanceof StartError, String(error));

@@ -44,7 +44,9 @@ const storageLog: StorageLog = {
 
 const [serversDir, ...options] = process.argv.slice(2);
 if (serversDir === undefined || serversDir.startsWith('-')) {
-  process.stderr.write('usage: file-agent <serversDir> [--chown] [--usage-ttl-ms=<ms>]\n');
+  process.stderr.write(
+    'usage: file-agent <serversDir> [--chown] [--finish-restores] [--usage-ttl-ms=<ms>]\n',
+  );
   process.exit(2);
 }
 const ttl = options.find((option) => option.startsWith('--usage-ttl-ms='))?.split('=')[1];
@@ -58,6 +60,10 @@ const storage = new ServerStorage(serversDir, {
 process.on('unhandledRejection', (reason) => {
   log('error', 'an unhandled rejection', { err: reason });
 });
+
+// In a helper container the volume holds one server's folder and what its restores leave
+// beside it: a restore an earlier helper left half done is finished before anything is served.
+if (options.includes('--finish-restores')) await storage.finishRestores();
 
 const session = agentMethods(storage);
 const server = new WireServer(

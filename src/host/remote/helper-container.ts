@@ -152,7 +152,7 @@ export class HelperContainers {
       const container = await api.createContainer({
         Image: image.tag,
         Entrypoint: [HELPER_NODE],
-        Cmd: [HELPER_AGENT, HELPER_SERVERS],
+        Cmd: [HELPER_AGENT, HELPER_SERVERS, '--finish-restores'],
         Env: [...image.env],
         WorkingDir: '/',
         User: `${owner.uid}:${owner.gid}`,

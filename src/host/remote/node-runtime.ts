@@ -14,10 +14,7 @@ import { createDockerRuntime } from '../runtime/docker/docker-runtime.js';
 import { engineCall, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import { RuntimeUnavailableError, StartRefusedError, type Runtime } from '../runtime/runtime.js';
 import { engineClient, type EngineConnection } from './engine-connection.js';
-
-/** The name of server `name`'s volume on a node. */
-export const serverVolumeName = (panelId: string, name: string): string =>
-  `game-panel-${panelId}-${name}`;
+import { volumeName } from './node-volumes.js';
 
 /** How long asking a node's engine for a volume may take. */
 const VOLUME_TIMEOUT_MS = 15_000;
@@ -38,7 +35,7 @@ export function volumeServerFolder(
     // since it becomes part of a path on the node.
     if (!/^(?!\.{1,2}$)[A-Za-z0-9_.-]+$/.test(name))
       throw new StartRefusedError(`${JSON.stringify(name)} cannot name a folder on ${where}`);
-    const volume = serverVolumeName(panelId, name);
+    const volume = volumeName(panelId, name);
     let mountpoint: unknown;
     try {
       mountpoint = (await call(() => docker.getVolume(volume).inspect())).Mountpoint;

@@ -6,7 +6,7 @@
  * The layout is fixed, for the file agent and the server's own container alike: the agent's
  * helper mounts the volume at HELPER_SERVERS (`/servers`) and the server's folder is
  * `/servers/<server>`; on the node that folder is `<the volume's Mountpoint>/<server>`
- * ({@link serverFolderOnNode}), which the game container bind-mounts. The volume's root belongs
+ * (`volumeServerFolder` in ./node-runtime.ts), which the game container bind-mounts. The volume's root belongs
  * to the server's uid:gid, mode 0700: the agent runs as that user and writes beside the server's
  * folder (a restore's `.restoring~…`, the temporary files of writes). A new volume's root is the
  * engine's (root's), so it is given to the server's user by a one-shot container of the helper
@@ -40,28 +40,6 @@ const CHOWN_DEADLINE_MS = 30_000;
 
 const deadline = <T>(promise: Promise<T>, what: string, ms = CALL_DEADLINE_MS): Promise<T> =>
   withDeadline(promise, ms, () => new NodeVolumeError(`the engine did not ${what} in time`));
-
-/**
- * Where server `server`'s folder is on the node: `<Mountpoint>/<server>` of its volume, from the
- * volume's inspect. The volume must exist (NodeVolumeError otherwise).
- */
-export async function serverFolderOnNode(
-  docker: Docker,
-  panelId: string,
-  server: string,
-): Promise<string> {
-  const name = volumeName(panelId, server);
-  let info: { Mountpoint?: unknown };
-  try {
-    info = await deadline(docker.getVolume(name).inspect(), 'answer');
-  } catch (error) {
-    if (statusOf(error) === 404) throw new NodeVolumeError(`the volume ${name} does not exist`);
-    throw error;
-  }
-  if (typeof info.Mountpoint !== 'string' || !info.Mountpoint.startsWith('/'))
-    throw new NodeVolumeError(`the volume ${name} has no mount point on the node`);
-  return `${info.Mountpoint.replace(/\/+$/, '')}/${server}`;
-}
 
 export interface NodeVolumesOptions {
   /** The node's engine, for short calls. */

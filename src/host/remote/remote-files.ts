@@ -123,6 +123,14 @@ export class RemoteFiles implements ServerFiles, ServerBackupFiles {
     }
   }
 
+  /** Ends the stream of `server`'s agent (a helper then exits); its calls under way reject. */
+  async closeServer(server: string): Promise<void> {
+    const client = this.#clients.get(server);
+    this.#clients.delete(server);
+    const opened = await client?.catch(() => null);
+    opened?.close('the server was deleted');
+  }
+
   #client(server: string): Promise<WireClient> {
     const known = this.#clients.get(server);
     if (known) return known;
