@@ -18,12 +18,7 @@ import type { ServerHost, ServerRecords, TemplateSource, RegistryPolicy } from '
 import type { EventExit, ServerEventKind, ServerRecord } from '../../domain/server.js';
 import { createLocalHost, type ServerFolders } from '../local/local-host.js';
 import type { FileOwner } from '../local/storage/types.js';
-import {
-  StartRefusedError,
-  type LaunchSpec,
-  type LeftoverProcess,
-  type Runtime,
-} from '../runtime/runtime.js';
+import { StartRefusedError, type Runtime } from '../runtime/runtime.js';
 import { engineClient, type EngineConnection } from './engine-connection.js';
 import { HELPER_IDLE_MS, HelperContainers } from './helper-container.js';
 import { HELPER_SERVERS } from './helper-image.js';
@@ -68,8 +63,8 @@ function noProcesses(node: string): Runtime {
     enforces: new Set(),
     description: `node ${node}: no servers as processes`,
     isolated: true,
-    start: (_spec: LaunchSpec) => Promise.resolve().then(refuse),
-    reap: (_leftover: LeftoverProcess) => Promise.resolve(false),
+    start: () => Promise.resolve().then(refuse),
+    reap: () => Promise.resolve(false),
   };
 }
 
