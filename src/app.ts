@@ -76,7 +76,7 @@ import { registriesRoutes } from './modules/registries/registries.routes.js';
 import { NodesRepository } from './modules/nodes/nodes.repository.js';
 import { nodesRoutes } from './modules/nodes/nodes.routes.js';
 import { NodesService } from './modules/nodes/nodes.service.js';
-import { createNodeEngines } from './host/remote/node-engines.js';
+import { createNodeEngines, engineConnectionOf } from './host/remote/node-engines.js';
 import { RegistriesService } from './modules/registries/registries.service.js';
 import { SettingsRepository } from './modules/settings/settings.repository.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
@@ -106,6 +106,10 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { UsersService } from './modules/users/users.service.js';
 import { serverUserOf } from './host/runtime/server-user.js';
+import { createNodeHost } from './host/remote/node-host.js';
+import { NodeHosts } from './host/remote/node-hosts.js';
+import type { ServerHost } from './host/host.js';
+import { panelId } from './data-dir.js';
 import { ARCHIVE_MAX_RATIO, ARCHIVE_RATIO_FLOOR_BYTES } from './host/local/archive-formats.js';
 import { loadHostKey } from './modules/sftp/host-key.js';
 import { SftpAccess } from './modules/sftp/sftp-access.js';
@@ -288,7 +292,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     log: app.log,
   });
   // Nodes: how each is reached is sealed under a key of its own, derived from the JWT secret.
-  const nodes = new NodesService({
+  const nodes: NodesService = new NodesService({
     repo: new NodesRepository(db.kysely),
     box: new SecretBox(jwtSecret, 'node secrets'),
     engines: createNodeEngines({
@@ -301,6 +305,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       ? {}
       : { checkIntervalMs: overrides.nodeCheckIntervalMs }),
     ...(overrides.nodeDeadlineMs === undefined ? {} : { deadlineMs: overrides.nodeDeadlineMs }),
+    changed: (name, change): Promise<void> => nodeHosts.changed(name, change),
   });
   // The panel's own machine is the node `local`; each server's calls go to its node's host
   // (docs/nodes.md, "Placement").
@@ -321,9 +326,36 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       events.emit('server-event', server, kind, exit);
     },
   });
+  const hosts = new Map<string, ServerHost>([[LOCAL_NODE, localHost]]);
+  // Each remote node's host: the same supervisor over the node's engine, volumes and helper
+  // containers (docs/nodes.md, "A node's host").
+  const nodeHosts: NodeHosts = new NodeHosts({
+    hosts,
+    names: (): Promise<string[]> => nodes.remoteNames(),
+    connectionOf: (name) => nodes.connectionOf(name),
+    make: (name, connection) =>
+      createNodeHost({
+        node: name,
+        connection: engineConnectionOf(connection),
+        panelId: panelId(config.dataDir),
+        records: recordsOn(servers, name),
+        templates,
+        // A server on a node always has a user of its own there, whoever the panel runs as.
+        userOf: (record) => serverUserOf(serverUsers ?? config.serverUidRange, record.id),
+        log: app.log,
+        now,
+        diskGraceSeconds: config.diskGraceSeconds,
+        network: config.serverNetwork,
+        registries,
+        onServerEvent: (server, kind, exit) => {
+          events.emit('server-event', server, kind, exit);
+        },
+      }),
+    log: app.log,
+  });
   const host = new RoutedHost({
     records: servers,
-    hosts: new Map([[LOCAL_NODE, localHost]]),
+    hosts,
     refuseStart: (node) => nodes.refuseStartOn(node),
   });
   const serversService = new ServersService({
@@ -586,6 +618,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     await twoFactor.load();
     await templates.importShipped();
     await backups.recover();
+    await nodeHosts.load();
     await host.recover();
     // After the servers are back: a missed run that starts at once finds them as they are.
     await scheduler.start();

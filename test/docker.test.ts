@@ -23,20 +23,13 @@ import {
   serverAction,
   stats,
   type Session,
+  consoleHas,
 } from './helpers/factories.js';
 
 const MIB = 1024 * 1024;
 const docker = await dockerForTests();
 const skip = docker.ok ? false : docker.why;
 const bridge = await bridgeDockerForTests();
-
-async function consoleHas(panel: TestPanel, admin: Session, name: string, text: string) {
-  return eventually(
-    async () =>
-      (await historyOf(panel, admin, name)).find((line) => line.includes(text)) ?? undefined,
-    `"${text}" in the console of ${name}`,
-  );
-}
 
 describe('docker runtime guarantees', { skip }, () => {
   let panel: TestPanel;

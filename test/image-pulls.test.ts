@@ -20,6 +20,7 @@ import {
   serverAction,
   stats,
   type Session,
+  consoleHas,
 } from './helpers/factories.js';
 import {
   REGISTRY_PASSWORD,
@@ -40,15 +41,6 @@ const WRONG_PASSWORD = 'wrong-registry-password-5e2b';
  */
 const TAG_LOOKUP = /^(HEAD|GET) \/v2\/game-panel\/payload\/manifests\/1$/;
 rememberSecret(WRONG_PASSWORD);
-
-async function consoleHas(panel: TestPanel, admin: Session, name: string, text: string) {
-  return eventually(
-    async () =>
-      (await historyOf(panel, admin, name)).find((line) => line.includes(text)) ?? undefined,
-    `"${text}" in the console of ${name}`,
-    45_000,
-  );
-}
 
 async function statusBecomes(panel: TestPanel, admin: Session, name: string, status: string) {
   await eventually(
@@ -130,7 +122,7 @@ describe('image pulls from a registry', { skip }, () => {
     });
     assert.equal(created.statusCode, 200, created.body);
     // The install's image is pulled first, then the install runs in it.
-    await consoleHas(panel, admin, 'pulled', '[panel] installed');
+    await consoleHas(panel, admin, 'pulled', '[panel] installed', 45_000);
     const history = await historyOf(panel, admin, 'pulled');
     const pulling = history.indexOf(
       `[panel] pulling ${reference}: the Docker host does not have it`,
@@ -162,7 +154,7 @@ describe('image pulls from a registry', { skip }, () => {
     assert.equal(started.statusCode, 200, started.body);
     // The registry gave the image; its download goes on after the answer.
     assert.equal(statusOf(started), 'starting');
-    await consoleHas(panel, admin, 'progress', `[panel] pulled ${viaProxy} (sha256:`);
+    await consoleHas(panel, admin, 'progress', `[panel] pulled ${viaProxy} (sha256:`, 45_000);
     await statusBecomes(panel, admin, 'progress', 'running');
     assert.equal(proxy.count(TAG_LOOKUP) - before, 1, 'a pull looks its tag up once');
 
@@ -206,12 +198,12 @@ describe('image pulls from a registry', { skip }, () => {
     const second = await serverAction(panel, admin, 'second', 'start');
     assert.equal(statusOf(second), 'starting', second.body);
     await eventually(() => (proxy.waiting > 0 ? true : undefined), 'the download to be held');
-    await consoleHas(panel, admin, 'second', 'already being pulled for another server');
+    await consoleHas(panel, admin, 'second', 'already being pulled for another server', 45_000);
 
     // While the pull is held: another server starts and runs, requests are answered, and a
     // second start of a waiting server is refused.
     assert.equal((await serverAction(panel, admin, 'bystander', 'start')).statusCode, 200);
-    await consoleHas(panel, admin, 'bystander', 'Done!');
+    await consoleHas(panel, admin, 'bystander', 'Done!', 45_000);
     assert.equal((await stats(panel, admin, 'first')).status, 'starting');
     assertError(await serverAction(panel, admin, 'first', 'start'), 409, 'CONFLICT');
 
@@ -224,6 +216,7 @@ describe('image pulls from a registry', { skip }, () => {
       admin,
       'second',
       `the start is cancelled (it was waiting for ${viaProxy})`,
+      45_000,
     );
     assert.ok(proxy.waiting > 0, 'still held: the stop did not wait for the pull');
 
@@ -310,7 +303,13 @@ describe('image pulls from a registry', { skip }, () => {
       json<{ data: { install: { state: string } } }>(created).data.install.state,
       'failed',
     );
-    await consoleHas(panel, admin, 'private-install', '[panel] the install could not start');
+    await consoleHas(
+      panel,
+      admin,
+      'private-install',
+      '[panel] the install could not start',
+      45_000,
+    );
     const install = await panel.app.inject({
       method: 'POST',
       url: '/api/servers/private-install/install',
@@ -334,8 +333,9 @@ describe('image pulls from a registry', { skip }, () => {
       admin,
       'private',
       `[panel] could not pull ${reference}: unauthorized: authentication required`,
+      45_000,
     );
-    await consoleHas(panel, admin, 'private', '[panel] the server is not started');
+    await consoleHas(panel, admin, 'private', '[panel] the server is not started', 45_000);
     assert.equal((await stats(panel, admin, 'private')).status, 'stopped');
 
     const fixed = await panel.app.inject({
@@ -346,7 +346,7 @@ describe('image pulls from a registry', { skip }, () => {
     });
     assert.equal(fixed.statusCode, 200, fixed.body);
     assert.equal((await serverAction(panel, admin, 'private', 'start')).statusCode, 200);
-    await consoleHas(panel, admin, 'private', 'Done!');
+    await consoleHas(panel, admin, 'private', 'Done!', 45_000);
     assert.equal((await stats(panel, admin, 'private')).imageDigest, digest);
 
     // The password is never answered, in the registry list or the audit log.

@@ -3,12 +3,13 @@
  * as nodes (helpers/docker-nodes.ts): a new server goes on the node with the most memory left
  * that fits its limit, or on the one an admin names; a node in maintenance takes none and
  * starts none; a node that does not answer takes none; allocations are unique per node; a
- * server on a node this panel has no host for yet is refused its operations with 503 and read
- * like any other.
+ * server on a node runs there, in a container (a process template is refused), its console and
+ * files through the API as on the panel's own machine.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
+import { imageGameServerCommand } from './helpers/docker.js';
 import { dockerNodesForTests, type DockerNode } from './helpers/docker-nodes.js';
 import {
   assertError,
@@ -19,6 +20,7 @@ import {
   register,
   serverAction,
   type Session,
+  consoleHas,
 } from './helpers/factories.js';
 
 const found = await dockerNodesForTests(2);
@@ -204,21 +206,44 @@ describe('servers on nodes', { skip }, () => {
     ]);
   });
 
-  it('refuses the operations of a server on a node without a host, and reads its record', async () => {
-    // `big` is on two, which has no host in this panel yet.
+  it('runs a server on a node through the API: start, console, files, stop', async () => {
+    // `big` is on two and runs as a process: a node runs containers only.
     assert.equal(await nodeOfServer('big'), two.name);
-    assertError(await serverAction(panel, admin, 'big', 'start'), 503, 'NODE_UNREACHABLE');
-    assertError(await serverAction(panel, admin, 'big', 'stop'), 503, 'NODE_UNREACHABLE');
-    assertError(await call('GET', '/api/servers/big/files?path=/'), 503, 'NODE_UNREACHABLE');
-    assertError(
-      await call('POST', '/api/servers/big/command', { command: 'say hi' }),
-      503,
-      'NODE_UNREACHABLE',
-    );
+    const refused = await serverAction(panel, admin, 'big', 'start');
+    assertError(refused, 409);
+    assert.match(refused.body, /containers only/);
+
+    const made = await create('boxed-two', {
+      node: two.name,
+      startCommand: imageGameServerCommand(),
+      runtime: 'docker',
+      image: two.image,
+      stopCommand: 'stop',
+    });
+    assert.equal(made.statusCode, 200, made.body);
+    const upload = await call('PUT', '/api/servers/boxed-two/files/content?path=/note.txt', {
+      content: 'on the node\n',
+    });
+    assert.ok([200, 201].includes(upload.statusCode), upload.body);
+    assert.equal((await serverAction(panel, admin, 'boxed-two', 'start')).statusCode, 200);
+    await consoleHas(panel, admin, 'boxed-two', 'Done! pid=');
+    const [container] = await two.docker.listContainers({
+      filters: { label: ['game-panel.server=boxed-two'] },
+    });
+    assert.ok(container, 'its container runs on node two');
+    const [elsewhere] = await one.docker.listContainers({
+      filters: { label: ['game-panel.server=boxed-two'] },
+    });
+    assert.equal(elsewhere, undefined);
+    const read = await call('GET', '/api/servers/boxed-two/files/content?path=/note.txt');
+    assert.equal(read.statusCode, 200, read.body);
+    assert.match(read.body, /on the node/);
+    assert.equal((await serverAction(panel, admin, 'boxed-two', 'stop')).statusCode, 200);
     const list = json<{ data: { name: string; status: string }[] }>(
       await call('GET', '/api/servers'),
     );
-    assert.equal(list.data.find((server) => server.name === 'big')?.status, 'stopped');
+    assert.equal(list.data.find((server) => server.name === 'boxed-two')?.status, 'stopped');
+    assert.equal((await call('DELETE', '/api/servers/boxed-two')).statusCode, 200);
   });
 
   it('never places a server on a node that does not answer', async () => {

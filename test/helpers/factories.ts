@@ -263,3 +263,19 @@ export async function historyOf(
     socket.close();
   }
 }
+
+/** The first line of `name`'s console history (through the console socket) that has `text`. */
+export function consoleHas(
+  panel: TestPanel,
+  session: Session,
+  name: string,
+  text: string,
+  timeoutMs?: number,
+): Promise<string> {
+  return eventually(
+    async () =>
+      (await historyOf(panel, session, name)).find((line) => line.includes(text)) ?? undefined,
+    `"${text}" in the console of ${name}`,
+    timeoutMs,
+  );
+}

@@ -18,7 +18,7 @@ import type { ServerHost, ServerRecords, TemplateSource, RegistryPolicy } from '
 import type { EventExit, ServerEventKind, ServerRecord } from '../../domain/server.js';
 import { createLocalHost, type ServerFolders } from '../local/local-host.js';
 import type { FileOwner } from '../local/storage/types.js';
-import { StartRefusedError, type Runtime } from '../runtime/runtime.js';
+import { StartRefusedError, type LimitName, type Runtime } from '../runtime/runtime.js';
 import { engineClient, type EngineConnection } from './engine-connection.js';
 import { HELPER_IDLE_MS, HelperContainers } from './helper-container.js';
 import { HELPER_SERVERS } from './helper-image.js';
@@ -60,7 +60,9 @@ function noProcesses(node: string): Runtime {
   };
   return {
     kind: 'process',
-    enforces: new Set(),
+    // Every limit, so that the start reaches `start` and is refused for what it is: nothing
+    // ever runs here.
+    enforces: new Set<LimitName>(['memoryBytes', 'cpuPercent', 'pids']),
     description: `node ${node}: no servers as processes`,
     isolated: true,
     start: () => Promise.resolve().then(refuse),

@@ -65,6 +65,11 @@ export interface NodesServiceDeps {
   readonly checkIntervalMs?: number;
   /** How long a node has to answer; 5 s by default. */
   readonly deadlineMs?: number;
+  /**
+   * Hears a node added, reached another way (its address or credentials changed) or removed,
+   * once it is saved: the panel's host of the node follows (src/host/remote/node-hosts.ts).
+   */
+  readonly changed?: (name: string, change: 'added' | 'reached' | 'removed') => Promise<void>;
 }
 
 /** The fields of a node an admin sets, besides how it is reached. */
@@ -163,6 +168,7 @@ export class NodesService {
       throw new AppError('ALREADY_EXISTS', `A node named ${input.name} exists already`);
     }
     await this.#monitor.check(added.name);
+    await this.#deps.changed?.(added.name, 'added');
     return this.#view(added, EMPTY_LOAD);
   }
 
@@ -214,7 +220,10 @@ export class NodesService {
     }
     const updated = await this.#deps.repo.update(name, rowChanges, this.#deps.now().toISOString());
     if (updated === undefined) throw notFound('Node');
-    if (reaching) await this.#monitor.check(name);
+    if (reaching) {
+      await this.#monitor.check(name);
+      await this.#deps.changed?.(name, 'reached');
+    }
     return this.#view(updated, (await this.#deps.repo.loads()).get(name));
   }
 
@@ -232,6 +241,7 @@ export class NodesService {
       );
     }
     this.#monitor.forget(name);
+    await this.#deps.changed?.(name, 'removed');
   }
 
   /**
@@ -307,6 +317,13 @@ export class NodesService {
   /** What node `name` last answered, without asking it. */
   health(name: string): NodeHealth {
     return this.#monitor.health(name);
+  }
+
+  /** The names of the remote nodes (every node but `local`). */
+  async remoteNames(): Promise<string[]> {
+    return (await this.#deps.repo.list())
+      .map((node) => node.name)
+      .filter((name) => name !== LOCAL_NODE);
   }
 
   /** How node `name`'s engine is reached, secrets opened; null for `local`. */
