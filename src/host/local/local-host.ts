@@ -129,7 +129,6 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     folders ??= localFolders(storage);
     files ??= storage;
   }
-  const storage = folders;
   const checkPorts = options.checkPorts ?? true;
   const lines = new LineMatcher();
   const supervisor = new Supervisor({
@@ -140,7 +139,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     prepareFiles: (record, template, env) =>
       prepareConfigFiles(files, record, template, env, options.log),
     checkPorts: (record) => (checkPorts ? checkPortsFree(record.allocations) : Promise.resolve()),
-    storage,
+    storage: folders,
     userOf: options.userOf,
     log: options.log,
     now: options.now,
@@ -156,11 +155,11 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     backupFiles: files,
     async create(name) {
       const record = await options.records.find(name);
-      await storage.create(name, record === undefined ? null : options.userOf(record));
+      await folders.create(name, record === undefined ? null : options.userOf(record));
     },
     async discard(name): Promise<DiscardedServer> {
       await supervisor.forget(name);
-      return storage.discard(name);
+      return folders.discard(name);
     },
     state: (name) => supervisor.state(name),
     start: (name) => supervisor.start(name),
@@ -186,10 +185,10 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
       })),
     async recover() {
       // A restore cut short between its renames gets its directory back before anything starts.
-      await storage.finishRestores();
+      await folders.finishRestores();
       await supervisor.recover();
     },
-    removeLeftovers: () => storage.removeLeftovers(() => options.records.allNames()),
+    removeLeftovers: () => folders.removeLeftovers(() => options.records.allNames()),
     shutdown: ({ stopServers }) => supervisor.shutdown(stopServers),
     async close() {
       await lines.close();

@@ -23,7 +23,7 @@ import type { Logger } from '../../log.js';
 import { SILENT_LOGGER } from '../../log.js';
 import { withDeadline } from '../runtime/deadline.js';
 import { PANEL_LABEL } from '../runtime/docker/container-spec.js';
-import { reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import {
   ensureHelperImage,
   HELPER_AGENT,
@@ -63,8 +63,6 @@ export interface HelperContainersOptions {
  */
 export const HELPER_IDLE_MS = 60_000;
 
-/** How long a short call to the engine may take. */
-const CALL_DEADLINE_MS = 15_000;
 /** The helper's private /tmp: small, no set-uid programs, no devices, nothing run from it. */
 const TMP_OPTIONS = 'rw,nosuid,nodev,noexec,size=16m';
 /** The helper's processes: Node's own threads, and room. */
@@ -80,7 +78,7 @@ export class HelperStartError extends Error {
   }
 }
 
-const deadline = <T>(promise: Promise<T>, what: string, ms = CALL_DEADLINE_MS): Promise<T> =>
+const deadline = <T>(promise: Promise<T>, what: string, ms = ENGINE_CALL_MS): Promise<T> =>
   withDeadline(promise, ms, () => new HelperStartError(`the engine did not ${what} in time`));
 
 /** The helper containers of one node. */
@@ -202,7 +200,7 @@ export class HelperContainers {
     try {
       helper = await withDeadline(
         starting,
-        this.#options.startDeadlineMs ?? CALL_DEADLINE_MS,
+        this.#options.startDeadlineMs ?? ENGINE_CALL_MS,
         () => new HelperStartError(`the helper of ${server} did not start in time`),
       );
     } catch (error) {

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { withDeadline } from '../runtime/deadline.js';
-import { reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
 
 /** The repository of the helper image's tag. */
 export const HELPER_REPOSITORY = 'game-panel-file-agent';
@@ -349,8 +349,6 @@ function tarHeader(entry: RootEntry): Buffer {
 
 /** How long an import may take (the image is about as large as Node: some 100 MB). */
 const IMPORT_DEADLINE_MS = 300_000;
-/** How long a short call to the engine may take. */
-const CALL_DEADLINE_MS = 15_000;
 
 /**
  * The helper image on the engine `docker`: checked for the node's architecture, imported unless
@@ -362,7 +360,7 @@ export async function ensureHelperImage(
 ): Promise<HelperImage & { imported: boolean }> {
   const version = await withDeadline(
     docker.version(),
-    CALL_DEADLINE_MS,
+    ENGINE_CALL_MS,
     () => new HelperImageError('the engine did not tell its version in time'),
   );
   const problem = architectureProblem(version, process.arch);
@@ -400,7 +398,7 @@ async function hasImage(docker: Docker, tag: string): Promise<boolean> {
   try {
     await withDeadline(
       docker.getImage(tag).inspect(),
-      CALL_DEADLINE_MS,
+      ENGINE_CALL_MS,
       () => new HelperImageError('the engine did not answer about the helper image in time'),
     );
     return true;

@@ -19,14 +19,12 @@ import type { EventExit, ServerEventKind, ServerRecord } from '../../domain/serv
 import { createLocalHost, type ServerFolders } from '../local/local-host.js';
 import type { FileOwner } from '../local/storage/types.js';
 import { StartRefusedError, type LimitName, type Runtime } from '../runtime/runtime.js';
+import { ENGINE_CALL_MS } from '../runtime/docker/engine.js';
 import { engineClient, type EngineConnection } from './engine-connection.js';
 import { HELPER_IDLE_MS, HelperContainers } from './helper-container.js';
 import { HELPER_SERVERS } from './helper-image.js';
 import { createNodeRuntime } from './node-runtime.js';
 import { RemoteFiles } from './remote-files.js';
-
-/** How long a short call to the node's engine may take. */
-const CALL_TIMEOUT_MS = 15_000;
 
 export interface NodeHostOptions {
   /** The node's name (`eu-1`). */
@@ -78,7 +76,7 @@ export async function createNodeHost(options: NodeHostOptions): Promise<ServerHo
     return options.userOf(record);
   };
   const helpers = new HelperContainers({
-    api: engineClient(connection, { timeoutMs: CALL_TIMEOUT_MS }),
+    api: engineClient(connection, { timeoutMs: ENGINE_CALL_MS }),
     streams: engineClient(connection, { timeoutMs: null }),
     panelId,
     userOf: ownerOf,

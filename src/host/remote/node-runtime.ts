@@ -11,13 +11,10 @@
  */
 import type Docker from 'dockerode';
 import { createDockerRuntime } from '../runtime/docker/docker-runtime.js';
-import { engineCall, reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { ENGINE_CALL_MS, engineCall, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import { RuntimeUnavailableError, StartRefusedError, type Runtime } from '../runtime/runtime.js';
 import { engineClient, type EngineConnection } from './engine-connection.js';
 import { volumeName } from './node-volumes.js';
-
-/** How long asking a node's engine for a volume may take. */
-const VOLUME_TIMEOUT_MS = 15_000;
 
 /**
  * The server's folder on the engine `docker` (`<Mountpoint>/<name>` of its volume), for
@@ -29,7 +26,7 @@ export function volumeServerFolder(
   where: string,
   panelId: string,
 ): (name: string) => Promise<string> {
-  const call = engineCall(where, { deadlineMs: VOLUME_TIMEOUT_MS });
+  const call = engineCall(where, { deadlineMs: ENGINE_CALL_MS });
   return async (name) => {
     // A server's name is one plain path segment (the domain's rule); held to it here as well,
     // since it becomes part of a path on the node.
@@ -77,6 +74,6 @@ export function createNodeRuntime(options: NodeRuntimeOptions): Promise<Runtime>
     engine: { where, client },
     panelId: options.panelId,
     network: options.network,
-    serverFolder: volumeServerFolder(client(VOLUME_TIMEOUT_MS), where, options.panelId),
+    serverFolder: volumeServerFolder(client(ENGINE_CALL_MS), where, options.panelId),
   });
 }

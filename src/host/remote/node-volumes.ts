@@ -15,7 +15,7 @@
 import type Docker from 'dockerode';
 import { withDeadline } from '../runtime/deadline.js';
 import { PANEL_LABEL, SERVER_LABEL } from '../runtime/docker/container-spec.js';
-import { reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import { HELPER_NODE, HELPER_SERVERS } from './helper-image.js';
 
 /** On a helper container of the panel's (and its volume's one-shot chown): the server's name. */
@@ -33,12 +33,10 @@ export class NodeVolumeError extends Error {
   }
 }
 
-/** How long a short call to the engine may take. */
-const CALL_DEADLINE_MS = 15_000;
 /** How long the one-shot chown may take, from its create to its removal. */
 const CHOWN_DEADLINE_MS = 30_000;
 
-const deadline = <T>(promise: Promise<T>, what: string, ms = CALL_DEADLINE_MS): Promise<T> =>
+const deadline = <T>(promise: Promise<T>, what: string, ms = ENGINE_CALL_MS): Promise<T> =>
   withDeadline(promise, ms, () => new NodeVolumeError(`the engine did not ${what} in time`));
 
 export interface NodeVolumesOptions {

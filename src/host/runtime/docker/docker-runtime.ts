@@ -18,7 +18,7 @@
  * output is lost and the console works as with a process (./container-process.ts). A container
  * outlives a panel that was killed: the next panel attaches to it again ({@link Runtime.adopt}).
  * The engine is reached, and its errors read, through ./engine.ts; every short call has a
- * deadline (CALL_TIMEOUT_MS).
+ * deadline (ENGINE_CALL_MS).
  *
  * The engine is the panel's own (`dockerHost`) or a node's, given as clients (`engine`), with
  * the server's folder in its volume (`serverFolder`); an install's script is put into its
@@ -45,7 +45,7 @@ import {
   never,
   type ContainerEngine,
 } from './container-process.js';
-import { engineCall, engineOptions, reasonOf, statusOf } from './engine.js';
+import { ENGINE_CALL_MS, engineCall, engineOptions, reasonOf, statusOf } from './engine.js';
 import { engineImages } from './images.js';
 import { withShell } from '../shells.js';
 import {
@@ -98,8 +98,6 @@ export type DockerRuntimeOptions = (
   readonly serverFolder?: (name: string) => Promise<string>;
 };
 
-/** Short calls to the engine; waits and attach streams have no time limit. */
-const CALL_TIMEOUT_MS = 15_000;
 /** How long the start-up ping may take before the engine is said to be unreachable. */
 const PING_TIMEOUT_MS = 3_000;
 /** Signal names by number, to tell an exit code above 128 as the signal that ended the server. */
@@ -110,7 +108,7 @@ const SIGNAL_NAMES = new Map(
 export async function createDockerRuntime(options: DockerRuntimeOptions): Promise<Runtime> {
   const { where, api, streams } = clientsOf(options);
   // Short calls have a deadline whatever the transport; a pull's request waits for a registry.
-  const call = engineCall(where, { deadlineMs: CALL_TIMEOUT_MS });
+  const call = engineCall(where, { deadlineMs: ENGINE_CALL_MS });
   const open = engineCall(where);
 
   /** The bind source of server `spec.name`'s folder (see DockerRuntimeOptions.serverFolder). */
@@ -431,13 +429,13 @@ function clientsOf(options: DockerRuntimeOptions): { where: string; api: Docker;
   if (options.engine !== undefined)
     return {
       where: options.engine.where,
-      api: options.engine.client(CALL_TIMEOUT_MS),
+      api: options.engine.client(ENGINE_CALL_MS),
       streams: options.engine.client(null),
     };
   const engine = engineOptions(options.dockerHost, options.dockerCertPath ?? null);
   return {
     where: options.dockerHost ?? 'unix:///var/run/docker.sock',
-    api: new Docker({ ...engine, timeout: CALL_TIMEOUT_MS }),
+    api: new Docker({ ...engine, timeout: ENGINE_CALL_MS }),
     streams: new Docker(engine),
   };
 }

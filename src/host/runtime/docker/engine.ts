@@ -96,6 +96,12 @@ function unreachable(error: unknown): boolean {
 export type EngineCall = <T>(task: () => Promise<T>) => Promise<T>;
 
 /**
+ * How long a short call to an engine (inspect, create, remove, list) may take, on this machine's
+ * engine and a node's alike; waits, attach streams, pulls and imports have limits of their own.
+ */
+export const ENGINE_CALL_MS = 15_000;
+
+/**
  * Runs calls to the engine at `where`; a connection failure becomes
  * {@link RuntimeUnavailableError}. With `deadlineMs`, a call that has not settled by then is
  * given up as one too: a socket timeout alone does not bound every transport (over SSH a silent
