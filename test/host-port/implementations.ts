@@ -77,6 +77,13 @@ type Launch = (
 const quoted = (parts: readonly string[]): string =>
   parts.map((part) => JSON.stringify(part)).join(' ');
 
+/** The stand-in game server as a process of the process runtime. */
+const processLaunch: Launch = (flags) => ({
+  startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
+  runtime: 'process',
+  image: null,
+});
+
 /** A Docker engine for the process runtime's machine: none answers there, none is used. */
 const NO_ENGINE = 'unix:///nonexistent/docker.sock';
 
@@ -296,45 +303,19 @@ export const implementations: readonly Implementation[] = [
   {
     name: 'local host, process runtime',
     skip: false,
-    open: () =>
-      openLocal(
-        (flags) => ({
-          startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
-          runtime: 'process',
-          image: null,
-        }),
-        NO_ENGINE,
-      ),
+    open: () => openLocal(processLaunch, NO_ENGINE),
   },
   {
     name: 'local host, process runtime, files through the file agent',
     skip: false,
     skipRuntime: 'its runtime is the local host’s process runtime, tested above',
-    open: () =>
-      openLocal(
-        (flags) => ({
-          startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
-          runtime: 'process',
-          image: null,
-        }),
-        NO_ENGINE,
-        'agent',
-      ),
+    open: () => openLocal(processLaunch, NO_ENGINE, 'agent'),
   },
   {
     name: 'local host, process runtime, files through a helper container on a node',
     skip: nodes.ok ? false : nodes.why,
     skipRuntime: 'its runtime is the local host’s process runtime, tested above',
-    open: () =>
-      openLocal(
-        (flags) => ({
-          startCommand: quoted([process.execPath, gameServerScript(), ...flags]),
-          runtime: 'process',
-          image: null,
-        }),
-        NO_ENGINE,
-        'node',
-      ),
+    open: () => openLocal(processLaunch, NO_ENGINE, 'node'),
   },
   {
     name: 'local host, docker runtime',
