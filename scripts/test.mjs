@@ -38,6 +38,10 @@ const args = [
   'tsx',
   '--test',
   '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  // A file that failed as a whole, with its last standard error, listed again at the very end.
+  '--test-reporter=./scripts/failed-files-reporter.mjs',
+  '--test-reporter-destination=stdout',
   '--test-concurrency=4',
   ...files,
 ];

@@ -174,6 +174,11 @@ export interface AppOverrides extends MachineOverrides {
   readonly nodeCheckIntervalMs?: number;
   /** How long a node has to answer (5 s by default); tests shorten it. */
   readonly nodeDeadlineMs?: number;
+  /**
+   * How many seconds a node's engine that went away may take to come back before the servers
+   * running there are shown `unknown` (60 by default); tests shorten it.
+   */
+  readonly engineReturnAttempts?: number;
 }
 
 export { redactUrl } from './http/logging.js';
@@ -306,6 +311,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       : { checkIntervalMs: overrides.nodeCheckIntervalMs }),
     ...(overrides.nodeDeadlineMs === undefined ? {} : { deadlineMs: overrides.nodeDeadlineMs }),
     changed: (name, change): Promise<void> => nodeHosts.changed(name, change),
+    answersAgain: (name) => void host.reconnectNode(name),
   });
   // The panel's own machine is the node `local`; each server's calls go to its node's host
   // (docs/nodes.md, "Placement").
@@ -350,13 +356,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         onServerEvent: (server, kind, exit) => {
           events.emit('server-event', server, kind, exit);
         },
+        engineReturnAttempts: overrides.engineReturnAttempts,
       }),
     log: app.log,
   });
-  const host = new RoutedHost({
+  const host: RoutedHost = new RoutedHost({
     records: servers,
     hosts,
     refuseStart: (node) => nodes.refuseStartOn(node),
+    unreachable: (node) => nodes.health(node).status === 'unreachable',
   });
   const serversService = new ServersService({
     servers,

@@ -9,8 +9,8 @@
  * is refused.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { appendFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -48,6 +48,7 @@ let api: Docker;
 let streams: Docker;
 let buildDir: string;
 let agentFile: string;
+let ownTag: string;
 const panelId = `t${randomBytes(4).toString('hex')}`;
 /** Another panel's id: its helpers are an earlier run's to this panel's leftovers test. */
 const earlierPanelId = `${panelId}e`;
@@ -149,6 +150,11 @@ describe('the file agent in a helper container on a node', { skip, timeout: 300_
       sourcemap: false,
       logLevel: 'error',
     });
+    // An image of this file's own (its tag is the hash of its content): the test removes it to
+    // see it imported again, which must not pull the image from under the other files running
+    // at once on the same node with the panel's.
+    await appendFile(agentFile, `// node-helper test ${randomUUID()}\n`);
+    ownTag = (await helperImage({ agentFile })).tag;
   });
 
   after(async () => {
@@ -161,6 +167,10 @@ describe('the file agent in a helper container on a node', { skip, timeout: 300_
       for (const volume of volumes.Volumes) await api.getVolume(volume.Name).remove();
     }
     await rm(buildDir, { recursive: true, force: true });
+    await api
+      .getImage(ownTag)
+      .remove({ force: true })
+      .catch(() => undefined);
   });
 
   it('makes the image from the panel’s files and imports it once', async () => {

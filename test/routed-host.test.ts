@@ -81,6 +81,7 @@ describe('routed host', () => {
   let west: { host: ServerHost; serversDir: string };
   let routed: RoutedHost;
   const refusedNodes: string[] = [];
+  const silentNodes: string[] = [];
 
   before(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'routed-host-'));
@@ -97,6 +98,7 @@ describe('routed host', () => {
         if (!refusedNodes.includes(node)) return Promise.resolve();
         return Promise.reject(new AppError('NODE_MAINTENANCE', `${node} is in maintenance`));
       },
+      unreachable: (node) => silentNodes.includes(node),
     });
     records.add('e1', { startCommand: command(), node: 'east' });
     records.add('w1', { startCommand: command(), node: 'west' });
@@ -175,12 +177,42 @@ describe('routed host', () => {
     }, 'NODE_UNREACHABLE');
     const folder = routed.files.readFolder('n1', [], 10);
     await refused(() => folder.next(), 'NODE_UNREACHABLE');
-    assert.equal(routed.state('n1').status, 'stopped');
+    // Whether it runs there is not known.
+    assert.equal(routed.state('n1').status, 'unknown');
     for (const dir of [east.serversDir, west.serversDir]) {
       assert.ok(!existsSync(path.join(dir, 'n1')));
     }
     // Its record can still go: discarding needs nothing of this machine.
     (await routed.discard('n1')).purge();
+  });
+
+  it('answers at once for a node that does not answer: its running servers unknown', async () => {
+    await routed.start('w1');
+    await routed.start('e1');
+    silentNodes.push('west');
+    try {
+      assert.equal(routed.state('w1').status, 'unknown');
+      assert.equal(routed.state('e1').status, 'running');
+      for (const call of [
+        () => routed.stop('w1'),
+        () => routed.kill('w1'),
+        () => routed.restart('w1'),
+        () => routed.start('w1'),
+        () => routed.files.list('w1', []),
+        () => routed.hold('w1', 'a backup'),
+      ])
+        await refused(call, 'NODE_UNREACHABLE');
+      // Nothing of it is known: no figures, and no waiting for them.
+      assert.deepEqual(await routed.usage('w1'), { cpuPercent: 0, memoryBytes: 0, pids: 0 });
+      // Its host was never asked: the server runs on there.
+      assert.equal(west.host.state('w1').status, 'running');
+      assert.ok((await routed.usage('e1')).pids >= 1);
+    } finally {
+      silentNodes.length = 0;
+    }
+    assert.equal(routed.state('w1').status, 'running');
+    await routed.stop('w1');
+    await routed.stop('e1');
   });
 
   it('asks the node before a start, a restart or an install reaches its host', async () => {

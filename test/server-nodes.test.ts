@@ -4,11 +4,13 @@
  * that fits its limit, or on the one an admin names; a node in maintenance takes none and
  * starts none; a node that does not answer takes none; allocations are unique per node; a
  * server on a node runs there, in a container (a process template is refused), its console and
- * files through the API as on the panel's own machine.
+ * files through the API as on the panel's own machine. A node that goes away shows its servers
+ * `unknown`, answers their operations at once, and is taken back when it returns (docs/nodes.md,
+ * "When a node fails").
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { startPanel, suiteScope, type TestPanel } from './helpers/app.js';
+import { restartedPanel, startPanel, suiteScope, type TestPanel } from './helpers/app.js';
 import { imageGameServerCommand } from './helpers/docker.js';
 import { dockerNodesForTests, type DockerNode } from './helpers/docker-nodes.js';
 import {
@@ -18,9 +20,11 @@ import {
   gameServerCommand,
   json,
   register,
+  sendCommand,
   serverAction,
   type Session,
   consoleHas,
+  type ServerStatsBody,
 } from './helpers/factories.js';
 
 const found = await dockerNodesForTests(2);
@@ -274,5 +278,158 @@ describe('servers on nodes', { skip }, () => {
     ).data.servers;
     assert.deepEqual(left, []);
     assert.equal((await call('DELETE', `/api/admin/nodes/${one.name}`)).statusCode, 200);
+  });
+});
+
+describe('a node that goes away', { skip }, () => {
+  let panel: TestPanel;
+  let admin: Session;
+  let flaky: DockerNode;
+  let atClose: 'keep' | 'stop' = 'stop';
+  // Short: the node is asked often, and its engine's absence is given up on after 3 s. (A node
+  // whose engine is stopped refuses connections: the deadline is for a busy machine.)
+  const overrides = {
+    nodeCheckIntervalMs: 300,
+    nodeDeadlineMs: 10_000,
+    engineReturnAttempts: 3,
+    serversAtClose: () => atClose,
+  };
+
+  const suite = suiteScope();
+  before(async () => {
+    if (!found.ok || !stoppable.ok) return;
+    [flaky] = stoppable.nodes as [DockerNode];
+    panel = await startPanel(suite, {}, overrides);
+    admin = await register(panel, 'admin');
+    const added = await call('POST', '/api/admin/nodes', {
+      name: flaky.name,
+      dockerHost: flaky.dockerHost,
+      tls: flaky.tls,
+      publicAddress: flaky.address,
+    });
+    assert.equal(added.statusCode, 201, added.body);
+    for (const [name, fields] of [
+      ['far', { node: flaky.name, runtime: 'docker', image: flaky.image, stopCommand: 'stop' }],
+      ['near', { node: 'local' }],
+    ] as const) {
+      const made = await call('POST', '/api/servers/create', {
+        name,
+        startCommand: name === 'far' ? imageGameServerCommand() : gameServerCommand(),
+        ...fields,
+      });
+      assert.equal(made.statusCode, 200, made.body);
+    }
+  });
+
+  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
+    panel.app.inject({
+      method,
+      url,
+      headers: admin.headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
+  const stats = async (name: string): Promise<ServerStatsBody> => {
+    const response = await call('GET', `/api/servers/${name}/stats`);
+    assert.equal(response.statusCode, 200, response.body);
+    return json<{ data: ServerStatsBody }>(response).data;
+  };
+  const statusIs = (name: string, status: string, timeoutMs?: number) =>
+    eventually(
+      async () => ((await stats(name)).status === status ? true : undefined),
+      `${name} ${status}`,
+      timeoutMs,
+    );
+  const health = (status: string) =>
+    eventually(async () => {
+      const response = await call('GET', `/api/admin/nodes/${flaky.name}`);
+      const node = json<{ data: { health: { status: string } } }>(response).data;
+      return node.health.status === status ? true : undefined;
+    }, `${flaky.name} ${status}`);
+  /** The container's main process, as this machine sees it (the node's engine runs here). */
+  const containerPid = async (): Promise<number> => {
+    const [container] = await flaky.docker.listContainers({
+      filters: { label: ['game-panel.server=far'] },
+    });
+    assert.ok(container, 'far runs on its node');
+    return (await flaky.docker.getContainer(container.Id).inspect()).State.Pid;
+  };
+
+  it('shows its servers unknown, answers at once, and takes them back when it returns', async () => {
+    assert.equal((await serverAction(panel, admin, 'far', 'start')).statusCode, 200);
+    assert.equal((await serverAction(panel, admin, 'near', 'start')).statusCode, 200);
+    await consoleHas(panel, admin, 'far', 'Done! pid=');
+    const pid = await containerPid();
+    await flaky.stop();
+    try {
+      await health('unreachable');
+      // Not `stopped`: it may well run on (it does).
+      assert.equal((await stats('far')).status, 'unknown');
+      const listed = json<{ data: { name: string; status: string }[] }>(
+        await call('GET', '/api/servers'),
+      ).data;
+      assert.equal(listed.find((server) => server.name === 'far')?.status, 'unknown');
+      assert.equal(listed.find((server) => server.name === 'near')?.status, 'running');
+      // Its operations are answered at once, nothing done; the other node's are as ever.
+      for (const action of ['stop', 'kill', 'restart'] as const)
+        assertError(await serverAction(panel, admin, 'far', action), 503, 'NODE_UNREACHABLE');
+      assertError(await call('GET', '/api/servers/far/files?path=/'), 503, 'NODE_UNREACHABLE');
+      assert.equal((await call('GET', '/api/servers/near/files?path=/')).statusCode, 200);
+      // Once its engine has been given up on, the panel says so, and records no end.
+      await consoleHas(panel, admin, 'far', 'whether the server still runs is not known');
+      assert.equal((await stats('far')).lastExit, null);
+      process.kill(pid, 0);
+    } finally {
+      await flaky.start();
+    }
+    await health('online');
+    // The very container, taken back as it runs: its console works both ways.
+    await statusIs('far', 'running');
+    await consoleHas(panel, admin, 'far', 'its engine answers again: the server runs on');
+    assert.equal(await containerPid(), pid);
+    assert.equal((await sendCommand(panel, admin, 'far', 'say back')).statusCode, 200);
+    await consoleHas(panel, admin, 'far', '[Server] back');
+    assert.equal((await stats('far')).lastExit, null);
+  });
+
+  it('records how a server ended while its node was away', async () => {
+    const pid = await containerPid();
+    await flaky.stop();
+    try {
+      await health('unreachable');
+      // Ended behind the panel's back while its engine is down (it runs on this machine).
+      process.kill(pid, 'SIGKILL');
+      await consoleHas(panel, admin, 'far', 'whether the server still runs is not known');
+    } finally {
+      await flaky.start();
+    }
+    await statusIs('far', 'crashed');
+    const { lastExit } = await stats('far');
+    assert.ok(lastExit, 'its end is recorded');
+    assert.equal(lastExit.cleanStop, false);
+    assert.ok(lastExit.code === 137 || lastExit.signal === 'SIGKILL', JSON.stringify(lastExit));
+  });
+
+  it('takes a server back after a panel restart while its node was away', async () => {
+    assert.equal((await serverAction(panel, admin, 'far', 'start')).statusCode, 200);
+    await statusIs('far', 'running');
+    const pid = await containerPid();
+    await flaky.stop();
+    let again: TestPanel;
+    try {
+      atClose = 'keep';
+      await panel.app.close();
+      atClose = 'stop';
+      again = await restartedPanel(suite, panel, overrides);
+      panel = again;
+      // Its engine does not answer: not known, never `stopped`, and not started anew.
+      await statusIs('far', 'unknown');
+      await consoleHas(panel, admin, 'far', "the server's engine does not answer");
+    } finally {
+      await flaky.start();
+    }
+    await statusIs('far', 'running');
+    assert.equal(await containerPid(), pid);
+    assert.equal((await serverAction(panel, admin, 'far', 'stop')).statusCode, 200);
+    assert.equal((await stats('far')).status, 'stopped');
   });
 });

@@ -2,10 +2,12 @@
 
 /**
  * `installing`: the template's install script runs; `starting`: the server runs but has not yet
- * printed the template's startup-done line; `crashed`: it ended without anybody asking.
+ * printed the template's startup-done line; `crashed`: it ended without anybody asking;
+ * `unknown`: it ran on an engine that no longer answers (its node went away), so whether it
+ * still runs is not known until the engine answers again (docs/nodes.md, "When a node fails").
  */
 export type ServerStatus =
-  'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+  'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed' | 'unknown';
 
 export const SERVER_STATUSES: readonly ServerStatus[] = [
   'stopped',
@@ -14,6 +16,7 @@ export const SERVER_STATUSES: readonly ServerStatus[] = [
   'running',
   'stopping',
   'crashed',
+  'unknown',
 ];
 
 /**

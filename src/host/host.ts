@@ -634,6 +634,11 @@ export interface ServerHost {
    * run.
    */
   recover(): Promise<void>;
+  /**
+   * Takes back the servers shown `unknown` whose engine answers again (docs/nodes.md, "When a
+   * node fails"); done on its own every few seconds too. Never rejects.
+   */
+  reconnect(): Promise<void>;
   /** Removes what an earlier run left in the folders (temporary files, deleted servers). */
   removeLeftovers(): Promise<void>;
   /**

@@ -4,7 +4,7 @@
  * whole machine (report, recover, removeLeftovers, shutdown, close) go to every host.
  *
  * A server whose node has no host here (a remote node, until its host is built) answers its
- * operations with 503 NODE_UNREACHABLE and touches no other node: its status reads `stopped`,
+ * operations with 503 NODE_UNREACHABLE and touches no other node: its status reads `unknown`,
  * its console, files, usage and lifecycle are refused. Making and discarding it need nothing of
  * this machine, so they succeed: its record can be made, read and deleted.
  *
@@ -38,6 +38,12 @@ export interface RoutedHostOptions {
    * restart or an install reaches the node's host; none is refused when not given.
    */
   readonly refuseStart?: ((node: string) => Promise<void>) | undefined;
+  /**
+   * True while remote node `node` does not answer (its health, docs/nodes.md "Health"): its
+   * servers that were running, starting or stopping read `unknown` at once, before their
+   * runtime gives up on the engine. None is when not given.
+   */
+  readonly unreachable?: ((node: string) => boolean) | undefined;
 }
 
 /** The methods of each files port, every one listed, so that a method added to it is routed. */
@@ -76,14 +82,29 @@ const BACKUP_FILE_METHODS = {
   replaceFromArchive: true,
 } as const satisfies Record<keyof ServerBackupFiles, true>;
 
-/** A stopped server that nothing here knows more of. */
-const STOPPED: ServerState = { status: 'stopped', pid: null, startedAt: null, lastExit: null };
+/** A server on a node without a host here: whether it runs is not known. */
+const UNKNOWN: ServerState = { status: 'unknown', pid: null, startedAt: null, lastExit: null };
+
+/** The statuses of a server that runs, which a node gone silent makes `unknown`. */
+const RUNNING: ReadonlySet<ServerStatus> = new Set([
+  'installing',
+  'starting',
+  'running',
+  'stopping',
+]);
 
 /** 503 for an operation on a server whose node has no host here. */
 export const noHostFor = (node: string): AppError =>
   new AppError(
     'NODE_UNREACHABLE',
     `The server is on the node ${node}, which this panel cannot run servers on yet: nothing was done`,
+  );
+
+/** 503 for an operation on a server whose node does not answer now. */
+export const silentNode = (node: string): AppError =>
+  new AppError(
+    'NODE_UNREACHABLE',
+    `The server's node ${node} does not answer: nothing was done; try again once it is back`,
   );
 
 /**
@@ -160,7 +181,14 @@ export class RoutedHost implements ServerHost {
     const node = await this.#nodeOf(server);
     const host = this.hostOf(node);
     if (host === null) throw noHostFor(node);
+    // Answered at once rather than at the engine's deadline: the panel stays responsive.
+    if (this.#silent(node)) throw silentNode(node);
     return host;
+  }
+
+  /** A remote node that does not answer now (its health); `local` never counts as one. */
+  #silent(node: string): boolean {
+    return node !== LOCAL_NODE && this.#options.unreachable?.(node) === true;
   }
 
   /** The host of `server` by the node last read, for the calls that cannot wait. */
@@ -175,6 +203,7 @@ export class RoutedHost implements ServerHost {
     await this.#options.refuseStart?.(node);
     const host = this.hostOf(node);
     if (host === null) throw noHostFor(node);
+    if (this.#silent(node)) throw silentNode(node);
     return host;
   }
 
@@ -196,7 +225,11 @@ export class RoutedHost implements ServerHost {
   }
 
   state(name: string): ServerState {
-    return this.#hostNow(name).host?.state(name) ?? STOPPED;
+    const { node, host } = this.#hostNow(name);
+    if (host === null) return UNKNOWN;
+    const state = host.state(name);
+    if (RUNNING.has(state.status) && this.#silent(node)) return { ...state, status: 'unknown' };
+    return state;
   }
 
   async start(name: string): Promise<ServerStatus> {
@@ -236,6 +269,9 @@ export class RoutedHost implements ServerHost {
   }
 
   async usage(name: string): Promise<Usage> {
+    const node = await this.#nodeOf(name);
+    // Nothing is known of a server on a node that does not answer: its status says so.
+    if (this.#silent(node)) return { cpuPercent: 0, memoryBytes: 0, pids: 0 };
     return (await this.#hostFor(name)).usage(name);
   }
 
@@ -246,6 +282,15 @@ export class RoutedHost implements ServerHost {
   async recover(): Promise<void> {
     await this.load();
     for (const host of this.#all()) await host.recover();
+  }
+
+  async reconnect(): Promise<void> {
+    await Promise.all(this.#all().map((host) => host.reconnect()));
+  }
+
+  /** Takes back the `unknown` servers of node `node`, which answers again. Never rejects. */
+  async reconnectNode(node: string): Promise<void> {
+    await this.hostOf(node)?.reconnect();
   }
 
   async removeLeftovers(): Promise<void> {

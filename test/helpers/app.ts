@@ -184,3 +184,35 @@ export async function startPanel(
     close,
   };
 }
+
+/**
+ * A second panel on `panel`'s data and database, as after a restart of the panel (close the
+ * first one with `serversAtClose: () => 'keep'` to have its servers run on). Closes with `scope`
+ * (its app only: the first panel's close cleans up the data).
+ */
+export async function restartedPanel(
+  scope: Scope,
+  panel: TestPanel,
+  overrides: Omit<AppOverrides, 'db'> = {},
+): Promise<TestPanel> {
+  const app = await buildApp(panel.config, {
+    ...(logStream ? { logStream } : {}),
+    ...overrides,
+  });
+  await app.ready();
+  let listening: Promise<string> | undefined;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= app.close().then(() => undefined));
+  scope.after(close);
+  return {
+    app,
+    db: panel.db,
+    config: panel.config,
+    dataDir: panel.dataDir,
+    listen() {
+      listening ??= app.listen({ host: '127.0.0.1', port: 0 });
+      return listening;
+    },
+    close,
+  };
+}

@@ -9,7 +9,7 @@ import type { ServerStatus } from '../../domain/server.js';
 import type { RunningProcess } from '../runtime/runtime.js';
 import type { CrashRestarts } from './crash-restart.js';
 import type { LineMatcher } from './line-watch.js';
-import { follow, setStatus, tell, type Entry, type SupervisorDeps } from './server-entry.js';
+import { follow, lose, setStatus, tell, type Entry, type SupervisorDeps } from './server-entry.js';
 import { endedAsAsked } from './stop-sequence.js';
 
 type AttachDeps = Pick<SupervisorDeps, 'servers' | 'lines' | 'log' | 'now' | 'onEvent'>;
@@ -24,7 +24,7 @@ export async function attach(
   name: string,
   entry: Entry,
   process: RunningProcess,
-  how: 'started' | 'took over' | 'ended while away',
+  how: 'started' | 'took over' | 'ended while away' | 'reconnected' | 'ended while unreachable',
   donePatterns: readonly string[] = [],
 ): Promise<ServerStatus> {
   entry.process = process;
@@ -50,6 +50,14 @@ export async function attach(
   // Handled under the lock: an exit during this very start is seen once the start is
   // recorded, so the server never stays "running" with no process behind it.
   entry.exitHandled = follow(deps.log, name, entry, process, 'a server exit', async (exit) => {
+    // Its engine stopped answering: how it ends is not known yet, so nothing is recorded.
+    if (exit.lost === true) {
+      await entry.lock.run(() => {
+        lose(entry, process);
+        return Promise.resolve();
+      });
+      return;
+    }
     entry.unwatch?.();
     entry.unwatch = null;
     const lastExit = {
@@ -67,16 +75,22 @@ export async function attach(
     });
     await entry.lock.run(() => restarts.exited(name, entry, process, exit));
   });
-  if (how === 'ended while away') {
+  if (how === 'ended while away' || how === 'ended while unreachable') {
     // Never shown running: its exit, handled next, shows how it ended.
-    entry.log.append('[panel] the server ended while the panel was not running');
+    entry.log.append(
+      how === 'ended while away'
+        ? '[panel] the server ended while the panel was not running'
+        : '[panel] its engine answers again: the server ended meanwhile',
+    );
     return entry.status;
   }
   await deps.servers.recordStarted(name, process);
   entry.log.append(
     how === 'started'
       ? `[panel] started (pid ${process.pid})`
-      : `[panel] took the server back at the panel's start (pid ${process.pid})`,
+      : how === 'took over'
+        ? `[panel] took the server back at the panel's start (pid ${process.pid})`
+        : `[panel] its engine answers again: the server runs on (pid ${process.pid})`,
   );
   // With done patterns it stays starting until the watcher above sees the line (it may have).
   if (donePatterns.length === 0) {

@@ -189,6 +189,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
       await supervisor.recover();
     },
     removeLeftovers: () => folders.removeLeftovers(() => options.records.allNames()),
+    reconnect: () => supervisor.reconnect(),
     shutdown: ({ stopServers }) => supervisor.shutdown(stopServers),
     async close() {
       await lines.close();

@@ -176,6 +176,26 @@ export function setStatus(entry: Entry, status: ServerStatus): void {
   entry.log.status(status);
 }
 
+/**
+ * The running `process`'s end is not known: its engine stopped answering (`ExitInfo.lost`, or a
+ * stop that cannot reach it). The server is `unknown`, recorded as still running (its pid and
+ * whether it should run are kept, no exit is recorded, no crash restart), until its engine
+ * answers and the supervisor takes it back (./supervisor.ts `reconnect`). Must run under the
+ * entry's lock.
+ */
+export function lose(entry: Entry, process: RunningProcess): void {
+  if (entry.process !== process) return;
+  entry.process = null;
+  entry.unwatch?.();
+  entry.unwatch = null;
+  entry.stopRequested = false;
+  entry.stopSignal = null;
+  entry.log.append(
+    '[panel] the engine the server runs on does not answer: whether the server still runs is not known until it answers again',
+  );
+  setStatus(entry, 'unknown');
+}
+
 /** Tells `onEvent`; what it does with it never disturbs the server's handling. */
 export function tell(
   deps: Pick<SupervisorDeps, 'onEvent' | 'log'>,

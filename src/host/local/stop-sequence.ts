@@ -7,9 +7,10 @@
  */
 import { constants as osConstants } from 'node:os';
 import type { ServerRecord } from '../../domain/server.js';
-import type { ExitInfo } from '../runtime/runtime.js';
+import { RuntimeUnavailableError, type ExitInfo, type RunningProcess } from '../runtime/runtime.js';
 import { stopMethodOf } from '../../domain/stop-command.js';
 import {
+  lose,
   setStatus,
   tell,
   type Entry,
@@ -29,7 +30,8 @@ export interface StopOptions {
 
 /**
  * Runs the stop sequence; returns once every process of the server is gone. Must run under the
- * entry's lock.
+ * entry's lock. An engine that cannot be reached rejects it with RuntimeUnavailableError: the
+ * server keeps the status it had, or is `unknown` when its engine went away during the stop.
  */
 export async function halt(
   deps: StopDeps,
@@ -39,6 +41,40 @@ export async function halt(
 ): Promise<void> {
   const process = entry.process;
   if (!process) return;
+  await reaching(entry, process, 'stop', () => haltProcess(deps, entry, record, options, process));
+}
+
+/**
+ * Runs `ending` (a stop or a kill of `process`); when its engine cannot be reached
+ * (RuntimeUnavailableError, rethrown), nothing reached the server, which keeps the status it had.
+ */
+export async function reaching(
+  entry: Entry,
+  process: RunningProcess,
+  what: 'stop' | 'kill',
+  ending: () => Promise<void>,
+): Promise<void> {
+  const before = entry.status;
+  try {
+    await ending();
+  } catch (error) {
+    if (error instanceof RuntimeUnavailableError && entry.process === process) {
+      entry.stopRequested = false;
+      entry.stopSignal = null;
+      entry.log.append(`[panel] the ${what} did not reach the server: ${error.message}`);
+      setStatus(entry, before);
+    }
+    throw error;
+  }
+}
+
+async function haltProcess(
+  deps: StopDeps,
+  entry: Entry,
+  record: ServerRecord,
+  options: StopOptions,
+  process: RunningProcess,
+): Promise<void> {
   entry.stopRequested = true;
   setStatus(entry, 'stopping');
   const exited = process.exited.then(() => true);
@@ -80,7 +116,14 @@ export async function stopped(
   record: ServerRecord,
   options: StopOptions,
 ): Promise<void> {
-  await entry.process?.exited;
+  const process = entry.process;
+  const exit = await process?.exited;
+  if (process && exit?.lost === true) {
+    lose(entry, process);
+    throw new RuntimeUnavailableError(
+      'the engine the server runs on stopped answering during the stop: whether it ended is not known',
+    );
+  }
   entry.process = null;
   entry.log.append('[panel] stopped');
   setStatus(entry, 'stopped');

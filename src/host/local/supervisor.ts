@@ -13,7 +13,12 @@ import type { ServerStatus } from '../../domain/server.js';
 import type { FeatureNotice } from '../../domain/features.js';
 import { AppError } from '../../errors.js';
 import type { ConsoleEvent, ConsoleLine, ServerState, Usage } from '../host.js';
-import { StartError, type RunningProcess } from '../runtime/runtime.js';
+import {
+  RuntimeUnavailableError,
+  StartError,
+  type LeftoverProcess,
+  type RunningProcess,
+} from '../runtime/runtime.js';
 import { attach, settledAlready, watchLines } from './attach.js';
 import { ConsolePacer } from './console-feed.js';
 import { CrashRestarts } from './crash-restart.js';
@@ -32,9 +37,15 @@ import {
   type Entry,
   type SupervisorDeps,
 } from './server-entry.js';
-import { halt, stopped } from './stop-sequence.js';
+import { halt, reaching, stopped } from './stop-sequence.js';
 
 export type { PortCheck, Runtimes } from './server-entry.js';
+
+/**
+ * How often the servers shown `unknown` (their engine stopped answering) are asked after, besides
+ * at once when their node answers again (`reconnect`).
+ */
+const RECONNECT_MS = 15_000;
 
 /** What a person types to stop a game server, whatever its configured stop command. */
 const STOP_WORDS = new Set(['stop', 'quit', 'exit', 'end', 'shutdown', '/stop', '/quit']);
@@ -51,9 +62,15 @@ export class Supervisor {
   readonly #restarts: CrashRestarts;
   readonly #installs: InstallRuns;
   readonly #disk: DiskQuota;
+  /** Asks after the `unknown` servers every RECONNECT_MS. */
+  readonly #reconnectTimer: NodeJS.Timeout;
+  /** The round of `reconnect` under way, which a second call joins. */
+  #reconnecting: Promise<void> | null = null;
 
   constructor(deps: SupervisorDeps) {
     this.#deps = deps;
+    this.#reconnectTimer = setInterval(() => void this.reconnect(), RECONNECT_MS);
+    this.#reconnectTimer.unref();
     const closing = () => this.#closing;
     this.#pulls = new PullFirst(deps, closing);
     this.#restarts = new CrashRestarts(deps, {
@@ -108,6 +125,8 @@ export class Supervisor {
    */
   async start(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
+    // Taken back first: it may run on (409, as any running server), or be gone.
+    await this.#takeBack(name, entry, false);
     return this.#pulls.answer(
       entry,
       await entry.lock.run(async () => {
@@ -154,15 +173,20 @@ export class Supervisor {
     );
   }
 
-  stop(name: string): Promise<ServerStatus> {
+  async stop(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
+    const ended = await this.#takeBack(name, entry, false);
     return entry.lock.run(async () => {
       if (await this.#pulls.cancel(name, entry)) return entry.status;
       if (entry.status === 'stopped' || entry.status === 'crashed') {
-        return this.#restarts.cancelWaiting(name, entry);
+        return ended
+          ? this.#stoppedMeanwhile(name, entry)
+          : this.#restarts.cancelWaiting(name, entry);
       }
       const record = await recordOf(this.#deps.servers, name);
-      await halt(this.#deps, entry, record);
+      await halt(this.#deps, entry, record).catch((error: unknown) => {
+        throw refusal(error);
+      });
       return entry.status;
     });
   }
@@ -170,6 +194,7 @@ export class Supervisor {
   /** Stops the server if it runs (the whole stop sequence), then starts it again. */
   async restart(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
+    await this.#takeBack(name, entry, false);
     return this.#pulls.answer(
       entry,
       await entry.lock.run(async () => {
@@ -178,6 +203,8 @@ export class Supervisor {
         if (entry.process)
           await halt(this.#deps, entry, await recordOf(this.#deps.servers, name), {
             keepDesired: true,
+          }).catch((error: unknown) => {
+            throw refusal(error);
           });
         const status = await this.#start(name, entry, false);
         return { status, pulling: entry.pulling };
@@ -192,10 +219,13 @@ export class Supervisor {
    */
   async kill(name: string): Promise<ServerStatus> {
     const entry = this.#entry(name);
+    const ended = await this.#takeBack(name, entry, false);
     const stopping = entry.process;
     if (stopping && entry.stopRequested) {
       entry.log.append('[panel] killing the server');
-      await stopping.kill();
+      await stopping.kill().catch((error: unknown) => {
+        throw refusal(error);
+      });
       await stopping.exited;
       // The stop under way holds the lock until it has recorded the end; then answer.
       return entry.lock.run(() => Promise.resolve(entry.status));
@@ -203,12 +233,21 @@ export class Supervisor {
     return entry.lock.run(async () => {
       const process = entry.process;
       if (await this.#pulls.cancel(name, entry)) return entry.status;
-      if (!process) return this.#restarts.cancelWaiting(name, entry);
-      entry.stopRequested = true;
-      setStatus(entry, 'stopping');
-      entry.log.append('[panel] killing the server');
-      await process.kill();
-      await stopped(this.#deps, entry, await recordOf(this.#deps.servers, name), {});
+      if (!process) {
+        return ended
+          ? this.#stoppedMeanwhile(name, entry)
+          : this.#restarts.cancelWaiting(name, entry);
+      }
+      const record = await recordOf(this.#deps.servers, name);
+      await reaching(entry, process, 'kill', async () => {
+        entry.stopRequested = true;
+        setStatus(entry, 'stopping');
+        entry.log.append('[panel] killing the server');
+        await process.kill();
+        await stopped(this.#deps, entry, record, {});
+      }).catch((error: unknown) => {
+        throw refusal(error);
+      });
       return entry.status;
     });
   }
@@ -277,10 +316,24 @@ export class Supervisor {
     for (const record of records) {
       const runtime = this.#deps.runtimes[record.runtime];
       const leftover = { name: record.name, pid: record.pid, identity: record.pidIdentity };
-      const process = await runtime.adopt?.(leftover).catch((error: unknown) => {
+      // Its engine does not answer: whether it runs there is not known until it does. A server
+      // that should run is shown `unknown` too, and started once its engine answers.
+      const unreachable = (error: unknown): boolean => {
+        if (!(error instanceof RuntimeUnavailableError)) return false;
+        if (record.pid === null && !record.desiredRunning) return false;
+        const entry = this.#entry(record.name);
+        entry.log.append(`[panel] the server's engine does not answer: ${error.message}`);
+        setStatus(entry, 'unknown');
+        adopted.add(record.name);
+        return true;
+      };
+      let process: RunningProcess | null | undefined;
+      try {
+        process = await runtime.adopt?.(leftover);
+      } catch (error) {
+        if (unreachable(error)) continue;
         this.#deps.log.error({ err: error, server: record.name }, 'could not take over a server');
-        return null;
-      });
+      }
       if (process) {
         const entry = this.#entry(record.name);
         const template =
@@ -302,7 +355,13 @@ export class Supervisor {
         adopted.add(record.name);
         continue;
       }
-      const ended = await runtime.reap(leftover);
+      let ended: boolean;
+      try {
+        ended = await runtime.reap(leftover);
+      } catch (error) {
+        if (unreachable(error)) continue;
+        throw error;
+      }
       if (ended)
         this.#deps.log.warn(
           { server: record.name, pid: record.pid },
@@ -339,6 +398,7 @@ export class Supervisor {
    */
   async shutdown(stopServers: boolean): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#reconnectTimer);
     this.#disk.close();
     await Promise.all(
       [...this.#entries].map(([name, entry]) =>
@@ -362,6 +422,82 @@ export class Supervisor {
         }),
       ),
     );
+  }
+
+  /**
+   * Asks after every server shown `unknown` (docs/nodes.md, "When a node fails"): each whose
+   * engine answers is taken back (see #takeBack), and one gone from it that should run is
+   * started again. Called every RECONNECT_MS, and at once when a node answers again. Never
+   * rejects.
+   */
+  reconnect(): Promise<void> {
+    this.#reconnecting ??= (async () => {
+      for (const [name, entry] of this.#entries) {
+        if (this.#closing) break;
+        if (entry.status !== 'unknown') continue;
+        await this.#takeBack(name, entry, true).catch((error: unknown) => {
+          this.#deps.log.debug({ err: error, server: name }, 'a server is still unknown');
+        });
+      }
+    })().finally(() => {
+      this.#reconnecting = null;
+    });
+    return this.#reconnecting;
+  }
+
+  /**
+   * Takes back server `name` if it is `unknown`, once its engine answers: the very container,
+   * running on or ended meanwhile (then its end is handled as any exit); or, gone from its
+   * engine, stopped, and started again with `restartGone` when it should run. Rejects with 503
+   * RUNTIME_UNAVAILABLE while its engine does not answer (it stays `unknown`). True when it was
+   * unknown and is now found not running.
+   */
+  async #takeBack(name: string, entry: Entry, restartGone: boolean): Promise<boolean> {
+    if (entry.status !== 'unknown') return false;
+    const ended = await entry.lock.run(async () => {
+      if (entry.status !== 'unknown' || this.#closing) return null;
+      const record = await recordOf(this.#deps.servers, name);
+      const runtime = this.#deps.runtimes[record.runtime];
+      const leftover: LeftoverProcess = { name, pid: record.pid, identity: record.pidIdentity };
+      let process: RunningProcess | null;
+      try {
+        process = (await runtime.adopt?.(leftover)) ?? null;
+        if (process === null) await runtime.reap(leftover);
+      } catch (error) {
+        throw refusal(error);
+      }
+      if (process !== null) {
+        const over = await settledAlready(process.exited);
+        await attach(
+          this.#deps,
+          this.#restarts,
+          name,
+          entry,
+          process,
+          over ? 'ended while unreachable' : 'reconnected',
+        );
+        return over;
+      }
+      entry.log.append('[panel] its engine answers again: the server is not there any more');
+      setStatus(entry, 'stopped');
+      await this.#deps.servers.recordStopped(name, record.desiredRunning);
+      if (restartGone && record.desiredRunning) await this.#start(name, entry, true);
+      return true;
+    });
+    // Its end is handled under the lock: seen before the caller goes on.
+    if (ended === true && entry.process !== null) await entry.exitHandled;
+    return ended === true && entry.process === null;
+  }
+
+  /**
+   * A stop or kill of an `unknown` server found ended when its engine answered: it is stopped,
+   * as asked, without an automatic restart. Must run under the entry's lock.
+   */
+  async #stoppedMeanwhile(name: string, entry: Entry): Promise<ServerStatus> {
+    this.#restarts.cancel(entry);
+    setStatus(entry, 'stopped');
+    await this.#deps.servers.recordStopped(name, false);
+    return entry.status;
   }
 
   #entry(name: string): Entry {

@@ -47,6 +47,8 @@ export interface NodeHostOptions {
   readonly helperIdleMs?: number | undefined;
   /** The file agent's bundle (dist/file-agent.mjs by default). */
   readonly agentFile?: string | undefined;
+  /** See DockerRuntimeOptions.engineReturnAttempts (a minute by default); tests shorten it. */
+  readonly engineReturnAttempts?: number | undefined;
 }
 
 /** The runtime of a template that runs a process on the host: none on a node. */
@@ -126,6 +128,7 @@ export async function createNodeHost(options: NodeHostOptions): Promise<ServerHo
     connection,
     panelId,
     network: options.network,
+    engineReturnAttempts: options.engineReturnAttempts,
   });
   const host = createLocalHost({
     serversDir: HELPER_SERVERS,

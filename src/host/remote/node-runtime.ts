@@ -60,6 +60,8 @@ export interface NodeRuntimeOptions {
   readonly connection: EngineConnection;
   readonly panelId: string;
   readonly network: 'host' | 'none';
+  /** See DockerRuntimeOptions.engineReturnAttempts (a minute by default). */
+  readonly engineReturnAttempts?: number | undefined;
 }
 
 /**
@@ -75,5 +77,8 @@ export function createNodeRuntime(options: NodeRuntimeOptions): Promise<Runtime>
     panelId: options.panelId,
     network: options.network,
     serverFolder: volumeServerFolder(client(ENGINE_CALL_MS), where, options.panelId),
+    ...(options.engineReturnAttempts === undefined
+      ? {}
+      : { engineReturnAttempts: options.engineReturnAttempts }),
   });
 }

@@ -115,7 +115,8 @@ export class NodeVolumes {
     owner: { readonly uid: number; readonly gid: number },
     image: string,
   ): Promise<void> {
-    // chmod first: once the root is the server's, root without CAP_FOWNER may not change it.
+    // Root changes the mode of a folder it does not own (the server's, from an earlier run of
+    // the panel) only with CAP_FOWNER: the one-shot has it, and CAP_CHOWN, and nothing else.
     const script = `const fs = require('node:fs'); fs.chmodSync(${JSON.stringify(HELPER_SERVERS)}, 0o700); fs.chownSync(${JSON.stringify(HELPER_SERVERS)}, ${owner.uid}, ${owner.gid});`;
     const container = await deadline(
       this.#docker.createContainer({
@@ -129,7 +130,7 @@ export class NodeVolumes {
           Binds: [`${volume}:${HELPER_SERVERS}:rw,nocopy`],
           NetworkMode: 'none',
           CapDrop: ['ALL'],
-          CapAdd: ['CHOWN'],
+          CapAdd: ['CHOWN', 'FOWNER'],
           SecurityOpt: ['no-new-privileges'],
           ReadonlyRootfs: true,
           RestartPolicy: { Name: 'no' },

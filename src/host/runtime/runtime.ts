@@ -74,6 +74,12 @@ export interface ExitInfo {
   readonly signal: string | null;
   /** The kernel ended the server because it passed its memory limit. */
   readonly outOfMemory: boolean;
+  /**
+   * The end is not known: the engine the server runs on stopped answering (for a minute), so it
+   * may still run there. Code and signal are null. The runtime's `adopt` takes it back once the
+   * engine answers again.
+   */
+  readonly lost?: true;
 }
 
 export type OutputStream = 'stdout' | 'stderr';

@@ -70,6 +70,11 @@ export interface NodesServiceDeps {
    * once it is saved: the panel's host of the node follows (src/host/remote/node-hosts.ts).
    */
   readonly changed?: (name: string, change: 'added' | 'reached' | 'removed') => Promise<void>;
+  /**
+   * Hears a node answer again after it did not (or at its first answer): the panel takes back
+   * its servers shown `unknown` (docs/nodes.md, "When a node fails").
+   */
+  readonly answersAgain?: (name: string) => void;
 }
 
 /** The fields of a node an admin sets, besides how it is reached. */
@@ -117,6 +122,9 @@ export class NodesService {
       deadlineMs: this.#deadlineMs,
       now: deps.now,
       log: deps.log,
+      onChange: (name, health) => {
+        if (health.status === 'online') deps.answersAgain?.(name);
+      },
     });
   }
 

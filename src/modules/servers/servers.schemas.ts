@@ -18,7 +18,7 @@ const StatusSchema = Type.Union(
   SERVER_STATUSES.map((status) => Type.Literal(status)),
   {
     description:
-      'installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking',
+      'installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known',
   },
 );
 const InstallStateSchema = Type.Union(

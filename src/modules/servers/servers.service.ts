@@ -645,7 +645,11 @@ export class ServersService {
     const state = this.#deps.host.state(name);
     const [usage, disk] = await Promise.all([
       this.#deps.host.usage(name),
-      this.#deps.host.files.diskUsage(name),
+      // A server whose node does not answer is `unknown`, its figures 0 (docs/nodes.md).
+      this.#deps.host.files.diskUsage(name).catch((error: unknown) => {
+        if (error instanceof AppError && state.status === 'unknown') return 0;
+        throw error;
+      }),
     ]);
     const uptimeMs = state.startedAt ? this.#deps.now().getTime() - state.startedAt.getTime() : 0;
     return {

@@ -4412,8 +4412,15 @@ export interface paths {
                   | 'schedules'
                   | 'users'
                 )[];
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
                 template: string | null;
               }[];
               message: string;
@@ -5843,8 +5850,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };
@@ -6298,8 +6312,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };
@@ -8028,8 +8049,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };
@@ -8121,8 +8149,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };
@@ -8294,8 +8329,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };
@@ -9051,8 +9093,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };
@@ -9184,8 +9233,15 @@ export interface paths {
                   count: number;
                   limit: number | null;
                 };
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
                 uptimeSeconds: number;
               };
               message: string;
@@ -9262,8 +9318,15 @@ export interface paths {
             'application/json': {
               data: {
                 name: string;
-                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking */
-                status: 'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+                /** @description installing: the install script runs; starting: until the template says it has started; crashed: ended without anybody asking; unknown: its node does not answer, so whether it runs is not known */
+                status:
+                  | 'stopped'
+                  | 'installing'
+                  | 'starting'
+                  | 'running'
+                  | 'stopping'
+                  | 'crashed'
+                  | 'unknown';
               };
               message: string;
             };

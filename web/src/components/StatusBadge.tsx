@@ -1,7 +1,7 @@
 import styles from './StatusBadge.module.css';
 
 export type ServerStatus =
-  'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed';
+  'stopped' | 'installing' | 'starting' | 'running' | 'stopping' | 'crashed' | 'unknown';
 
 const LABELS: Readonly<Record<ServerStatus, string>> = {
   stopped: 'Stopped',
@@ -10,6 +10,8 @@ const LABELS: Readonly<Record<ServerStatus, string>> = {
   running: 'Running',
   stopping: 'Stopping',
   crashed: 'Crashed',
+  // Its node does not answer: whether it runs is not known (docs/nodes.md).
+  unknown: 'Unknown',
 };
 
 /** A server's status as a word and a colour (the word alone carries the meaning). */

@@ -23,6 +23,12 @@ describe('parseFrame', () => {
       type: 'status',
       status: 'running',
     });
+    // Every status the panel sends: an install, and a server whose node does not answer.
+    for (const status of ['installing', 'unknown'])
+      expect(parseFrame(`{"type":"status","status":"${status}"}`)).toEqual({
+        type: 'status',
+        status,
+      });
     expect(parseFrame('{"type":"skipped","lines":12}')).toEqual({ type: 'skipped', lines: 12 });
     expect(
       parseFrame('{"type":"notice","feature":"eula","message":"accept the EULA","extra":1}'),

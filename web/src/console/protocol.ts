@@ -23,7 +23,15 @@ export interface Notice {
   readonly message: string;
 }
 
-const STATUSES: readonly string[] = ['stopped', 'starting', 'running', 'stopping', 'crashed'];
+const STATUSES: readonly string[] = [
+  'stopped',
+  'installing',
+  'starting',
+  'running',
+  'stopping',
+  'crashed',
+  'unknown',
+];
 
 const isLines = (value: unknown): value is readonly string[] =>
   Array.isArray(value) && value.every((line) => typeof line === 'string');

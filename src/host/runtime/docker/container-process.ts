@@ -21,7 +21,8 @@ import { statusOf, type EngineCall } from './engine.js';
 
 /**
  * How many times, a second apart, the runtime asks again for an engine that went away while a
- * container ran: its wait, and its attach. Past that, the wait tells an unknown end.
+ * container ran: its wait, and its attach (by default; `engineReturnAttempts`). Past that, the
+ * wait tells an unknown end (`ExitInfo.lost`).
  */
 export const ENGINE_RETURN_ATTEMPTS = 60;
 
@@ -39,6 +40,8 @@ export interface ContainerEngine {
   readonly call: EngineCall;
   /** A hijacked connection to the container's standard input, output and error. */
   attach(id: string): Promise<Duplex>;
+  /** How many times, a second apart, an attach broken by the engine's absence is tried again. */
+  readonly returnAttempts: number;
 }
 
 /**
@@ -120,7 +123,7 @@ export function containerProcess(
   const over = () => letGo.signal.aborted || settled;
   /** Attaches again while the container runs, for as long as the wait asks again. */
   const reattach = async (lostAt: number) => {
-    for (let attempt = 0; attempt < ENGINE_RETURN_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < engine.returnAttempts; attempt++) {
       await sleep(1_000);
       if (over()) return;
       try {

@@ -96,8 +96,16 @@ export type DockerRuntimeOptions = (
    * with its message.
    */
   readonly serverFolder?: (name: string) => Promise<string>;
+  /**
+   * How long a container's wait and attach ask again, a second apart, for an engine that went
+   * away while the container ran, before its end is told unknown (`ExitInfo.lost`); default a
+   * minute (ENGINE_RETURN_ATTEMPTS).
+   */
+  readonly engineReturnAttempts?: number;
 };
 
+/** How often a running container is asked after besides the engine's wait (see waitFor). */
+const WATCH_MS = 10_000;
 /** How long the start-up ping may take before the engine is said to be unreachable. */
 const PING_TIMEOUT_MS = 3_000;
 /** Signal names by number, to tell an exit code above 128 as the signal that ended the server. */
@@ -110,6 +118,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
   // Short calls have a deadline whatever the transport; a pull's request waits for a registry.
   const call = engineCall(where, { deadlineMs: ENGINE_CALL_MS });
   const open = engineCall(where);
+  const returnAttempts = options.engineReturnAttempts ?? ENGINE_RETURN_ATTEMPTS;
 
   /** The bind source of server `spec.name`'s folder (see DockerRuntimeOptions.serverFolder). */
   const folderOf = async (spec: LaunchSpec): Promise<string> => {
@@ -233,21 +242,60 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
 
   /**
    * Resolves once the container has stopped, whatever happens to the connection meanwhile; never
-   * once `letGo` is aborted (the panel let go of the container, which runs on).
+   * once `letGo` is aborted (the panel let go of the container, which runs on). The engine's
+   * wait answers at the exit; since a wait whose engine went away may never answer at all (its
+   * connection gone without a word), the container is also asked after every WATCH_MS, and
+   * every second while its engine does not answer: after `returnAttempts` seconds of that, its
+   * end is not known (`lost`).
    */
   const waitFor = async (id: string, letGo: AbortSignal): Promise<ExitInfo> => {
-    for (let attempt = 0; ; attempt++) {
+    const answered = new AbortController();
+    const signal = AbortSignal.any([letGo, answered.signal]);
+    try {
+      const end = await Promise.race([engineWait(id, signal), watch(id, signal)]);
+      if (letGo.aborted) return await never();
+      if (end === 'lost') return { code: null, signal: null, outOfMemory: false, lost: true };
+      if (end === 'gone') return { code: null, signal: 'SIGKILL', outOfMemory: false };
+      return await readExit(id);
+    } finally {
+      answered.abort();
+    }
+  };
+
+  /** The engine's wait for the container's end, asked again after a failure; 'gone' on a 404. */
+  const engineWait = async (id: string, signal: AbortSignal): Promise<'ended' | 'gone'> => {
+    for (;;) {
       try {
-        await streams.getContainer(id).wait({ condition: 'not-running', abortSignal: letGo });
-        if (letGo.aborted) return await never();
-        return await readExit(id);
+        await streams.getContainer(id).wait({ condition: 'not-running', abortSignal: signal });
+        if (signal.aborted) return await never();
+        return 'ended';
       } catch (error) {
-        if (letGo.aborted) return never();
-        if (statusOf(error) === 404) return { code: null, signal: 'SIGKILL', outOfMemory: false };
-        // The engine went away for a moment (restarted): ask again, for up to a minute.
-        if (attempt >= ENGINE_RETURN_ATTEMPTS)
-          return { code: null, signal: null, outOfMemory: false };
+        if (signal.aborted) return never();
+        if (statusOf(error) === 404) return 'gone';
         await sleep(1_000);
+      }
+    }
+  };
+
+  /** Asks after the container (see waitFor). */
+  const watch = async (id: string, signal: AbortSignal): Promise<'ended' | 'gone' | 'lost'> => {
+    let silentSince: number | null = null;
+    for (;;) {
+      try {
+        await sleep(silentSince === null ? WATCH_MS : 1_000, undefined, { signal });
+      } catch {
+        return never();
+      }
+      try {
+        const state = (await call(() => api.getContainer(id).inspect())).State;
+        silentSince = null;
+        if (!state.Running) return 'ended';
+      } catch (error) {
+        if (signal.aborted) return never();
+        if (statusOf(error) === 404) return 'gone';
+        if (!(error instanceof RuntimeUnavailableError)) continue;
+        silentSince ??= Date.now();
+        if (Date.now() - silentSince >= returnAttempts * 1_000) return 'lost';
       }
     }
   };
@@ -266,7 +314,7 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
     if (!(stream instanceof Duplex)) throw new StartError('The engine gave no attach stream');
     return stream;
   };
-  const engine: ContainerEngine = { api, call, attach };
+  const engine: ContainerEngine = { api, call, attach, returnAttempts };
 
   const start = async (wanted: LaunchSpec): Promise<RunningProcess> => {
     if (wanted.image === null) throw new StartRefusedError('A docker server needs an image');

@@ -32,10 +32,17 @@ const TABS: readonly { to: string; label: string; needs: readonly Permission[] |
   { to: 'people', label: 'People', needs: ['users'] },
 ];
 
-const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed'];
-const CAN_STOP: readonly ServerStatus[] = ['starting', 'running'];
+/** An `unknown` server (its node does not answer) may be asked anything: the panel tries it. */
+const CAN_START: readonly ServerStatus[] = ['stopped', 'crashed', 'unknown'];
+const CAN_STOP: readonly ServerStatus[] = ['starting', 'running', 'unknown'];
 /** Kill ends whatever runs (an install too), also while a stop waits for a server that ignores it. */
-const CAN_KILL: readonly ServerStatus[] = ['installing', 'starting', 'running', 'stopping'];
+const CAN_KILL: readonly ServerStatus[] = [
+  'installing',
+  'starting',
+  'running',
+  'stopping',
+  'unknown',
+];
 
 /**
  * A server: its status (kept live by the console), Start and Stop, a summary of its stats, and
@@ -175,6 +182,12 @@ export default function ServerPage() {
       {start.isPending && <Alert tone="info">Starting…</Alert>}
       {restart.isPending && <Alert tone="info">Restarting…</Alert>}
       {failed !== null && <Alert tone="error">{errorMessage(failed)}</Alert>}
+      {status === 'unknown' && (
+        <Alert tone="info">
+          <strong>Status unknown:</strong> the node this server runs on does not answer, so whether
+          it still runs is not known. The panel takes it back as soon as the node answers again.
+        </Alert>
+      )}
       {config.data !== undefined && config.data.install.state !== 'installed' && (
         <InstallState
           server={name}
@@ -217,7 +230,9 @@ export default function ServerPage() {
             <div>
               <dt>Uptime</dt>
               <dd>
-                {stats.data.status === 'stopped' || stats.data.status === 'crashed'
+                {stats.data.status === 'stopped' ||
+                stats.data.status === 'crashed' ||
+                stats.data.status === 'unknown'
                   ? '—'
                   : formatDuration(stats.data.uptimeSeconds)}
               </dd>
