@@ -550,6 +550,10 @@ export class TransfersService {
     }
     job.transfer = { ...job.transfer, phase };
     job.progress = { phase, bytes: 0, totalBytes, files: 0 };
+    this.#deps.log.debug(
+      { server: job.transfer.server, from: job.transfer.from, to: job.transfer.to, phase },
+      'a transfer moved on',
+    );
     this.#tell(job, true);
     const pause = this.#deps.pause?.(job.transfer.server, phase);
     if (pause !== undefined) await unlessAborted(job.abort.signal, pause);
