@@ -205,7 +205,7 @@ describe('server transfers between nodes', { skip }, () => {
       filters: { label: [`game-panel.server=${name}`] },
     });
     const mine = `game-panel-${panelId(panel.dataDir)}-${name}`;
-    return (Volumes ?? []).map((volume) => volume.Name).filter((volume) => volume === mine);
+    return Volumes.map((volume) => volume.Name).filter((volume) => volume === mine);
   };
   const localFolder = (name: string) => path.join(panel.config.serversDir, name);
   const containersOn = async (engine: Docker, name: string) =>
