@@ -4,6 +4,7 @@
  * and what runs once the panel is ready and at its close. Only wiring lives here: how each piece
  * works is its own file's concern. Nothing here listens; `server.ts` does.
  */
+import path from 'node:path';
 import type { Config } from './config.js';
 import { VERSION } from './version.js';
 import { openMachine, type MachineOverrides } from './machine.js';
@@ -65,7 +66,7 @@ import { SchedulesRepository } from './modules/schedules/schedules.repository.js
 import { schedulesRoutes } from './modules/schedules/schedules.routes.js';
 import { SchedulesService } from './modules/schedules/schedules.service.js';
 import { createLocalHost } from './host/local/local-host.js';
-import { recordsOn, RoutedHost } from './host/routed-host.js';
+import { Arrivals, recordsOn, RoutedHost } from './host/routed-host.js';
 import { LOCAL_NODE } from './domain/node.js';
 import { LocalBackupStore } from './modules/backups/backup-store.js';
 import { BackupsRepository } from './modules/backups/backups.repository.js';
@@ -76,6 +77,11 @@ import { registriesRoutes } from './modules/registries/registries.routes.js';
 import { NodesRepository } from './modules/nodes/nodes.repository.js';
 import { nodesRoutes } from './modules/nodes/nodes.routes.js';
 import { NodesService } from './modules/nodes/nodes.service.js';
+import { TransfersRepository } from './modules/transfers/transfers.repository.js';
+import { transfersRoutes } from './modules/transfers/transfers.routes.js';
+import { TransfersService } from './modules/transfers/transfers.service.js';
+import { refuseTakenAllocations } from './modules/servers/server-checks.js';
+import type { TransferPhase } from './domain/transfer.js';
 import { createNodeEngines, engineConnectionOf } from './host/remote/node-engines.js';
 import { RegistriesService } from './modules/registries/registries.service.js';
 import { SettingsRepository } from './modules/settings/settings.repository.js';
@@ -179,6 +185,11 @@ export interface AppOverrides extends MachineOverrides {
    * running there are shown `unknown` (60 by default); tests shorten it.
    */
   readonly engineReturnAttempts?: number;
+  /**
+   * Awaited at the start of each phase of a transfer (docs/nodes.md, "Transfers"): tests hold a
+   * transfer there to cancel it or close the panel mid-way.
+   */
+  readonly transferPause?: (server: string, phase: TransferPhase) => Promise<void>;
 }
 
 export { redactUrl } from './http/logging.js';
@@ -314,13 +325,15 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     answersAgain: (name) => void host.reconnectNode(name),
   });
   // The panel's own machine is the node `local`; each server's calls go to its node's host
-  // (docs/nodes.md, "Placement").
+  // (docs/nodes.md, "Placement"). A server being transferred is known to its new node's host
+  // for its files (docs/nodes.md, "Transfers").
+  const arrivals = new Arrivals();
   const localHost = createLocalHost({
     serversDir: config.serversDir,
     ownUsers: serverUsers !== null,
     userOf: (record) => (serverUsers === null ? null : serverUserOf(serverUsers, record.id)),
     runtimes: { process: runtime, docker },
-    records: recordsOn(servers, LOCAL_NODE),
+    records: recordsOn(servers, LOCAL_NODE, arrivals),
     templates,
     log: app.log,
     now,
@@ -344,7 +357,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
         node: name,
         connection: engineConnectionOf(connection),
         panelId: panelId(config.dataDir),
-        records: recordsOn(servers, name),
+        records: recordsOn(servers, name, arrivals),
         templates,
         // A server on a node always has a user of its own there, whoever the panel runs as.
         userOf: (record) => serverUserOf(serverUsers ?? config.serverUidRange, record.id),
@@ -377,6 +390,23 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     now,
     defaultLimits: () => settings.serverDefaults(),
     imageRefusal: (image) => registries.refusal(image),
+  });
+  const transfers = new TransfersService({
+    repo: new TransfersRepository(db.kysely),
+    servers: serversService,
+    host,
+    arrivals,
+    target: (node, memoryBytes) => nodes.transferTarget(node, memoryBytes),
+    refuseTaken: (record, node) =>
+      refuseTakenAllocations(servers, record.name, node, record.allocations),
+    events,
+    workDir: path.join(config.dataDir, 'transfers'),
+    now,
+    log: app.log,
+    pause: overrides.transferPause,
+  });
+  events.on('server-event', (server, kind) => {
+    if (kind === 'started') transfers.started(server);
   });
   const audit = new AuditService({
     repo: new AuditRepository(db.kysely),
@@ -435,16 +465,19 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   recordPanelEvents(events, audit);
   events.on('server-deleted', (name) => {
     scheduler.serverRemoved(name);
+    transfers.deleted(name);
     backups.removeServer(name).catch((error: unknown) => {
       app.log.warn({ err: error, server: name }, "could not remove a deleted server's backups");
     });
   });
   // No schedule acts while servers are being stopped or let go of for the close.
-  stopServers = () => {
+  // Transfers under way stop where they are (the next start rolls them back).
+  stopServers = async () => {
     scheduler.stop();
     audit.stop();
+    await transfers.close();
     const keep = (overrides.serversAtClose?.() ?? 'stop') === 'keep';
-    return host.shutdown({ stopServers: !keep });
+    await host.shutdown({ stopServers: !keep });
   };
   const consoleLimits = { ...DEFAULT_CONSOLE_LIMITS, ...overrides.consoleLimits };
   const hub = new ConsoleHub({
@@ -605,6 +638,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
   registriesRoutes(app, registries);
 
   nodesRoutes(app, nodes);
+  transfersRoutes(app, transfers);
 
   registerMetrics(app, config.metrics, { servers: serversService, consoles: hub });
   app.addHook('onReady', () => {
@@ -627,7 +661,10 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     await templates.importShipped();
     await backups.recover();
     await nodeHosts.load();
+    // A transfer an earlier run left under way is rolled back before anything starts.
+    await transfers.recover();
     await host.recover();
+    await transfers.removeStarted();
     // After the servers are back: a missed run that starts at once finds them as they are.
     await scheduler.start();
     await audit.start();
@@ -672,6 +709,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     scheduler.stop();
     await scheduler.idle();
     await backups.idle();
+    await transfers.close();
     // Events of the servers' stop are queued; attempts under way are cut short, made next time.
     await webhooks.idle();
     deliverer.stop();

@@ -64,7 +64,8 @@ export type ErrorCode =
   | 'NODE_UNREACHABLE'
   | 'NODE_HAS_SERVERS'
   | 'NODE_MAINTENANCE'
-  | 'NODE_FULL';
+  | 'NODE_FULL'
+  | 'TRANSFER_IN_PROGRESS';
 
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -159,6 +160,11 @@ const STATUS: Record<ErrorCode, number> = {
   NODE_MAINTENANCE: 409,
   /** No node (or not the one named) has the memory left for the server's limit. */
   NODE_FULL: 409,
+  /**
+   * A transfer of the server to another node is under way (docs/nodes.md, "Transfers"): another
+   * transfer waits for its end.
+   */
+  TRANSFER_IN_PROGRESS: 409,
 };
 
 export interface ErrorDetail {

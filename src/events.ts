@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { BackupProgress } from './domain/backup.js';
 import type { EventExit, ServerEventKind } from './domain/server.js';
 import type { TicketStatus } from './domain/ticket.js';
+import type { TransferProgress, TransferStatus } from './domain/transfer.js';
 
 interface PanelEventMap {
   /** Re-check everything this user holds open. */
@@ -16,6 +17,13 @@ interface PanelEventMap {
   'server-deleted': [name: string];
   /** A backup or restore of the server moved on, or ended (the console socket shows it). */
   'backup-progress': [server: string, progress: BackupFrame];
+  /** A transfer of the server to another node moved on, or ended (the console socket shows it). */
+  'transfer-progress': [server: string, progress: TransferFrame];
+  /**
+   * A transfer switched the server to another node: its console is now that node's (the console
+   * sockets follow it).
+   */
+  'server-moved': [server: string, from: string, to: string];
   /**
    * A server's process changed state, once per change, emitted by the host's supervisor:
    * - `started`: it runs (after the startup-done line, when its template has one), whether a
@@ -56,6 +64,16 @@ export interface TicketEventDetails {
 export interface BackupFrame extends BackupProgress {
   readonly status: 'running' | 'done' | 'failed';
   /** Why it failed. */
+  readonly message: string | null;
+}
+
+/** What the console socket's `transfer` frames carry. */
+export interface TransferFrame extends TransferProgress {
+  readonly transfer: string;
+  readonly from: string;
+  readonly to: string;
+  readonly status: TransferStatus;
+  /** Why it failed or was cancelled. */
   readonly message: string | null;
 }
 

@@ -38,6 +38,7 @@ import * as installReason from './migrations/0022_install_reason.js';
 import * as sshKeys from './migrations/0023_ssh_keys.js';
 import * as nodes from './migrations/0024_nodes.js';
 import * as allocationsPerNode from './migrations/0025_allocations_per_node.js';
+import * as serverTransfers from './migrations/0026_server_transfers.js';
 import { AlreadyExists, NoLongerExists } from '../domain/conflicts.js';
 import type { Database } from './schema.js';
 
@@ -74,6 +75,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0023_ssh_keys': sshKeys,
   '0024_nodes': nodes,
   '0025_allocations_per_node': allocationsPerNode,
+  '0026_server_transfers': serverTransfers,
 };
 
 /** How long SQLite waits for another writer before giving up with SQLITE_BUSY. */

@@ -360,6 +360,37 @@ export interface RegistriesTable {
   updated_at: string;
 }
 
+/** The last transfer of each server between nodes (migration 0026). */
+export interface ServerTransfersTable {
+  server: string;
+  /** A random id of this transfer: its switch is refused once another run rolled it back. */
+  id: string;
+  from_node: string;
+  to_node: string;
+  /** `running`, `done`, `failed`, `cancelled`. */
+  status: string;
+  /** How far it got: `stopping`, `packing`, `unpacking`, `checking`, `switched`. */
+  phase: string;
+  message: string | null;
+  by_user: number | null;
+  /** What was packed (files, unpacked bytes) and the archive's SHA-256, once known. */
+  files: number | null;
+  /** PostgreSQL returns `bigint` as text, SQLite as a number. */
+  bytes: number | string | null;
+  checksum: string | null;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/** Copies of a server's folder on a node it is no longer on, to be removed (migration 0026). */
+export interface ServerOldCopiesTable {
+  server: string;
+  node: string;
+  /** `after-start`: once the server has started on its new node; `now`: at the first chance. */
+  remove: string;
+  since: string;
+}
+
 export interface Database {
   users: UsersTable;
   servers: ServersTable;
@@ -384,4 +415,6 @@ export interface Database {
   registries: RegistriesTable;
   ssh_keys: SshKeysTable;
   nodes: NodesTable;
+  server_transfers: ServerTransfersTable;
+  server_old_copies: ServerOldCopiesTable;
 }

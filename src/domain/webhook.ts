@@ -8,6 +8,7 @@ export type WebhookEvent =
   | 'server.stopped'
   | 'server.crashed'
   | 'server.out-of-memory'
+  | 'server.transferred'
   | 'backup.done'
   | 'backup.failed'
   | 'ticket.created'
@@ -19,6 +20,7 @@ export const WEBHOOK_EVENTS: readonly WebhookEvent[] = [
   'server.stopped',
   'server.crashed',
   'server.out-of-memory',
+  'server.transferred',
   'backup.done',
   'backup.failed',
   'ticket.created',

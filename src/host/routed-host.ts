@@ -11,7 +11,9 @@
  * The node of a server is read from its record for every asynchronous call. The synchronous
  * ones (`state`, `console`, `command`) cannot wait for the database: they use the node last
  * read, every record being read once at `load` (before `recover`) and each new one at `create`;
- * a name never read goes to `local`, as every server did before nodes.
+ * a name never read goes to `local`, as every server did before nodes. A transfer that switched a
+ * server to another node says so (`moved`); until then the server is an arrival on its new node
+ * (`Arrivals`): that node's host may make and fill its folder, and nothing else reaches it there.
  */
 import { LOCAL_NODE } from '../domain/node.js';
 import type { ServerStatus } from '../domain/server.js';
@@ -163,6 +165,14 @@ export class RoutedHost implements ServerHost {
     return this.#options.hosts.get(node) ?? null;
   }
 
+  /**
+   * The server is on `node` now (a transfer switched it): its synchronous calls go there from now
+   * on, as its asynchronous ones do from its record.
+   */
+  moved(server: string, node: string): void {
+    this.#nodes.set(server, node);
+  }
+
   /** Reads the node of every server recorded (for the synchronous calls); before `recover`. */
   async load(): Promise<void> {
     for (const record of await this.#options.records.list()) {
@@ -307,15 +317,45 @@ export class RoutedHost implements ServerHost {
 }
 
 /**
- * The records of the servers on `node` only, for that node's host: another node's server is
- * never found, listed, recovered nor cleaned up there. What a host records passes through.
+ * The servers being transferred to another node, by the node they go to (docs/nodes.md,
+ * "Transfers"): while one is copied there, that node's host finds its record (`recordsOn`'s
+ * `find`), so that it can make its folder, as the server's own user, and fill it. It is never
+ * listed there (nothing recovers, starts or cleans it up), and no call of the routed host goes
+ * there before the switch.
  */
-export function recordsOn(records: ServerRecords, node: string): ServerRecords {
+export class Arrivals {
+  readonly #to = new Map<string, string>();
+
+  /** `server` is being copied to `node` until the answered function is called. */
+  arriving(server: string, node: string): () => void {
+    this.#to.set(server, node);
+    return () => {
+      if (this.#to.get(server) === node) this.#to.delete(server);
+    };
+  }
+
+  /** The node `server` is being copied to, if it is. */
+  nodeOf(server: string): string | undefined {
+    return this.#to.get(server);
+  }
+}
+
+/**
+ * The records of the servers on `node` only, for that node's host: another node's server is
+ * never found, listed, recovered nor cleaned up there, except that a server arriving there
+ * (`arrivals`) is found. What a host records passes through.
+ */
+export function recordsOn(
+  records: ServerRecords,
+  node: string,
+  arrivals?: Arrivals,
+): ServerRecords {
   const onNode = async () => (await records.list()).filter((record) => record.node === node);
   return {
     find: async (name) => {
       const record = await records.find(name);
-      return record?.node === node ? record : undefined;
+      if (record === undefined) return undefined;
+      return record.node === node || arrivals?.nodeOf(name) === node ? record : undefined;
     },
     list: onNode,
     allNames: async () => (await onNode()).map((record) => record.name),

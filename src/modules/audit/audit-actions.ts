@@ -44,6 +44,8 @@ export const AUDITED_ROUTES: Readonly<Record<string, string>> = {
   'POST /api/servers/:server/restart': 'server.restart',
   'POST /api/servers/:server/kill': 'server.kill',
   'POST /api/servers/:server/command': 'server.command',
+  'POST /api/servers/:server/transfer': 'server.transfer',
+  'DELETE /api/servers/:server/transfer': 'server.transfer-cancel',
   'PUT /api/servers/:server/users/:username': 'server.user-permissions',
   'DELETE /api/servers/:server/users/:username': 'server.user-remove',
 
@@ -165,4 +167,5 @@ export const SAFE_FIELDS: readonly string[] = [
   'memoryOverallocatePercent',
   'diskOverallocatePercent',
   'maintenance',
+  'node',
 ];

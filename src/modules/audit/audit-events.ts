@@ -1,7 +1,7 @@
 /**
  * What the audit log records of the panel's own events: servers crashing or running out of
- * memory (their starts and stops are recorded as the requests that made them), and backups and
- * restores ending.
+ * memory (their starts and stops are recorded as the requests that made them), backups and
+ * restores ending, and transfers between nodes ending (their start and cancel are requests).
  */
 import type { PanelEvents } from '../../events.js';
 import type { AuditService } from './audit.service.js';
@@ -27,6 +27,21 @@ export function recordPanelEvents(events: PanelEvents, audit: AuditService): voi
       target: progress.backup,
       outcome: progress.status === 'done' ? 'ok' : 'failed',
       details: progress.message === null ? {} : { message: progress.message },
+    });
+  });
+  events.on('transfer-progress', (server, progress) => {
+    if (progress.status === 'running') return;
+    void audit.recordUnattended({
+      via: 'system',
+      action: `transfer.${progress.status}`,
+      server,
+      target: progress.transfer,
+      outcome: progress.status === 'done' ? 'ok' : 'failed',
+      details: {
+        from: progress.from,
+        to: progress.to,
+        ...(progress.message === null ? {} : { message: progress.message }),
+      },
     });
   });
 }

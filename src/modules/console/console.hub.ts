@@ -134,6 +134,24 @@ export class ConsoleHub {
       const data = Buffer.from(JSON.stringify({ type: 'backup', ...progress }));
       for (const client of clients) this.#give(client, { kind: 'other', data });
     });
+    deps.events.on('transfer-progress', (server, progress) => {
+      const clients = this.#byServer.get(server);
+      if (!clients) return;
+      const data = Buffer.from(JSON.stringify({ type: 'transfer', ...progress }));
+      for (const client of clients) this.#give(client, { kind: 'other', data });
+    });
+    // The server's console is its new node's now: the sockets open on it hear that one.
+    deps.events.on('server-moved', (server) => {
+      const unsubscribe = this.#unsubscribe.get(server);
+      if (unsubscribe === undefined) return;
+      unsubscribe();
+      this.#unsubscribe.set(
+        server,
+        deps.servers.consoleOf(server).subscribe((event) => {
+          this.#broadcast(server, event);
+        }),
+      );
+    });
     deps.events.on('server-deleted', (name) => {
       // Forget the server's clients now rather than at each close handshake, so that a new
       // server of the same name starts with a fresh subscription.

@@ -311,6 +311,24 @@ export class NodesService {
     return best.name;
   }
 
+  /**
+   * Whether a server with this memory limit may be transferred to node `name` now: the node must
+   * exist (400 naming `node`), not be in maintenance (409 NODE_MAINTENANCE), have the memory left
+   * (409 NODE_FULL) and, unless it is `local`, answer now, within the deadline (503
+   * NODE_UNREACHABLE with its reason).
+   */
+  async transferTarget(name: string, memoryBytes: number | null): Promise<void> {
+    await this.place(memoryBytes, name);
+    if (name === LOCAL_NODE) return;
+    const answer = await this.#probe(name, this.#deadlineMs);
+    if (!answer.ok) {
+      throw new AppError(
+        'NODE_UNREACHABLE',
+        `The node ${name} does not answer (${answer.reason}): nothing was transferred`,
+      );
+    }
+  }
+
   /** 409 NODE_MAINTENANCE when node `name` is in maintenance: none of its servers starts. */
   async refuseStartOn(name: string): Promise<void> {
     const node = await this.#deps.repo.find(name);

@@ -630,6 +630,11 @@ export class ServersService {
     return this.#deps.host.console(name);
   }
 
+  /** The server's console, for the panel itself (no user is checked). */
+  consoleOf(name: string): ServerConsole {
+    return this.#deps.host.console(name);
+  }
+
   /** The servers' files and this server's configuration, for a caller who may use the server. */
   async files(
     user: User,

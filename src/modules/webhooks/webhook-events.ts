@@ -38,6 +38,16 @@ export function publishPanelEvents(events: PanelEvents, publish: Publish): void 
       ...(progress.status === 'failed' ? { message: progress.message } : {}),
     });
   });
+  events.on('transfer-progress', (server, progress) => {
+    // Only a transfer that switched the server: one that failed or was cancelled changed nothing.
+    if (progress.status !== 'done') return;
+    publish('server.transferred', {
+      server,
+      transfer: progress.transfer,
+      from: progress.from,
+      to: progress.to,
+    });
+  });
   events.on('ticket-event', (ticketId, kind, details) => {
     publish(TICKET_EVENTS[kind], {
       ticket: ticketId,

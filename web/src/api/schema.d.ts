@@ -1339,6 +1339,7 @@ export interface paths {
                   | 'server.stopped'
                   | 'server.crashed'
                   | 'server.out-of-memory'
+                  | 'server.transferred'
                   | 'backup.done'
                   | 'backup.failed'
                   | 'ticket.created'
@@ -1407,6 +1408,7 @@ export interface paths {
               | 'server.stopped'
               | 'server.crashed'
               | 'server.out-of-memory'
+              | 'server.transferred'
               | 'backup.done'
               | 'backup.failed'
               | 'ticket.created'
@@ -1439,6 +1441,7 @@ export interface paths {
                     | 'server.stopped'
                     | 'server.crashed'
                     | 'server.out-of-memory'
+                    | 'server.transferred'
                     | 'backup.done'
                     | 'backup.failed'
                     | 'ticket.created'
@@ -1534,6 +1537,7 @@ export interface paths {
                   | 'server.stopped'
                   | 'server.crashed'
                   | 'server.out-of-memory'
+                  | 'server.transferred'
                   | 'backup.done'
                   | 'backup.failed'
                   | 'ticket.created'
@@ -1618,6 +1622,7 @@ export interface paths {
               | 'server.stopped'
               | 'server.crashed'
               | 'server.out-of-memory'
+              | 'server.transferred'
               | 'backup.done'
               | 'backup.failed'
               | 'ticket.created'
@@ -1647,6 +1652,7 @@ export interface paths {
                   | 'server.stopped'
                   | 'server.crashed'
                   | 'server.out-of-memory'
+                  | 'server.transferred'
                   | 'backup.done'
                   | 'backup.failed'
                   | 'ticket.created'
@@ -1822,6 +1828,7 @@ export interface paths {
                       | 'server.stopped'
                       | 'server.crashed'
                       | 'server.out-of-memory'
+                      | 'server.transferred'
                       | 'backup.done'
                       | 'backup.failed'
                       | 'ticket.created'
@@ -2016,6 +2023,7 @@ export interface paths {
                       | 'server.stopped'
                       | 'server.crashed'
                       | 'server.out-of-memory'
+                      | 'server.transferred'
                       | 'backup.done'
                       | 'backup.failed'
                       | 'ticket.created'
@@ -9371,6 +9379,329 @@ export interface paths {
       };
     };
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/transfer': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's last transfer to another node, with its progress while it runs */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the files and symlink targets packed, once packing ended */
+                bytes: number | null;
+                /** @description SHA-256 of the archive streamed, hex */
+                checksum: string | null;
+                /** @description Files and symlinks packed, once packing ended */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                /** @description The node the server was on */
+                from: string;
+                /** @description The transfer's id (a UUID) */
+                id: string;
+                /** @description Why it failed or was cancelled, or what it did */
+                message: string | null;
+                /** @description stopping: the stop sequence of a server that ran; packing: its folder on the old node, into the panel; unpacking: into the new node; checking: the copy there counted against what was packed; switched: the server is on the new node */
+                phase: 'stopping' | 'packing' | 'unpacking' | 'checking' | 'switched';
+                /** @description How far it is, while it runs */
+                progress: {
+                  /** @description Bytes of the phase under way done */
+                  bytes: number;
+                  files: number;
+                  /** @description stopping: the stop sequence of a server that ran; packing: its folder on the old node, into the panel; unpacking: into the new node; checking: the copy there counted against what was packed; switched: the server is on the new node */
+                  phase: 'stopping' | 'packing' | 'unpacking' | 'checking' | 'switched';
+                  /** @description Bytes the phase under way has in all, when known */
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                /** Format: date-time */
+                startedAt: string;
+                /** @description running until done (switched), failed or cancelled (the server stays on its old node, whole) */
+                status: 'running' | 'done' | 'failed' | 'cancelled';
+                /** @description The node it goes to */
+                to: string;
+              } | null;
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Transfer the server to another node (admin); answers once it has begun
+     * @description Checked first, nothing touched on a refusal: the node must exist (400), not be the server's own (409 CONFLICT), not be in maintenance (409 NODE_MAINTENANCE), have the memory left (409 NODE_FULL) and answer (503 NODE_UNREACHABLE); the server's addresses and ports must be free there (409 ALLOCATION_TAKEN naming one); one transfer at a time (409 TRANSFER_IN_PROGRESS); not while its install runs (409). Then, in the background: a running server is stopped (its stop sequence) and started again on the new node at the end; the server is held stopped meanwhile (a start gets 409 BACKUP_IN_PROGRESS saying why); its folder is packed on the old node through the panel, checked (SHA-256 of the archive, then the files, entries and bytes of the copy on the new node against what was packed) and switched in one step. `status` is `running` until `done`, `failed` or `cancelled`, with `progress` meanwhile and `transfer` frames on the console socket. Until the switch, a failure leaves the server on its old node, whole, with nothing left on the new one. The old copy is removed once the server has started on its new node.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The node to move the server to */
+            node: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the files and symlink targets packed, once packing ended */
+                bytes: number | null;
+                /** @description SHA-256 of the archive streamed, hex */
+                checksum: string | null;
+                /** @description Files and symlinks packed, once packing ended */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                /** @description The node the server was on */
+                from: string;
+                /** @description The transfer's id (a UUID) */
+                id: string;
+                /** @description Why it failed or was cancelled, or what it did */
+                message: string | null;
+                /** @description stopping: the stop sequence of a server that ran; packing: its folder on the old node, into the panel; unpacking: into the new node; checking: the copy there counted against what was packed; switched: the server is on the new node */
+                phase: 'stopping' | 'packing' | 'unpacking' | 'checking' | 'switched';
+                /** @description How far it is, while it runs */
+                progress: {
+                  /** @description Bytes of the phase under way done */
+                  bytes: number;
+                  files: number;
+                  /** @description stopping: the stop sequence of a server that ran; packing: its folder on the old node, into the panel; unpacking: into the new node; checking: the copy there counted against what was packed; switched: the server is on the new node */
+                  phase: 'stopping' | 'packing' | 'unpacking' | 'checking' | 'switched';
+                  /** @description Bytes the phase under way has in all, when known */
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                /** Format: date-time */
+                startedAt: string;
+                /** @description running until done (switched), failed or cancelled (the server stays on its old node, whole) */
+                status: 'running' | 'done' | 'failed' | 'cancelled';
+                /** @description The node it goes to */
+                to: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    /**
+     * Cancel the server's transfer (admin); answers once it is rolled back
+     * @description What was made on the new node is removed and the server stays on its old node, released (`status` `cancelled`). 409 when no transfer is under way, or once it has switched.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Bytes of the files and symlink targets packed, once packing ended */
+                bytes: number | null;
+                /** @description SHA-256 of the archive streamed, hex */
+                checksum: string | null;
+                /** @description Files and symlinks packed, once packing ended */
+                files: number | null;
+                /** Format: date-time */
+                finishedAt: string | null;
+                /** @description The node the server was on */
+                from: string;
+                /** @description The transfer's id (a UUID) */
+                id: string;
+                /** @description Why it failed or was cancelled, or what it did */
+                message: string | null;
+                /** @description stopping: the stop sequence of a server that ran; packing: its folder on the old node, into the panel; unpacking: into the new node; checking: the copy there counted against what was packed; switched: the server is on the new node */
+                phase: 'stopping' | 'packing' | 'unpacking' | 'checking' | 'switched';
+                /** @description How far it is, while it runs */
+                progress: {
+                  /** @description Bytes of the phase under way done */
+                  bytes: number;
+                  files: number;
+                  /** @description stopping: the stop sequence of a server that ran; packing: its folder on the old node, into the panel; unpacking: into the new node; checking: the copy there counted against what was packed; switched: the server is on the new node */
+                  phase: 'stopping' | 'packing' | 'unpacking' | 'checking' | 'switched';
+                  /** @description Bytes the phase under way has in all, when known */
+                  totalBytes: number | null;
+                } | null;
+                server: string;
+                /** Format: date-time */
+                startedAt: string;
+                /** @description running until done (switched), failed or cancelled (the server stays on its old node, whole) */
+                status: 'running' | 'done' | 'failed' | 'cancelled';
+                /** @description The node it goes to */
+                to: string;
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;

@@ -26,7 +26,7 @@ describe('the webhook form', () => {
       description: 'hi',
       enabled: true,
     });
-    expect(EVENTS).toHaveLength(9);
+    expect(EVENTS).toHaveLength(10);
   });
 
   it('changes nothing when nothing was edited, whatever the order of events', () => {

@@ -9,6 +9,7 @@ const DESCRIPTIONS = {
   'server.stopped': 'A server stopped',
   'server.crashed': 'A server crashed',
   'server.out-of-memory': 'A server ran out of memory',
+  'server.transferred': 'A server was transferred to another node',
   'backup.done': 'A backup is done',
   'backup.failed': 'A backup failed',
   'ticket.created': 'A ticket was opened',

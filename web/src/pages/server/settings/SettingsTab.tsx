@@ -10,6 +10,7 @@ import { useSession } from '../../../hooks/useSession';
 import page from '../../Page.module.css';
 import { useServerOutlet } from '../outlet';
 import { DeleteServer } from './DeleteServer';
+import { TransferServer } from './TransferServer';
 import { ImageChoice } from './ImageChoice';
 import { Activity } from './Activity';
 import { AllocationsForm } from './AllocationsForm';
@@ -85,6 +86,9 @@ export default function SettingsTab() {
       )}
       {config.data?.template != null && <Reinstall server={name} template={config.data.template} />}
       <Activity server={name} />
+      {role === 'admin' && config.data !== undefined && (
+        <TransferServer server={name} node={config.data.node} />
+      )}
       {role === 'admin' && config.data !== undefined && (
         <DeleteServer server={name} displayName={config.data.displayName} />
       )}
