@@ -13,9 +13,8 @@
  * image, run as root with every capability dropped but CHOWN, no network, then removed.
  */
 import type Docker from 'dockerode';
-import { withDeadline } from '../runtime/deadline.js';
 import { PANEL_LABEL, SERVER_LABEL } from '../runtime/docker/container-spec.js';
-import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { engineDeadline, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import { HELPER_NODE, HELPER_SERVERS } from './helper-image.js';
 
 /** On a helper container of the panel's (and its volume's one-shot chown): the server's name. */
@@ -36,8 +35,7 @@ export class NodeVolumeError extends Error {
 /** How long the one-shot chown may take, from its create to its removal. */
 const CHOWN_DEADLINE_MS = 30_000;
 
-const deadline = <T>(promise: Promise<T>, what: string, ms = ENGINE_CALL_MS): Promise<T> =>
-  withDeadline(promise, ms, () => new NodeVolumeError(`the engine did not ${what} in time`));
+const deadline = engineDeadline((message) => new NodeVolumeError(message));
 
 export interface NodeVolumesOptions {
   /** The node's engine, for short calls. */
