@@ -113,8 +113,17 @@ export class NodeVolumes {
     owner: { readonly uid: number; readonly gid: number },
     image: string,
   ): Promise<void> {
-    // chmod first: once the root is the server's, root without CAP_FOWNER may not change it.
-    const script = `const fs = require('node:fs'); fs.chmodSync(${JSON.stringify(HELPER_SERVERS)}, 0o700); fs.chownSync(${JSON.stringify(HELPER_SERVERS)}, ${owner.uid}, ${owner.gid});`;
+    // Root here has CAP_CHOWN but not CAP_FOWNER: it may chmod only what is its own. So a root
+    // that is not as it should be is taken back first, then given away; one that is (a volume
+    // this panel readied before a restart) is left alone: the chown holds whatever it finds.
+    const dir = JSON.stringify(HELPER_SERVERS);
+    const script = [
+      `const fs = require('node:fs');`,
+      `const now = fs.statSync(${dir});`,
+      `if (now.uid !== ${owner.uid} || now.gid !== ${owner.gid} || (now.mode & 0o7777) !== 0o700) {`,
+      `fs.chownSync(${dir}, 0, 0); fs.chmodSync(${dir}, 0o700); fs.chownSync(${dir}, ${owner.uid}, ${owner.gid});`,
+      `}`,
+    ].join(' ');
     const container = await deadline(
       this.#docker.createContainer({
         Image: image,
