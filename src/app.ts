@@ -528,6 +528,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
       portRange: config.serverPortRange,
       defaultLimits: () => settings.serverDefaults(),
       imageRefusal: (image) => registries.refusal(image),
+      nodes,
     }),
   );
   serverFeaturesRoutes(

@@ -247,6 +247,28 @@ describe('the file agent in a helper container on a node', { skip, timeout: 300_
     );
   });
 
+  it('serves a volume made ready before a restart, and mends one whose root is not as it should be', async () => {
+    // A panel's restart: new helpers, which give the volume to its user once more.
+    const restarted = remoteFiles(helpers());
+    assert.equal(
+      await restarted.readText('world', ['server.properties'], 1024),
+      'motd=on a node\n',
+    );
+    await restarted.close();
+    // Its root taken away (root's, 0755), as a volume an earlier run left half made.
+    await asRootOnVolume('world', [
+      IMAGE_NODE,
+      '-e',
+      "require('node:fs').chownSync('/servers', 0, 0); require('node:fs').chmodSync('/servers', 0o755)",
+    ]);
+    const mended = remoteFiles(helpers());
+    assert.equal(await mended.readText('world', ['server.properties'], 1024), 'motd=on a node\n');
+    await mended.close();
+    const folder = await volumeServerFolder(api, 'node test', panelId)('world');
+    const root = await stat(path.dirname(folder));
+    assert.deepEqual([root.uid, root.gid, root.mode & 0o777], [OWNER.uid, OWNER.gid, 0o700]);
+  });
+
   it('keeps a symlink in the volume inside the helper’s own root: the kernel’s jail', async () => {
     const through = helpers();
     const files = remoteFiles(through);

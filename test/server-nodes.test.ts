@@ -2,11 +2,12 @@
  * Servers on nodes through the API (docs/nodes.md, "Placement"), with real Docker engines added
  * as nodes (helpers/docker-nodes.ts): a new server goes on the node with the most memory left
  * that fits its limit, or on the one an admin names; a node in maintenance takes none and
- * starts none; a node that does not answer takes none; allocations are unique per node; a
- * server on a node runs there, in a container (a process template is refused), its console and
- * files through the API as on the panel's own machine. A node that goes away shows its servers
- * `unknown`, answers their operations at once, and is taken back when it returns (docs/nodes.md,
- * "When a node fails").
+ * starts none; a node that does not answer takes none; creations at once never take more than
+ * a node has room for; allocations are unique per node, on an address of their node, and the
+ * free port offered is free on the node asked about; a server on a node runs there, in a
+ * container (a process template is refused), its console and files through the API as on the
+ * panel's own machine. A node that goes away shows its servers `unknown`, answers their
+ * operations at once, and is taken back when it returns (docs/nodes.md, "When a node fails").
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -51,7 +52,11 @@ describe('servers on nodes', { skip }, () => {
     if (!found.ok || !stoppable.ok) return;
     [one, two] = found.nodes as [DockerNode, DockerNode];
     [flaky] = stoppable.nodes as [DockerNode];
-    panel = await startPanel(suite, {}, { nodeCheckIntervalMs: 300, nodeDeadlineMs: 2_000 });
+    panel = await startPanel(
+      suite,
+      { SERVER_PORT_RANGE: '30000-30009' },
+      { nodeCheckIntervalMs: 300, nodeDeadlineMs: 2_000 },
+    );
     admin = await register(panel, 'admin');
     user = await register(panel, 'player');
   });
@@ -153,6 +158,36 @@ describe('servers on nodes', { skip }, () => {
     }
   });
 
+  it('places concurrent creations one after the other: a node with room for one takes one', async () => {
+    // On PostgreSQL the four run at once on a pool of connections (without the placement lock,
+    // three were made); on SQLite the one connection already serialises them.
+    const before = json<{ data: { allocated: { memoryBytes: number } } }>(
+      await call('GET', '/api/admin/nodes/local'),
+    ).data.allocated.memoryBytes;
+    const room = 256 * 1024 ** 2;
+    const set = await call('PUT', '/api/admin/nodes/local', { memoryBytes: before + room });
+    assert.equal(set.statusCode, 200, set.body);
+    try {
+      const names = ['race-a', 'race-b', 'race-c', 'race-d'];
+      const answers = await Promise.all(
+        names.map((name) => create(name, { node: 'local', limits: { memoryBytes: room } })),
+      );
+      const made = answers.filter((answer) => answer.statusCode === 200);
+      assert.equal(made.length, 1, answers.map((answer) => answer.body).join('\n'));
+      for (const refused of answers.filter((answer) => answer.statusCode !== 200)) {
+        assertError(refused, 409, 'NODE_FULL');
+      }
+      const after = json<{
+        data: { allocated: { memoryBytes: number; memoryCapacityBytes: number } };
+      }>(await call('GET', '/api/admin/nodes/local')).data.allocated;
+      assert.equal(after.memoryBytes, before + room);
+      assert.ok(after.memoryBytes <= after.memoryCapacityBytes);
+      for (const name of names) await call('DELETE', `/api/servers/${name}`);
+    } finally {
+      await call('PUT', '/api/admin/nodes/local', { memoryBytes: GIB });
+    }
+  });
+
   it('lets only admins create a server, on a node or not', async () => {
     assertError(await create('mine', { node: 'local' }, user), 403, 'FORBIDDEN');
     assertError(await create('mine', {}, user), 403, 'FORBIDDEN');
@@ -184,11 +219,11 @@ describe('servers on nodes', { skip }, () => {
     // The same address and port on another node: its own.
     const second = await create('port-two', { node: two.name, allocations: [address] });
     assert.equal(second.statusCode, 200, second.body);
-    // On the same node, taken (a specific address against 0.0.0.0 too).
+    // On the same node, taken (its own address against 0.0.0.0 too).
     assertError(
       await create('port-clash', {
         node: one.name,
-        allocations: [{ ip: '127.0.0.1', port: 30_000 }],
+        allocations: [{ ip: one.address, port: 30_000 }],
       }),
       409,
       'ALLOCATION_TAKEN',
@@ -208,6 +243,96 @@ describe('servers on nodes', { skip }, () => {
       { server_name: 'port-one', node: one.name },
       { server_name: 'port-two', node: two.name },
     ]);
+  });
+
+  it("offers a port free on the server's own node: other nodes' ports are free there", async () => {
+    // 30000 is taken on every node (home, port-one, port-two); 30001 on two only.
+    const more = await create('port-two-b', {
+      node: two.name,
+      allocations: [{ ip: '0.0.0.0', port: 30_001 }],
+    });
+    assert.equal(more.statusCode, 200, more.body);
+    const free = async (url: string) => {
+      const response = await call('GET', url);
+      assert.equal(response.statusCode, 200, response.body);
+      return json<{ data: { ip: string; port: number; node: string | null } }>(response).data;
+    };
+    assert.deepEqual(await free('/api/servers/port-one/allocations/free'), {
+      ip: '0.0.0.0',
+      port: 30_001,
+      range: { min: 30_000, max: 30_009 },
+      node: one.name,
+    });
+    assert.equal((await free('/api/servers/port-two/allocations/free')).port, 30_002);
+    assert.equal((await free('/api/servers/home/allocations/free')).port, 30_001);
+    // For a new server: on the node named, or free on every node.
+    assert.equal((await free(`/api/servers/allocations/free?node=${one.name}`)).port, 30_001);
+    assert.equal((await free(`/api/servers/allocations/free?node=${two.name}`)).port, 30_002);
+    const anywhere = await free('/api/servers/allocations/free');
+    assert.deepEqual([anywhere.port, anywhere.node], [30_002, null]);
+    assertError(
+      await call('GET', '/api/servers/allocations/free?node=nowhere'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    assertError(
+      await call('GET', '/api/servers/allocations/free?node=Not%20A%20Node'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    assertError(await call('GET', '/api/servers/nowhere/allocations/free'), 404, 'NOT_FOUND');
+    assertError(
+      await call('GET', '/api/servers/port-one/allocations/free', undefined, user),
+      403,
+      'FORBIDDEN',
+    );
+    assert.equal((await call('DELETE', '/api/servers/port-two-b')).statusCode, 200);
+  });
+
+  it('takes on a remote node only allocations on an address it has: its own or 0.0.0.0', async () => {
+    // Another address than the node's: refused at creation, nothing made.
+    const elsewhere = await create('wrong-address', {
+      node: one.name,
+      allocations: [{ ip: '127.0.0.1', port: 30_004 }],
+    });
+    assertError(elsewhere, 400, 'VALIDATION_FAILED');
+    const [detail] = json<{ details: { path: string; message: string }[] }>(elsewhere).details;
+    assert.ok(detail);
+    assert.equal(detail.path, 'body/allocations/0/ip');
+    assert.ok(detail.message.includes(one.address), detail.message);
+    assertError(await call('GET', '/api/servers/wrong-address/config'), 404, 'NOT_FOUND');
+    // Its public address, 0.0.0.0 and :: are taken.
+    const own = await create('own-address', {
+      node: one.name,
+      allocations: [{ ip: one.address, port: 30_004 }],
+    });
+    assert.equal(own.statusCode, 200, own.body);
+    // And when allocations change.
+    const changed = await call('PUT', '/api/servers/own-address/allocations', {
+      allocations: [{ ip: '10.9.9.9', port: 30_005 }],
+    });
+    assertError(changed, 400, 'VALIDATION_FAILED');
+    assert.equal(
+      json<{ details: { path: string }[] }>(changed).details[0]?.path,
+      'body/allocations/0/ip',
+    );
+    for (const ip of ['0.0.0.0', '::', one.address]) {
+      const ok = await call('PUT', '/api/servers/own-address/allocations', {
+        allocations: [{ ip, port: 30_005 }],
+      });
+      assert.equal(ok.statusCode, 200, ok.body);
+    }
+    // Nothing of the refused change was kept.
+    const config = json<{ data: { allocations: { ip: string; port: number }[] } }>(
+      await call('GET', '/api/servers/own-address/config'),
+    ).data;
+    assert.deepEqual(config.allocations, [{ ip: one.address, port: 30_005 }]);
+    // `local` takes any of its addresses, as before.
+    const local = await call('PUT', '/api/servers/home/allocations', {
+      allocations: [{ ip: '127.0.0.1', port: 30_006 }],
+    });
+    assert.equal(local.statusCode, 200, local.body);
+    assert.equal((await call('DELETE', '/api/servers/own-address')).statusCode, 200);
   });
 
   it('runs a server on a node through the API: start, console, files, stop', async () => {

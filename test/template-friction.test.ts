@@ -143,6 +143,7 @@ describe('the friction around templates', () => {
         ip: '0.0.0.0',
         port: 41000,
         range: { min: 41000, max: 41002 },
+        node: null,
       });
       // Taken on one address is taken: the form offers it on every address.
       await create({

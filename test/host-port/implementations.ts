@@ -1,21 +1,21 @@
 /**
  * The implementations of ServerHost the conformance suite runs against, and the one file of it
- * that knows what they are: today this machine's host (src/host/local/) with each of its
- * runtimes, a sandboxed process and a Docker container (on the shared test engine,
- * helpers/docker.ts), and the process runtime's with its files reached through file agents over
- * their wire (src/host/remote/). A new implementation (a remote node) adds an entry to
- * `implementations`: how to open a fresh machine, how the stand-in game server
- * (test/fixtures/game-server.mjs) runs there, and how a host is made again on the same data. The
- * test bodies see only `Machine`.
+ * that knows what they are: this machine's host (src/host/local/) with each of its runtimes, a
+ * sandboxed process and a Docker container (on the shared test engine, helpers/docker.ts); the
+ * process runtime's with its files reached through file agents over their wire
+ * (src/host/remote/); and a remote node's host (src/host/remote/node-host.ts) on the shared test
+ * node (helpers/docker-nodes.ts). A new implementation adds an entry to `implementations`: how to
+ * open a fresh machine, how the stand-in game server (test/fixtures/game-server.mjs) runs there,
+ * and how a host is made again on the same data. The test bodies see only `Machine`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
-import type Docker from 'dockerode';
 import { build } from 'esbuild';
 import { bundleOptions } from '../../scripts/bundle-server.mjs';
 import { panelId } from '../../src/data-dir.js';
@@ -26,13 +26,11 @@ import { createDockerRuntime } from '../../src/host/runtime/docker/docker-runtim
 import { createProcessRuntime } from '../../src/host/runtime/process/process-runtime.js';
 import type { Runtime } from '../../src/host/runtime/runtime.js';
 import { serverUserOf } from '../../src/host/runtime/server-user.js';
-import { engineClient } from '../../src/host/remote/engine-connection.js';
-import { HelperContainers } from '../../src/host/remote/helper-container.js';
-import { HELPER_SERVERS } from '../../src/host/remote/helper-image.js';
+import { createNodeHost } from '../../src/host/remote/node-host.js';
 import { RemoteFiles } from '../../src/host/remote/remote-files.js';
 import { SILENT_LOGGER } from '../../src/log.js';
 import { dockerForTests, imageGameServerCommand } from '../helpers/docker.js';
-import { dockerNodesForTests, type DockerNode } from '../helpers/docker-nodes.js';
+import { dockerNodesForTests } from '../helpers/docker-nodes.js';
 import { fixtureFolder, gameServerScript } from '../helpers/fixture.js';
 import { MemoryRecords, MemoryTemplates, type RecordFields } from './records.js';
 
@@ -87,11 +85,8 @@ const processLaunch: Launch = (flags) => ({
 /** A Docker engine for the process runtime's machine: none answers there, none is used. */
 const NO_ENGINE = 'unix:///nonexistent/docker.sock';
 
-/**
- * How the machine's files are reached: its own storage, file agents as child processes, or file
- * agents in helper containers on a node (src/host/remote/).
- */
-type Files = 'storage' | 'agent' | 'node';
+/** How the machine's files are reached: its own storage, or file agents as child processes. */
+type Files = 'storage' | 'agent';
 
 async function openLocal(
   launch: Launch,
@@ -123,12 +118,7 @@ async function openLocal(
       network: 'none',
     });
     const users = local.serverUsers;
-    agents =
-      through === 'agent'
-        ? new FileAgents(serversDir, users !== null)
-        : through === 'node'
-          ? await NodeHelperFiles.open(panelId(dataDir))
-          : null;
+    agents = through === 'agent' ? new FileAgents(serversDir, users !== null) : null;
     return createLocalHost({
       serversDir,
       ownUsers: users !== null,
@@ -143,7 +133,7 @@ async function openLocal(
       files: agents?.files,
     });
   };
-  let agents: FileAgents | NodeHelperFiles | null = null;
+  let agents: FileAgents | null = null;
 
   let host = await makeHost();
   return {
@@ -155,8 +145,6 @@ async function openLocal(
     async addServer(name, options = {}) {
       records.add(name, { ...launch(options.flags ?? []), ...options.fields });
       await host.create(name);
-      // The local host makes the folder on this machine; on a node it is made in its volume.
-      if (agents instanceof NodeHelperFiles) await agents.files.create(name);
     },
     async restartHost() {
       await host.shutdown({ stopServers: false });
@@ -170,11 +158,78 @@ async function openLocal(
       await host.shutdown({ stopServers: true });
       await host.close();
       await agents?.close();
-      if (agents instanceof NodeHelperFiles) await agents.purge();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
+
+/**
+ * A remote node's host (src/host/remote/node-host.ts) on the shared test node
+ * (helpers/docker-nodes.ts), as the panel makes it for a node: the stand-in game server in a
+ * container of the node's test image, each server's files a volume there answered by helpers
+ * (let go of after 2 s idle, so the suites go through new ones too). A node runs containers
+ * only, so every server runs in one. The machine is a panel of its own on the node (its
+ * containers and volumes labelled with its id), removed at its close.
+ */
+async function openNode(): Promise<Machine> {
+  if (!nodes.ok) throw new Error(nodes.why);
+  const node = nodes.nodes[0];
+  if (node === undefined) throw new Error('no node');
+  const panel = `hp${randomBytes(4).toString('hex')}`;
+  const records = new MemoryRecords();
+  const templates = new MemoryTemplates();
+  const agentFile = await agentBundle();
+  const makeHost = () =>
+    createNodeHost({
+      node: node.name,
+      connection: { dockerHost: node.dockerHost, tls: node.tls },
+      panelId: panel,
+      records,
+      templates,
+      userOf: (record) => ({ uid: NODE_UID + record.id, gid: NODE_UID + record.id }),
+      log: SILENT_LOGGER,
+      now: () => new Date(),
+      diskGraceSeconds: 60,
+      network: 'none',
+      agentFile,
+      helperIdleMs: 2_000,
+    });
+  let host = await makeHost();
+  return {
+    get host() {
+      return host;
+    },
+    records,
+    templates,
+    async addServer(name, options = {}) {
+      records.add(name, {
+        startCommand: imageGameServerCommand(...(options.flags ?? [])),
+        runtime: 'docker',
+        image: node.image,
+        ...options.fields,
+      });
+      await host.create(name);
+    },
+    async restartHost() {
+      await host.shutdown({ stopServers: false });
+      await host.close();
+      host = await makeHost();
+      return host;
+    },
+    async close() {
+      await host.shutdown({ stopServers: true });
+      await host.close();
+      const mine = { label: [`game-panel.panel=${panel}`] };
+      for (const container of await node.docker.listContainers({ all: true, filters: mine }))
+        await node.docker.getContainer(container.Id).remove({ force: true });
+      const { Volumes } = await node.docker.listVolumes({ filters: mine });
+      for (const volume of Volumes) await node.docker.getVolume(volume.Name).remove();
+    },
+  };
+}
+
+/** The first uid of the servers' own users on the node (the server's id is added). */
+const NODE_UID = 243_000;
 
 /**
  * The machine's files through file agents (src/host/remote/file-agent.ts), one child process
@@ -219,62 +274,6 @@ class FileAgents {
   }
 }
 
-/**
- * The machine's files through file agents in helper containers (src/host/remote/
- * helper-container.ts) on the shared test node (helpers/docker-nodes.ts): each server's data a
- * volume there, each server's files answered by a helper made from the agent's bundle, built
- * here from its source as `npm run build` builds it. Helpers are let go of after a short idle
- * time, so the suites go through new ones too.
- */
-class NodeHelperFiles {
-  readonly files: RemoteFiles;
-  readonly #helpers: HelperContainers;
-  readonly #api: Docker;
-  readonly #panelId: string;
-
-  private constructor(node: DockerNode, panel: string, agentFile: string) {
-    this.#api = node.docker;
-    this.#panelId = panel;
-    this.#helpers = new HelperContainers({
-      api: node.docker,
-      streams: engineClient(node, { timeoutMs: null }),
-      panelId: panel,
-      userOf: () => NODE_SERVER_USER,
-      agentFile,
-    });
-    this.files = new RemoteFiles({
-      connect: (server) => this.#helpers.connect(server),
-      serversDir: HELPER_SERVERS,
-      idleMs: 2_000,
-    });
-  }
-
-  static async open(panel: string): Promise<NodeHelperFiles> {
-    if (!nodes.ok) throw new Error(nodes.why);
-    const node = nodes.nodes[0];
-    if (node === undefined) throw new Error('no node');
-    return new NodeHelperFiles(node, panel, await agentBundle());
-  }
-
-  /** Ends every helper's stream, and waits for the helpers to be removed. */
-  async close(): Promise<void> {
-    await this.files.close();
-    await this.#helpers.settled();
-  }
-
-  /** Removes the machine's volumes from the node (its helpers must be gone). */
-  async purge(): Promise<void> {
-    await this.#helpers.removeLeftovers();
-    const { Volumes } = await this.#api.listVolumes({
-      filters: { label: [`game-panel.panel=${this.#panelId}`] },
-    });
-    for (const volume of Volumes) await this.#api.getVolume(volume.Name).remove();
-  }
-}
-
-/** The user the servers' files belong to on the node. */
-const NODE_SERVER_USER = { uid: 4321, gid: 4321 };
-
 let bundled: Promise<string> | undefined;
 /** The file agent's bundle, built once per test process into a folder removed at its exit. */
 function agentBundle(): Promise<string> {
@@ -312,10 +311,9 @@ export const implementations: readonly Implementation[] = [
     open: () => openLocal(processLaunch, NO_ENGINE, 'agent'),
   },
   {
-    name: 'local host, process runtime, files through a helper container on a node',
+    name: 'remote node host',
     skip: nodes.ok ? false : nodes.why,
-    skipRuntime: 'its runtime is the local host’s process runtime, tested above',
-    open: () => openLocal(processLaunch, NO_ENGINE, 'node'),
+    open: openNode,
   },
   {
     name: 'local host, docker runtime',

@@ -23,7 +23,7 @@ import type { Logger } from '../../log.js';
 import { SILENT_LOGGER } from '../../log.js';
 import { withDeadline } from '../runtime/deadline.js';
 import { PANEL_LABEL } from '../runtime/docker/container-spec.js';
-import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { ENGINE_CALL_MS, engineDeadline, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import {
   ensureHelperImage,
   HELPER_AGENT,
@@ -78,8 +78,7 @@ export class HelperStartError extends Error {
   }
 }
 
-const deadline = <T>(promise: Promise<T>, what: string, ms = ENGINE_CALL_MS): Promise<T> =>
-  withDeadline(promise, ms, () => new HelperStartError(`the engine did not ${what} in time`));
+const deadline = engineDeadline((message) => new HelperStartError(message));
 
 /** The helper containers of one node. */
 export class HelperContainers {

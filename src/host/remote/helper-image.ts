@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { withDeadline } from '../runtime/deadline.js';
-import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { engineDeadline, reasonOf, statusOf } from '../runtime/docker/engine.js';
 
 /** The repository of the helper image's tag. */
 export const HELPER_REPOSITORY = 'game-panel-file-agent';
@@ -38,6 +38,9 @@ export class HelperImageError extends Error {
     this.name = 'HelperImageError';
   }
 }
+
+/** A short call to the node's engine, failing as a HelperImageError past its deadline. */
+const deadline = engineDeadline((message) => new HelperImageError(message));
 
 /** One entry of the image's root file system. */
 interface RootEntry {
@@ -358,11 +361,7 @@ export async function ensureHelperImage(
   docker: Docker,
   sources: HelperImageSources = {},
 ): Promise<HelperImage & { imported: boolean }> {
-  const version = await withDeadline(
-    docker.version(),
-    ENGINE_CALL_MS,
-    () => new HelperImageError('the engine did not tell its version in time'),
-  );
+  const version = await deadline(docker.version(), 'tell its version');
   const problem = architectureProblem(version, process.arch);
   if (problem !== null) throw new HelperImageError(problem);
   const image = await helperImage(sources);
@@ -396,11 +395,7 @@ export async function ensureHelperImage(
 
 async function hasImage(docker: Docker, tag: string): Promise<boolean> {
   try {
-    await withDeadline(
-      docker.getImage(tag).inspect(),
-      ENGINE_CALL_MS,
-      () => new HelperImageError('the engine did not answer about the helper image in time'),
-    );
+    await deadline(docker.getImage(tag).inspect(), 'answer about the helper image');
     return true;
   } catch (error) {
     if (statusOf(error) === 404) return false;

@@ -13,9 +13,8 @@
  * image, run as root with every capability dropped but CHOWN, no network, then removed.
  */
 import type Docker from 'dockerode';
-import { withDeadline } from '../runtime/deadline.js';
 import { PANEL_LABEL, SERVER_LABEL } from '../runtime/docker/container-spec.js';
-import { ENGINE_CALL_MS, reasonOf, statusOf } from '../runtime/docker/engine.js';
+import { engineDeadline, reasonOf, statusOf } from '../runtime/docker/engine.js';
 import { HELPER_NODE, HELPER_SERVERS } from './helper-image.js';
 
 /** On a helper container of the panel's (and its volume's one-shot chown): the server's name. */
@@ -36,8 +35,7 @@ export class NodeVolumeError extends Error {
 /** How long the one-shot chown may take, from its create to its removal. */
 const CHOWN_DEADLINE_MS = 30_000;
 
-const deadline = <T>(promise: Promise<T>, what: string, ms = ENGINE_CALL_MS): Promise<T> =>
-  withDeadline(promise, ms, () => new NodeVolumeError(`the engine did not ${what} in time`));
+const deadline = engineDeadline((message) => new NodeVolumeError(message));
 
 export interface NodeVolumesOptions {
   /** The node's engine, for short calls. */
@@ -115,9 +113,17 @@ export class NodeVolumes {
     owner: { readonly uid: number; readonly gid: number },
     image: string,
   ): Promise<void> {
-    // Root changes the mode of a folder it does not own (the server's, from an earlier run of
-    // the panel) only with CAP_FOWNER: the one-shot has it, and CAP_CHOWN, and nothing else.
-    const script = `const fs = require('node:fs'); fs.chmodSync(${JSON.stringify(HELPER_SERVERS)}, 0o700); fs.chownSync(${JSON.stringify(HELPER_SERVERS)}, ${owner.uid}, ${owner.gid});`;
+    // Root here has CAP_CHOWN but not CAP_FOWNER: it may chmod only what is its own. So a root
+    // that is not as it should be is taken back first, then given away; one that is (a volume
+    // this panel readied before a restart) is left alone: the chown holds whatever it finds.
+    const dir = JSON.stringify(HELPER_SERVERS);
+    const script = [
+      `const fs = require('node:fs');`,
+      `const now = fs.statSync(${dir});`,
+      `if (now.uid !== ${owner.uid} || now.gid !== ${owner.gid} || (now.mode & 0o7777) !== 0o700) {`,
+      `fs.chownSync(${dir}, 0, 0); fs.chmodSync(${dir}, 0o700); fs.chownSync(${dir}, ${owner.uid}, ${owner.gid});`,
+      `}`,
+    ].join(' ');
     const container = await deadline(
       this.#docker.createContainer({
         Image: image,
@@ -130,7 +136,7 @@ export class NodeVolumes {
           Binds: [`${volume}:${HELPER_SERVERS}:rw,nocopy`],
           NetworkMode: 'none',
           CapDrop: ['ALL'],
-          CapAdd: ['CHOWN', 'FOWNER'],
+          CapAdd: ['CHOWN'],
           SecurityOpt: ['no-new-privileges'],
           ReadonlyRootfs: true,
           RestartPolicy: { Name: 'no' },

@@ -111,6 +111,8 @@ export class NodesService {
   readonly #deps: NodesServiceDeps;
   readonly #monitor: NodeMonitor;
   readonly #deadlineMs: number;
+  /** The placement under way, which the next one waits for (`placing`). */
+  #placements: Promise<void> = Promise.resolve();
 
   constructor(deps: NodesServiceDeps) {
     this.#deps = deps;
@@ -262,6 +264,40 @@ export class NodesService {
    * less its servers' limits (no capacity: unlimited). Ties go to `local`, then by name.
    */
   async place(memoryBytes: number | null, named?: string): Promise<string> {
+    return (await this.#choose(memoryBytes, named)).name;
+  }
+
+  /**
+   * `place`, then `record(node)` to record the server there, under the placement lock: no other
+   * placement runs until `record` settles, so the server it records counts against the next
+   * and two creations at once never both take the memory left for one (docs/nodes.md,
+   * "Placement"). The lock is this panel's: one panel process places on a database.
+   */
+  placing<T>(
+    memoryBytes: number | null,
+    named: string | undefined,
+    record: (node: { name: string; publicAddress: string | null }) => Promise<T>,
+  ): Promise<T> {
+    const turn = this.#placements.then(async () => {
+      const node = await this.#choose(memoryBytes, named);
+      return record({ name: node.name, publicAddress: node.publicAddress });
+    });
+    this.#placements = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  /** Node `name`'s name and public address (what allocations are checked against), if any. */
+  async nodeAddress(
+    name: string,
+  ): Promise<{ name: string; publicAddress: string | null } | undefined> {
+    const node = await this.#deps.repo.find(name);
+    return node && { name: node.name, publicAddress: node.publicAddress };
+  }
+
+  async #choose(memoryBytes: number | null, named: string | undefined): Promise<StoredNode> {
     const [nodes, loads] = await Promise.all([this.#deps.repo.list(), this.#deps.repo.loads()]);
     const need = memoryBytes ?? 0;
     const left = (node: StoredNode): number => {
@@ -287,10 +323,10 @@ export class NodesService {
           `The node ${node.name} has ${bytesText(Math.max(0, left(node)))} of memory left, and the server's limit is ${bytesText(need)}`,
         );
       }
-      return node.name;
+      return node;
     }
     const why: string[] = [];
-    let best: { name: string; left: number } | undefined;
+    let best: { node: StoredNode; left: number } | undefined;
     // `local` first (the list's order): a tie goes to it.
     for (const node of nodes) {
       const health = this.#monitor.health(node.name);
@@ -299,7 +335,7 @@ export class NodesService {
       else if (left(node) < need) {
         why.push(`${node.name} has ${bytesText(Math.max(0, left(node)))} left`);
       } else if (best === undefined || left(node) > best.left) {
-        best = { name: node.name, left: left(node) };
+        best = { node, left: left(node) };
       }
     }
     if (best === undefined) {
@@ -308,7 +344,7 @@ export class NodesService {
         `No node can take a server with a memory limit of ${bytesText(need)}: ${why.join('; ')}`,
       );
     }
-    return best.name;
+    return best.node;
   }
 
   /**

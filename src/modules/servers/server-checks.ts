@@ -2,11 +2,13 @@
  * The checks of a server's configuration, shared by its creation (servers.service.ts) and its
  * later changes (server-settings.service.ts): template variables against their rules, commands,
  * the image the docker runtime needs (and whether its registry is allowed), and allocations
- * (addresses that are IPs, ports within SERVER_PORT_RANGE, none twice, none another server's).
- * Each refusal is a 400 (or 409 ALLOCATION_TAKEN) naming the field, as the API describes it.
+ * (addresses that are IPs, ports within SERVER_PORT_RANGE, none twice, none another server's,
+ * and on a remote node an address of that node). Each refusal is a 400 (or 409 ALLOCATION_TAKEN)
+ * naming the field, as the API describes it.
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { parseCommand } from '../../domain/command.js';
+import { LOCAL_NODE } from '../../domain/node.js';
 import type { Allocation, ServerConfig } from '../../domain/server.js';
 import type { Template, TemplateVariable } from '../../domain/template.js';
 import { AppError } from '../../errors.js';
@@ -38,7 +40,7 @@ export const unknownVariable = (key: string): AppError =>
  * allowed; any image when `imageRefusal` is not given (unit tests).
  */
 export async function checkImageAllowed(
-  config: ServerConfig,
+  config: Pick<ServerConfig, 'runtime' | 'image'>,
   imageRefusal: ImageRefusal | undefined,
 ): Promise<void> {
   if (config.runtime !== 'docker' || config.image === null) return;
@@ -69,6 +71,45 @@ export function checkAllocations(
     if (seen.has(key)) throw fail(`${key} is listed twice`);
     seen.add(key);
     return { ip: allocation.ip, port: allocation.port };
+  });
+}
+
+/** A node as a server's allocations are checked against it. */
+export interface NodeAddress {
+  readonly name: string;
+  /** What players connect to (docs/nodes.md, "Adding a node"); null on `local` alone. */
+  readonly publicAddress: string | null;
+}
+
+/** Whether `a` and `b` are the same IP address, however each is written (`::1`, `0::1`). */
+function sameAddress(a: string, b: string): boolean {
+  const family = isIP(a);
+  if (family === 0 || family !== isIP(b)) return false;
+  const list = new BlockList();
+  list.addAddress(a, family === 4 ? 'ipv4' : 'ipv6');
+  return list.check(b, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * On a remote node an allocation names an address of that node: every address (0.0.0.0, ::) or
+ * its public address, when that is an IP (docs/nodes.md, "Placement"). The panel cannot know the
+ * other addresses of a node, and a port published on an address the node does not have fails
+ * only at the start, on the node. `local` takes any address: its start binds each one first.
+ * 400 naming the allocation's `ip` otherwise.
+ */
+export function checkNodeAddresses(allocations: readonly Allocation[], node: NodeAddress): void {
+  if (node.name === LOCAL_NODE) return;
+  const own = node.publicAddress;
+  allocations.forEach((allocation, index) => {
+    if (isWildcard(allocation.ip) || (own !== null && sameAddress(allocation.ip, own))) return;
+    const accepted =
+      own !== null && isIP(own) !== 0
+        ? `0.0.0.0 (every address of the node) or its public address ${own}`
+        : `0.0.0.0 (every address of the node): its public address ${own ?? ''} is not an IP address`;
+    const message = `${allocation.ip} is not an address of node ${node.name}: use ${accepted}`;
+    throw new AppError('VALIDATION_FAILED', `allocations[${index}].ip: ${message}`, {
+      details: [{ path: `body/allocations/${index}/ip`, message }],
+    });
   });
 }
 
@@ -152,7 +193,7 @@ function checkVariable(
 }
 
 /** The docker runtime runs an image: it needs one. */
-export function checkImage(config: ServerConfig): void {
+export function checkImage(config: Pick<ServerConfig, 'runtime' | 'image'>): void {
   if (config.runtime === 'docker' && config.image === null) {
     throw new AppError('VALIDATION_FAILED', 'image: the docker runtime needs an image', {
       details: [{ path: 'body/image', message: 'the docker runtime needs an image' }],

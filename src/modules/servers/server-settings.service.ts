@@ -23,6 +23,7 @@ import {
   checkCommandText,
   checkImage,
   checkImageAllowed,
+  checkNodeAddresses,
   refuseTakenAllocations,
   templateValues,
   unknownVariable,
@@ -30,7 +31,7 @@ import {
   type PortRange,
 } from './server-checks.js';
 import type { ConfigChanges, ServersRepository } from './servers.repository.js';
-import type { ServersService, TemplateLookup } from './servers.service.js';
+import type { ServerPlacement, ServersService, TemplateLookup } from './servers.service.js';
 
 /** A template variable of a server, as its caller may see it. */
 export interface ServerVariable {
@@ -44,6 +45,14 @@ export interface ServerVariable {
   readonly userEditable: boolean;
   /** Whether the caller may change it. */
   readonly editable: boolean;
+}
+
+/** A free port, on a node (`node`) or on every node (null). */
+export interface FreePort {
+  readonly ip: string;
+  readonly port: number;
+  readonly range: { readonly min: number; readonly max: number };
+  readonly node: string | null;
 }
 
 /** Fields only an admin may change: what runs on the host, and with how much of it. */
@@ -64,6 +73,8 @@ export interface ServerSettingsDeps {
   readonly defaultLimits?: (() => Promise<DefaultLimits>) | undefined;
   /** Why a server may not have an image; any image when not given (unit tests). */
   readonly imageRefusal?: ImageRefusal | undefined;
+  /** The nodes allocations are checked against; every server on `local` when not given. */
+  readonly nodes?: Pick<ServerPlacement, 'nodeAddress'> | undefined;
 }
 
 export class ServerSettingsService {
@@ -130,7 +141,10 @@ export class ServerSettingsService {
     return this.variables(user, name);
   }
 
-  /** Replaces the server's allocations (admin); they take effect at the next start. */
+  /**
+   * Replaces the server's allocations (admin); they take effect at the next start. On a remote
+   * node each names an address of it (./server-checks.ts `checkNodeAddresses`).
+   */
   async setAllocations(
     user: User,
     name: string,
@@ -138,6 +152,8 @@ export class ServerSettingsService {
   ): Promise<ServerConfig> {
     const record = await this.#deps.servers.require(user, name, 'server.configure-host');
     const checked = checkAllocations(allocations, this.#deps.portRange);
+    const node = await this.#deps.nodes?.nodeAddress(record.node);
+    if (node !== undefined) checkNodeAddresses(checked, node);
     await refuseTakenAllocations(this.#deps.repository, name, record.node, checked);
     try {
       await this.#deps.repository.setAllocations(name, checked);
@@ -149,19 +165,40 @@ export class ServerSettingsService {
   }
 
   /**
-   * The lowest port of SERVER_PORT_RANGE that no server has on any address (what the create form
-   * offers); 409 when every one is given. Whether another program holds it is seen at the start.
+   * The lowest port of SERVER_PORT_RANGE that no server on node `on` has on any address (400
+   * naming `querystring/node` when there is no such node); without a node, that no server on any
+   * node has, so it fits wherever the placement puts a new server. 409 when every one is given.
+   * Whether another program holds it is not probed: `local`'s start does (409 PORT_IN_USE); a
+   * remote node's ports cannot be probed from the panel's machine, and a port taken there fails
+   * the server's start on the node (docs/nodes.md, "Placement").
    */
-  async freePort(): Promise<{ ip: string; port: number; range: { min: number; max: number } }> {
+  async freePort(on?: string): Promise<FreePort> {
+    if (on !== undefined && (await this.#deps.nodes?.nodeAddress(on)) === undefined) {
+      throw new AppError('VALIDATION_FAILED', `node: there is no node "${on}"`, {
+        details: [{ path: 'querystring/node', message: 'no such node' }],
+      });
+    }
     const { min, max } = this.#deps.portRange;
-    const taken = new Set((await this.#deps.repository.allAllocations()).map((a) => a.port));
+    const taken = new Set((await this.#deps.repository.allAllocations(on)).map((a) => a.port));
     for (let port = min; port <= max; port++) {
-      if (!taken.has(port)) return { ip: '0.0.0.0', port, range: { min, max } };
+      if (!taken.has(port)) return { ip: '0.0.0.0', port, range: { min, max }, node: on ?? null };
     }
     throw new AppError(
       'CONFLICT',
-      `Every port of SERVER_PORT_RANGE (${min}-${max}) is given to a server already`,
+      on === undefined
+        ? `Every port of SERVER_PORT_RANGE (${min}-${max}) is given to a server already`
+        : `Every port of SERVER_PORT_RANGE (${min}-${max}) is given to a server on node ${on} already`,
     );
+  }
+
+  /**
+   * `freePort` on the node server `name` is on (admin, as changing its allocations): ports its
+   * own allocations and those of the other servers there hold are taken, those of servers on
+   * other nodes are not.
+   */
+  async freePortOf(user: User, name: string): Promise<FreePort> {
+    const record = await this.#deps.servers.require(user, name, 'server.configure-host');
+    return this.freePort(record.node);
   }
 
   /**

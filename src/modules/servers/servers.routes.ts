@@ -9,6 +9,7 @@ import {
   CreateBody,
   DeletedEnvelope,
   FreePortEnvelope,
+  FreePortQuery,
   InstallStateBody,
   ServerListEnvelope,
   RewritesEnvelope,
@@ -50,7 +51,7 @@ export function serversRoutes(
         tags: ['servers'],
         summary: 'Create a server and its directory (admin), from a template or a start command',
         description:
-          'With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server on its node has them (409 ALLOCATION_TAKEN). `node`: the node it goes on (400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit (409 NODE_FULL when none does).',
+          'With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server on its node has them (409 ALLOCATION_TAKEN), and on a remote node when one names another address than 0.0.0.0, :: or the node’s public address (400). `node`: the node it goes on (400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit (409 NODE_FULL when none does).',
         body: CreateBody,
         response: responses(ConfigEnvelope, 400, 401, 403, 409),
       },
@@ -66,11 +67,33 @@ export function serversRoutes(
         tags: ['servers'],
         summary: 'The next free port of SERVER_PORT_RANGE, for a new server (admin)',
         description:
-          'The lowest port no server has on any address (0.0.0.0 counts as every address). 409 when every port of the range is given. Another program may still hold it: a start says so (409 PORT_IN_USE).',
-        response: responses(FreePortEnvelope, 401, 403, 409),
+          'With `node`: the lowest port no server on that node has on any address (0.0.0.0 counts as every address; servers on other nodes do not count); 400 when there is no such node. Without: the lowest port no server on any node has, free wherever the server is placed. 409 when every port of the range is given. Another program may still hold it: a start on `local` says so (409 PORT_IN_USE); a remote node is not probed from the panel (docs/nodes.md).',
+        querystring: FreePortQuery,
+        response: responses(FreePortEnvelope, 400, 401, 403, 409),
       },
     },
-    async () => ({ message: 'Free port', data: await settings.freePort() }),
+    async (request) => ({
+      message: 'Free port',
+      data: await settings.freePort(request.query.node),
+    }),
+  );
+
+  app.get(
+    '/api/servers/:server/allocations/free',
+    {
+      schema: {
+        tags: ['servers'],
+        summary: "The next free port of SERVER_PORT_RANGE on the server's own node (admin)",
+        description:
+          'The lowest port no server on the node the server is on has on any address, its own allocations included; ports of servers on other nodes are free here. 409 when every port of the range is given on that node. Not probed on the machine: a start on `local` refuses a port another program holds (409 PORT_IN_USE); a remote node is not probed from the panel (docs/nodes.md).',
+        params: ServerParams,
+        response: responses(FreePortEnvelope, 401, 403, 404, 409),
+      },
+    },
+    async (request) => ({
+      message: 'Free port',
+      data: await settings.freePortOf(currentUser(request), request.params.server),
+    }),
   );
 
   app.get(
@@ -142,7 +165,7 @@ export function serversRoutes(
         tags: ['servers'],
         summary: "Replace the server's addresses and ports (admin); the first is its primary",
         description:
-          'Taken into account at the next start. 409 ALLOCATION_TAKEN when another server has one (0.0.0.0 counts as every address); a start whose port another program holds is refused with 409 PORT_IN_USE.',
+          "Taken into account at the next start. 409 ALLOCATION_TAKEN when another server on its node has one (0.0.0.0 counts as every address); on a remote node each names 0.0.0.0, :: or the node's public address (400 naming the `ip` otherwise). A start on `local` whose port another program holds is refused with 409 PORT_IN_USE.",
         params: ServerParams,
         body: AllocationsBody,
         response: responses(ConfigEnvelope, 400, 401, 403, 404, 409),

@@ -352,12 +352,31 @@ export const StatsEnvelope = Envelope(
 export const FreePortEnvelope = Envelope(
   Type.Object({
     ip: Type.String({ description: 'Every address: 0.0.0.0' }),
-    port: Type.Integer({ description: 'The lowest port of the range no server has' }),
+    port: Type.Integer({
+      description: 'The lowest port of the range no server on the node has (on any node: null)',
+    }),
     range: Type.Object(
       { min: Type.Integer(), max: Type.Integer() },
       { description: 'SERVER_PORT_RANGE' },
     ),
+    node: Type.Union([Type.String(), Type.Null()], {
+      description: 'The node it is free on; null: free on every node',
+    }),
   }),
+);
+
+export const FreePortQuery = Type.Object(
+  {
+    node: Type.Optional(
+      Type.String({
+        pattern: NODE_NAME_PATTERN,
+        maxLength: 32,
+        description:
+          'The node the new server goes on: a port free there (400 when unknown); by default one free on every node',
+      }),
+    ),
+  },
+  { additionalProperties: false },
 );
 
 export const RewritesQuery = Type.Object(

@@ -41,9 +41,11 @@ import {
   checkCommandText,
   checkImage,
   checkImageAllowed,
+  checkNodeAddresses,
   refuseTakenAllocations,
   templateValues,
   type ImageRefusal,
+  type NodeAddress,
   type PortRange,
 } from './server-checks.js';
 import type { ServersRepository } from './servers.repository.js';
@@ -152,13 +154,21 @@ export interface NewServer {
   readonly node?: string | undefined;
 }
 
-/** Where servers go and whether they may start there (the nodes domain decides). */
+/** Where servers go, and the nodes their allocations are checked against (the nodes domain). */
 export interface ServerPlacement {
   /**
-   * The node a new server with this memory limit goes on: `named`, checked, or the one with the
-   * most memory left (400 unknown node, 409 NODE_MAINTENANCE, 409 NODE_FULL).
+   * Places a new server with this memory limit on `named` (checked) or on the node with the most
+   * memory left (400 unknown node, 409 NODE_MAINTENANCE, 409 NODE_FULL), and runs `record` to
+   * record it there: no other placement runs until `record` settles, so two creations at once
+   * never both take the memory left for one.
    */
-  place(memoryBytes: number | null, named?: string): Promise<string>;
+  placing<T>(
+    memoryBytes: number | null,
+    named: string | undefined,
+    record: (node: NodeAddress) => Promise<T>,
+  ): Promise<T>;
+  /** Node `name` as allocations are checked against it; undefined when there is none. */
+  nodeAddress(name: string): Promise<NodeAddress | undefined>;
 }
 
 /** What the ServersService is built from (src/app.ts wires it). */
@@ -378,11 +388,7 @@ export class ServersService {
     const allocations = checkAllocations(server.allocations ?? [], this.#deps.portRange);
     const runtime = server.runtime ?? 'process';
     const limits = await this.#limitsFor(server.limits);
-    const node =
-      this.#deps.placement === undefined
-        ? (server.node ?? LOCAL_NODE)
-        : await this.#deps.placement.place(limits.memoryBytes, server.node);
-    const config: ServerConfig = {
+    const unplaced: Omit<ServerConfig, 'node'> = {
       name: server.name,
       displayName: server.displayName ?? template?.name ?? server.name,
       startCommand,
@@ -402,23 +408,33 @@ export class ServersService {
         lastLines: [],
       },
       allocations,
-      node,
       createdAt: this.#deps.now().toISOString(),
     };
-    checkImage(config);
-    await checkImageAllowed(config, this.#deps.imageRefusal);
+    checkImage(unplaced);
+    await checkImageAllowed(unplaced, this.#deps.imageRefusal);
     const owner =
       server.owner === undefined ? null : await this.ownerNamed(server.owner, 'body/owner');
-    await refuseTakenAllocations(this.#deps.servers, config.name, node, allocations);
-    let inserted: boolean;
-    try {
-      inserted = await this.#deps.servers.insert(config, variables);
-    } catch (error) {
-      if (error instanceof AlreadyExists) throw allocationTaken();
-      if (error instanceof NoLongerExists) throw notFound('Template');
-      throw error;
-    }
-    if (!inserted) throw new AppError('CONFLICT', 'A server with that name exists');
+    // Recorded on the node it is placed on before the next placement is made (docs/nodes.md,
+    // "Placement"): what the node holds counts for the next at once.
+    const record = async (node: NodeAddress): Promise<ServerConfig> => {
+      const placed: ServerConfig = { ...unplaced, node: node.name };
+      checkNodeAddresses(allocations, node);
+      await refuseTakenAllocations(this.#deps.servers, placed.name, node.name, allocations);
+      let inserted: boolean;
+      try {
+        inserted = await this.#deps.servers.insert(placed, variables);
+      } catch (error) {
+        if (error instanceof AlreadyExists) throw allocationTaken();
+        if (error instanceof NoLongerExists) throw notFound('Template');
+        throw error;
+      }
+      if (!inserted) throw new AppError('CONFLICT', 'A server with that name exists');
+      return placed;
+    };
+    const config =
+      this.#deps.placement === undefined
+        ? await record({ name: server.node ?? LOCAL_NODE, publicAddress: null })
+        : await this.#deps.placement.placing(limits.memoryBytes, server.node, record);
     try {
       if (owner !== null) await this.#deps.grants.setOwner(config.name, owner.id);
     } catch (error) {

@@ -4543,7 +4543,7 @@ export interface paths {
     get?: never;
     /**
      * Replace the server's addresses and ports (admin); the first is its primary
-     * @description Taken into account at the next start. 409 ALLOCATION_TAKEN when another server has one (0.0.0.0 counts as every address); a start whose port another program holds is refused with 409 PORT_IN_USE.
+     * @description Taken into account at the next start. 409 ALLOCATION_TAKEN when another server on its node has one (0.0.0.0 counts as every address); on a remote node each names 0.0.0.0, :: or the node's public address (400 naming the `ip` otherwise). A start on `local` whose port another program holds is refused with 409 PORT_IN_USE.
      */
     put: {
       parameters: {
@@ -4666,6 +4666,98 @@ export interface paths {
         };
       };
     };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/servers/{server}/allocations/free': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The next free port of SERVER_PORT_RANGE on the server's own node (admin)
+     * @description The lowest port no server on the node the server is on has on any address, its own allocations included; ports of servers on other nodes are free here. 409 when every port of the range is given on that node. Not probed on the machine: a start on `local` refuses a port another program holds (409 PORT_IN_USE); a remote node is not probed from the panel (docs/nodes.md).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          server: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @description Every address: 0.0.0.0 */
+                ip: string;
+                /** @description The node it is free on; null: free on every node */
+                node: string | null;
+                /** @description The lowest port of the range no server on the node has (on any node: null) */
+                port: number;
+                /** @description SERVER_PORT_RANGE */
+                range: {
+                  max: number;
+                  min: number;
+                };
+              };
+              message: string;
+            };
+          };
+        };
+        /** @description Every error has this shape */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+        /** @description Every error has this shape */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
+          };
+        };
+      };
+    };
+    put?: never;
     post?: never;
     delete?: never;
     options?: never;
@@ -10183,11 +10275,14 @@ export interface paths {
     };
     /**
      * The next free port of SERVER_PORT_RANGE, for a new server (admin)
-     * @description The lowest port no server has on any address (0.0.0.0 counts as every address). 409 when every port of the range is given. Another program may still hold it: a start says so (409 PORT_IN_USE).
+     * @description With `node`: the lowest port no server on that node has on any address (0.0.0.0 counts as every address; servers on other nodes do not count); 400 when there is no such node. Without: the lowest port no server on any node has, free wherever the server is placed. 409 when every port of the range is given. Another program may still hold it: a start on `local` says so (409 PORT_IN_USE); a remote node is not probed from the panel (docs/nodes.md).
      */
     get: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description The node the new server goes on: a port free there (400 when unknown); by default one free on every node */
+          node?: string;
+        };
         header?: never;
         path?: never;
         cookie?: never;
@@ -10204,7 +10299,9 @@ export interface paths {
               data: {
                 /** @description Every address: 0.0.0.0 */
                 ip: string;
-                /** @description The lowest port of the range no server has */
+                /** @description The node it is free on; null: free on every node */
+                node: string | null;
+                /** @description The lowest port of the range no server on the node has (on any node: null) */
                 port: number;
                 /** @description SERVER_PORT_RANGE */
                 range: {
@@ -10214,6 +10311,15 @@ export interface paths {
               };
               message: string;
             };
+          };
+        };
+        /** @description Every error has this shape */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['def-0'];
           };
         };
         /** @description Every error has this shape */
@@ -10264,7 +10370,7 @@ export interface paths {
     put?: never;
     /**
      * Create a server and its directory (admin), from a template or a start command
-     * @description With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server on its node has them (409 ALLOCATION_TAKEN). `node`: the node it goes on (400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit (409 NODE_FULL when none does).
+     * @description With `template`, the start and stop commands come from the template and `variables` are checked against its rules (400 naming the variable); a template with an install script starts installing at once (status `installing`). `allocations` are refused when another server on its node has them (409 ALLOCATION_TAKEN), and on a remote node when one names another address than 0.0.0.0, :: or the node’s public address (400). `node`: the node it goes on (400 when unknown, 409 NODE_MAINTENANCE, 409 NODE_FULL); by default the node with the most memory left that fits its memory limit (409 NODE_FULL when none does).
      */
     post: {
       parameters: {

@@ -22,16 +22,22 @@ export function useServers() {
 
 /** Creates a server (admin); the list is fetched again once it exists. */
 /**
- * The next free port of SERVER_PORT_RANGE (admin), offered by the create form; fetched again
- * with the server list, after a server is made.
+ * The next free port of SERVER_PORT_RANGE (admin), offered by the create form: on `node` when
+ * one is chosen, else free on every node (wherever the server is placed); fetched again with
+ * the server list, after a server is made.
  */
-export function useFreePort(enabled: boolean) {
+export function useFreePort(enabled: boolean, node: string | null = null) {
   const { api } = useServices();
   return useQuery({
-    queryKey: [...SERVERS_KEY, 'free-port'],
+    queryKey: [...SERVERS_KEY, 'free-port', node],
     enabled,
     retry: false,
-    queryFn: async () => unwrapData(api.GET('/api/servers/allocations/free')),
+    queryFn: async () =>
+      unwrapData(
+        api.GET('/api/servers/allocations/free', {
+          params: { query: node === null ? {} : { node } },
+        }),
+      ),
   });
 }
 

@@ -102,6 +102,19 @@ export type EngineCall = <T>(task: () => Promise<T>) => Promise<T>;
 export const ENGINE_CALL_MS = 15_000;
 
 /**
+ * A short call to an engine, bounded: `deadline(call, 'make the volume')` is `call`, or, once
+ * `ms` (ENGINE_CALL_MS by default) have passed, a rejection with the error its caller throws for
+ * the engine's failures, saying `the engine did not make the volume in time`.
+ */
+export type EngineDeadline = <T>(call: Promise<T>, what: string, ms?: number) => Promise<T>;
+
+/** The {@link EngineDeadline} whose rejections are `failure(message)`. */
+export const engineDeadline =
+  (failure: (message: string) => Error): EngineDeadline =>
+  (call, what, ms = ENGINE_CALL_MS) =>
+    withDeadline(call, ms, () => failure(`the engine did not ${what} in time`));
+
+/**
  * Runs calls to the engine at `where`; a connection failure becomes
  * {@link RuntimeUnavailableError}. With `deadlineMs`, a call that has not settled by then is
  * given up as one too: a socket timeout alone does not bound every transport (over SSH a silent

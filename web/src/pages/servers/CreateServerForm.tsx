@@ -33,7 +33,8 @@ const defaults = (variables: readonly TemplateVariable[]) =>
  * command (display name, stop command and port optional), with its limits prefilled from the
  * panel's defaults (`GET /api/admin/settings`, docs/web.md "Creating a server"). The port is
  * required when the template's start-up or config files use it, and prefilled then with the next
- * free port of SERVER_PORT_RANGE (`GET /api/servers/allocations/free`), which is offered always.
+ * free port of SERVER_PORT_RANGE on the node chosen (`GET /api/servers/allocations/free`), which
+ * is offered always.
  * The node is automatic unless one is chosen (`GET /api/admin/nodes`, each with its health and
  * the memory it has left); the API's refusal of it is said next to the choice.
  */
@@ -45,7 +46,7 @@ export function CreateServerForm() {
   const [limitErrors, setLimitErrors] = useState<LimitErrors>({});
   const [portTouched, setPortTouched] = useState(false);
   const [portError, setPortError] = useState<string | undefined>(undefined);
-  const freePort = useFreePort(true);
+  const freePort = useFreePort(true, form.node === '' ? null : form.node);
   const offered = freePort.data?.port;
   const settings = usePanelSettings();
   const serverDefaults = settings.data?.serverDefaults;
