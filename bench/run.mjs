@@ -4,7 +4,8 @@
 // scenario, writes bench/results.json and the table in docs/benchmarks.md, and removes every
 // process and file it made, whatever happens.
 //
-//   node bench/run.mjs [--only api,console,noisy,files,sftp,backups,ui,startup] [--quick] [--no-build]
+//   node bench/run.mjs [--only api,console,noisy,files,sftp,backups,ui,startup,node-files,node-down]
+//                      [--quick] [--no-build]
 //                      [--cpu-prof <dir>] [--keep] | --rewrite-docs
 //
 // --only and --cpu-prof runs print their figures and leave results.json and the docs alone;
@@ -25,13 +26,28 @@ import { apiScenario } from './scenarios/api.mjs';
 import { backupsScenario } from './scenarios/backups.mjs';
 import { consoleScenario } from './scenarios/console.mjs';
 import { filesScenario } from './scenarios/files.mjs';
+import { nodeDownScenario } from './scenarios/node-down.mjs';
+import { nodeFilesScenario } from './scenarios/node-files.mjs';
 import { noisyScenario } from './scenarios/noisy.mjs';
 import { FILES_SERVER, printerDir, seed } from './scenarios/seed.mjs';
 import { sftpScenario } from './scenarios/sftp.mjs';
 import { startupScenario } from './scenarios/startup.mjs';
 import { uiScenario } from './scenarios/ui.mjs';
 
-const ALL = ['api', 'console', 'noisy', 'files', 'sftp', 'backups', 'ui', 'startup'];
+const ALL = [
+  'api',
+  'console',
+  'noisy',
+  'files',
+  'sftp',
+  'backups',
+  'ui',
+  'startup',
+  'node-files',
+  'node-down',
+];
+/** The scenarios that start a panel of their own, on engines standing in for nodes. */
+const OWN_PANEL = ['startup', 'node-files', 'node-down'];
 /**
  * The whole run is abandoned (and cleaned up) past this: a guard against a hang, not a budget.
  * With other jobs taking both cores, the backups took up to 9.5 minutes and SFTP 14.
@@ -163,7 +179,7 @@ async function main() {
   const results = { machine, startedAt: new Date().toISOString(), buildSeconds, background };
   const quick = options.quick;
 
-  const needsPanel = options.only.some((name) => name !== 'startup');
+  const needsPanel = options.only.some((name) => !OWN_PANEL.includes(name));
   let panel = null;
   let seeded = null;
   if (needsPanel || options.only.includes('startup')) {
@@ -242,6 +258,14 @@ async function main() {
         ? [path.join(dataDir, 'servers', FILES_SERVER, 'many')]
         : [],
     });
+  }
+  // Each on a panel of its own with nodes added, so that no other scenario (start-up above all)
+  // measures a panel with nodes.
+  if (options.only.includes('node-files')) {
+    results.nodeFiles = await nodeFilesScenario({ workDir, quick });
+  }
+  if (options.only.includes('node-down')) {
+    results.nodeDown = await nodeDownScenario({ workDir, quick });
   }
   background.duringRunOthersCpuPercent = round(duringRun.stop().othersCpuPercent, 0);
   background.rowsWaitedForQuietSeconds = options.quick
