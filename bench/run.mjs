@@ -18,7 +18,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
-import { children, REPO, spawnNode, startPanel } from './lib/panel.mjs';
+import { children, REPO, spawnNode, startPanel, summariseLog } from './lib/panel.mjs';
 import { MachineWatch, quietBudgetLeft, setQuietBudget } from './lib/proc.mjs';
 import { evaluateTargets, writeReport } from './lib/report.mjs';
 import { exitWithin, freePort, log, round, sleep, stopChild } from './lib/util.mjs';
@@ -284,37 +284,6 @@ async function main() {
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   }
   log(`done in ${results.runSeconds} s`);
-}
-
-/** What the panel's log says about the run: the sandbox, warnings and errors by message. */
-function summariseLog(file) {
-  const summary = { sandbox: null, stalledConsoleSocketsClosed: 0, warningsAndErrors: {} };
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return summary;
-  }
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    let entry;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof entry.msg === 'string' && entry.msg.startsWith('servers run')) {
-      summary.sandbox = entry.msg;
-    }
-    if (entry.msg === 'closed a console socket that read nothing while data waited') {
-      summary.stalledConsoleSocketsClosed += 1;
-    }
-    if (entry.level >= 40) {
-      const key = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg}`;
-      summary.warningsAndErrors[key] = (summary.warningsAndErrors[key] ?? 0) + 1;
-    }
-  }
-  return summary;
 }
 
 try {

@@ -2,6 +2,7 @@
 // tests' own fixture (test/helpers/docker-nodes.ts, docs/testing.md "Engines as remote nodes")
 // through tsx, so the bench never sets up a second kind of node; a panel of the scenario's own
 // (dist/panel.mjs on a fresh data directory) with its admin; and a client that times requests.
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
@@ -31,19 +32,50 @@ export async function dockerNodes(count, { stoppable = false } = {}) {
 
 /**
  * A panel of the scenario's own, in `<workDir>/<name>` (removed with the work directory), and
- * its first account, the admin: `{ panel, api, token, dataDir }`.
+ * its first account, the admin: `{ panel, api, token, dataDir, logFile }`.
  */
 export async function scenarioPanel(workDir, name) {
   const dir = path.join(workDir, name);
   // The servers' users pass through it to reach the data directory, as through the work directory.
   mkdirSync(dir, { mode: 0o711 });
   const dataDir = path.join(dir, 'data');
-  const panel = await startPanel({ dataDir, logFile: path.join(dir, 'panel.log') });
+  const logFile = path.join(dir, 'panel.log');
+  const panel = await startPanel({ dataDir, logFile });
   const admin = await panel.api.call('POST', '/api/auth/register', {
     username: 'admin',
     password: PASSWORD,
   });
-  return { panel, api: panel.api.as(admin.access_token), token: admin.access_token, dataDir };
+  return {
+    panel,
+    api: panel.api.as(admin.access_token),
+    token: admin.access_token,
+    dataDir,
+    logFile,
+  };
+}
+
+/** The id a panel on `dataDir` labels and names its containers and volumes with (src/data-dir.ts). */
+const panelIdOf = (dataDir) => createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+
+/**
+ * Once the scenario's panel has stopped: removes from `node` every container and volume that
+ * panel left (labelled with its id), so the node keeps nothing of the run but the helper image.
+ * Resolves with what it removed; a clean run removes nothing.
+ */
+export async function removeLeftovers(node, dataDir) {
+  const label = `game-panel.panel=${panelIdOf(dataDir)}`;
+  const removed = { containers: [], volumes: [] };
+  const containers = await node.docker.listContainers({ all: true, filters: { label: [label] } });
+  for (const container of containers) {
+    await node.docker.getContainer(container.Id).remove({ force: true });
+    removed.containers.push(`${container.Names[0] ?? container.Id} (${container.State})`);
+  }
+  const { Volumes: volumes } = await node.docker.listVolumes({ filters: { label: [label] } });
+  for (const volume of volumes ?? []) {
+    await node.docker.getVolume(volume.Name).remove();
+    removed.volumes.push(volume.Name);
+  }
+  return removed;
 }
 
 /** Adds `node` to the panel as an admin does: its engine's address and the client's TLS. */

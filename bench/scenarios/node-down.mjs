@@ -17,9 +17,11 @@ import {
   createServerOn,
   dockerNodes,
   latencyFigures,
+  removeLeftovers,
   requestsInTurn,
   scenarioPanel,
 } from '../lib/nodes.mjs';
+import { summariseLog } from '../lib/panel.mjs';
 import { ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { log, nowMs, round, sleep, stopChild, waitFor } from '../lib/util.mjs';
 
@@ -27,6 +29,8 @@ const LOCAL_SERVERS = 10;
 const LOCAL = 'local-00';
 const REMOTE = 'on-node';
 const LISTED_FILES = 100;
+/** How long each call of the clean-up may take. */
+const TEARDOWN_MS = 20_000;
 
 /** The node's health as `GET /api/admin/nodes` answers it. */
 const healthIn = (body, name) => body?.data?.find((node) => node.name === name)?.health?.status;
@@ -81,7 +85,7 @@ export async function nodeDownScenario({ workDir, quick }) {
   const seconds = quick
     ? { reachable: 4, cutOff: 8, engineStopped: 6 }
     : { reachable: 12, cutOff: 20, engineStopped: 15 };
-  const { panel, api, dataDir } = await scenarioPanel(workDir, 'node-down');
+  const { panel, api, dataDir, logFile } = await scenarioPanel(workDir, 'node-down');
   log(`node-down: panel pid ${panel.pid} on port ${panel.port}, node ${node.name}`);
   const requests = [
     { label: '`GET /api/servers`', path: '/api/servers' },
@@ -96,6 +100,8 @@ export async function nodeDownScenario({ workDir, quick }) {
       path: `/api/servers/${LOCAL}/files?path=many`,
     },
   ];
+  let result;
+  const teardown = { remoteStop: null, deleteFailed: {}, panelLog: null, leftoversRemoved: null };
   const names = Array.from(
     { length: LOCAL_SERVERS },
     (_, i) => `local-${String(i).padStart(2, '0')}`,
@@ -119,9 +125,15 @@ export async function nodeDownScenario({ workDir, quick }) {
       { timeoutMs: 60_000, intervalMs: 200 },
     );
 
-    /** One phase: the requests in turn and the poller of the remote server's stats. */
-    const phase = async (label, duration, since) => {
+    /**
+     * One phase: once the machine is quiet, `breakNode()` (if any; the phase's clock starts just
+     * before it), then the requests in turn and the poller of the remote server's stats.
+     */
+    const phase = async (label, duration, breakNode = null) => {
       await waitForQuiet();
+      const since = nowMs();
+      if (breakNode !== null) await breakNode();
+      const brokenInS = round((nowMs() - since) / 1000, 1);
       const seen = { nodeHealth: {}, remoteStatus: {}, markedUnreachableAfterS: null };
       const poll = poller(api, `/api/servers/${REMOTE}/stats`);
       const watch = new ProcessWatch(panel.pid);
@@ -129,7 +141,7 @@ export async function nodeDownScenario({ workDir, quick }) {
         if (request.path === '/api/admin/nodes') {
           const health = healthIn(response.body, node.name) ?? 'missing';
           seen.nodeHealth[health] = (seen.nodeHealth[health] ?? 0) + 1;
-          if (health === 'unreachable' && seen.markedUnreachableAfterS === null && since) {
+          if (health === 'unreachable' && seen.markedUnreachableAfterS === null) {
             seen.markedUnreachableAfterS = round((nowMs() - since) / 1000, 1);
           }
         } else if (request.path === '/api/servers') {
@@ -141,6 +153,7 @@ export async function nodeDownScenario({ workDir, quick }) {
       return {
         label,
         seconds: duration,
+        ...(breakNode === null ? {} : { brokenInS }),
         requests: rows.map((row) => ({
           label: row.label,
           path: row.path,
@@ -169,35 +182,31 @@ export async function nodeDownScenario({ workDir, quick }) {
     };
 
     log(`node-down: ${node.name} reachable, ${seconds.reachable} s`);
-    const reachable = await phase('all nodes reachable', seconds.reachable, null);
+    const reachable = await phase('all nodes reachable', seconds.reachable);
 
     log(`node-down: ${node.name} cut off, ${seconds.cutOff} s`);
-    await node.cutOff();
     let cutOff;
-    let onlineAfterReconnectS;
     try {
-      cutOff = await phase('the node cut off (packets dropped)', seconds.cutOff, nowMs());
+      cutOff = await phase('the node cut off (packets dropped)', seconds.cutOff, () =>
+        node.cutOff(),
+      );
     } finally {
       await node.reconnect();
     }
-    onlineAfterReconnectS = await backOnline();
+    const onlineAfterReconnectS = await backOnline();
 
     log(`node-down: ${node.name}'s engine stopped, ${seconds.engineStopped} s`);
-    const stoppedAt = nowMs();
-    await node.stop();
-    const stopSeconds = round((nowMs() - stoppedAt) / 1000, 1);
     let engineStopped;
-    let onlineAfterStartS;
     try {
       engineStopped = await phase(
         'its engine stopped (connections refused)',
         seconds.engineStopped,
-        stoppedAt,
+        () => node.stop(),
       );
     } finally {
       await node.start();
     }
-    onlineAfterStartS = await backOnline();
+    const onlineAfterStartS = await backOnline();
     // The server ran on through both (its container outlives the engine): the panel still has it.
     const remoteStatusAtEnd = statusIn(await api.call('GET', '/api/servers'), REMOTE);
 
@@ -209,11 +218,10 @@ export async function nodeDownScenario({ workDir, quick }) {
         p95Ratio: round(request.p95Ms / base.requests[i].p95Ms, 2),
       })),
     });
-    const result = {
+    result = {
       measuredAt,
       node: node.name,
       localServers: LOCAL_SERVERS,
-      engineStopSeconds: stopSeconds,
       onlineAfterReconnectS,
       onlineAfterStartS,
       remoteStatusAtEnd,
@@ -226,31 +234,37 @@ export async function nodeDownScenario({ workDir, quick }) {
           `unreachable after ${row.markedUnreachableAfterS} s`,
       );
     }
-    return result;
   } finally {
     // Whatever happened: the node answers again (the fixture's start is a no-op when it runs),
-    // and the servers go, the one on the node with its container and volume.
+    // and the servers go, the one on the node with its container and volume. Each call is
+    // bounded, and what the panel failed to remove is removed from the node afterwards.
     await node.reconnect().catch((error) => log(`node-down: reconnect failed: ${error}`));
     await node.start().catch((error) => log(`node-down: start failed: ${error}`));
-    await api.request('POST', `/api/servers/${REMOTE}/stop`).catch(() => null);
-    await waitFor(
-      `${REMOTE} stopped`,
-      async () => {
-        const status = statusIn((await api.request('GET', '/api/servers')).body, REMOTE);
-        return status === 'running' || status === 'stopping' || status === 'starting'
-          ? undefined
-          : true;
-      },
-      { timeoutMs: 30_000, intervalMs: 200 },
-    ).catch((error) => log(`node-down: ${error}`));
+    const at = nowMs();
+    const stop = await api
+      .request('POST', `/api/servers/${REMOTE}/stop`, undefined, { timeoutMs: TEARDOWN_MS })
+      .catch(() => ({ status: `no answer in ${TEARDOWN_MS / 1000} s` }));
+    teardown.remoteStop = { status: stop.status, ms: round(nowMs() - at, 0) };
     for (const name of [...names, REMOTE]) {
-      const gone = await api.request('DELETE', `/api/servers/${name}`).catch((error) => ({
-        status: String(error),
-      }));
+      const gone = await api
+        .request('DELETE', `/api/servers/${name}`, undefined, { timeoutMs: TEARDOWN_MS })
+        .catch(() => ({ status: `no answer in ${TEARDOWN_MS / 1000} s` }));
       if (gone.status !== 200 && gone.status !== 404) {
         log(`node-down: deleting ${name} answered ${gone.status}`);
+        teardown.deleteFailed[name] = gone.status;
       }
     }
     await stopChild(panel.child, 15_000);
+    teardown.panelLog = summariseLog(logFile).warningsAndErrors;
+    teardown.leftoversRemoved = await removeLeftovers(node, dataDir).catch((error) => {
+      log(`node-down: leftovers on ${node.name} could not be removed: ${error}`);
+      return String(error);
+    });
   }
+  log(
+    `node-down: stopping ${REMOTE} after its engine's restart answered ` +
+      `${teardown.remoteStop.status} in ${teardown.remoteStop.ms} ms; left on the node: ` +
+      JSON.stringify(teardown.leftoversRemoved),
+  );
+  return { ...result, ...teardown };
 }

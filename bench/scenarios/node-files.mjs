@@ -15,9 +15,10 @@ import {
   createLocalServer,
   createServerOn,
   dockerNodes,
+  removeLeftovers,
   scenarioPanel,
 } from '../lib/nodes.mjs';
-import { spawnTracked } from '../lib/panel.mjs';
+import { spawnTracked, summariseLog } from '../lib/panel.mjs';
 import { waitForQuiet } from '../lib/proc.mjs';
 import { exitWithin, log, MiB, nowMs, round, stopChild } from '../lib/util.mjs';
 import { makePayload, mbps, pairRatio, upload, watched } from './files.mjs';
@@ -103,7 +104,10 @@ export async function nodeFilesScenario({ workDir, quick }) {
   const size = (quick ? 16 : 64) * MiB;
   const pairs = quick ? 2 : TRANSFER_RUNS;
   const listingPairs = quick ? 6 : LISTING_RUNS;
-  const { panel, api, token } = await scenarioPanel(workDir, 'node-files');
+  const { panel, api, token, dataDir, logFile } = await scenarioPanel(workDir, 'node-files');
+  let result;
+  let panelLog = null;
+  let leftoversRemoved = null;
   log(`node-files: panel pid ${panel.pid} on port ${panel.port}, node ${node.name}`);
   try {
     await addNode(api, node);
@@ -208,7 +212,7 @@ export async function nodeFilesScenario({ workDir, quick }) {
       minMs: round(Math.min(...runs.map((run) => run.ms)), 1),
       maxMs: round(Math.max(...runs.map((run) => run.ms)), 1),
     });
-    const result = {
+    result = {
       measuredAt,
       node: node.name,
       remoteServerCreateMs: round(createMs, 0),
@@ -243,18 +247,21 @@ export async function nodeFilesScenario({ workDir, quick }) {
         `${result.upload.local.mibPerSecond} MiB/s), download ${result.download.ratio}× ` +
         `(${result.download.remote.mibPerSecond} vs ${result.download.local.mibPerSecond} MiB/s)`,
     );
-    return result;
   } finally {
     // Deleting a server through the API removes its volume from the node (and its helper): the
-    // node keeps nothing of the run but the helper image, which the next panel reuses.
+    // node keeps nothing of the run but the helper image, which the next panel reuses. What the
+    // panel failed to remove is removed from the node afterwards (and reported).
     for (const name of [LOCAL, REMOTE]) {
-      const gone = await api.request('DELETE', `/api/servers/${name}`).catch((error) => ({
-        status: String(error),
-      }));
+      const gone = await api
+        .request('DELETE', `/api/servers/${name}`, undefined, { timeoutMs: 20_000 })
+        .catch((error) => ({ status: String(error) }));
       if (gone.status !== 200 && gone.status !== 404) {
         log(`node-files: deleting ${name} answered ${gone.status}`);
       }
     }
     await stopChild(panel.child, 15_000);
+    panelLog = summariseLog(logFile).warningsAndErrors;
+    leftoversRemoved = await removeLeftovers(node, dataDir).catch((error) => String(error));
   }
+  return { ...result, panelLog, leftoversRemoved };
 }
