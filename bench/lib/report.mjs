@@ -700,6 +700,8 @@ function markdown(results) {
   } else if (results.nodeDown) {
     const d = results.nodeDown;
     const [base, ...broken] = d.phases;
+    // The phases' labels, short enough for a column's head.
+    const PHASES = ['reachable', 'cut off', 'engine stopped'];
     const counts = (seen) =>
       Object.entries(seen)
         .map(([key, count]) => `${key} ${fmt(count)}×`)
@@ -711,19 +713,20 @@ function markdown(results) {
         'One client asks the requests below one at a time, in turn, as a user clicking through ' +
         'the UI; meanwhile a second asks the stats of the server on the node every second (its ' +
         `page, open in a browser). First with every node reachable (${base.seconds} s); then ` +
-        `with the node cut off (${broken[0].seconds} s): every packet to its engine dropped in ` +
-        'its namespace, no refusal, no reset, as behind a dead link; then, the node back, with its ' +
-        `engine stopped (${broken[1].seconds} s): connections refused, the container running on ` +
-        '(`--live-restore`). "vs reachable" divides by the same request with every node reachable, ' +
-        'same run.' +
+        `"cut off" (${broken[0].seconds} s): every packet to the node's engine dropped in ` +
+        'its namespace, no refusal, no reset, as behind a dead link; then, the node back, ' +
+        `"engine stopped" (${broken[1].seconds} s): connections refused, the container running ` +
+        'on (`--live-restore`). Each phase starts when the node is broken, so it holds the moment ' +
+        'the panel finds out. "vs reachable" divides by the same request with every node ' +
+        'reachable, same run.' +
         separately(d.measuredAt, 'node-down'),
     );
     out.push(
       table(
         [
           'request',
-          ...d.phases.map((phase) => `${phase.label}: p50 / p95 ms`),
-          ...broken.map((phase) => `${phase.label}: p50 / p95 vs reachable`),
+          ...d.phases.map((_, i) => `${PHASES[i]}: p50 / p95 ms`),
+          ...broken.map((_, i) => `${PHASES[i + 1]}: p50 / p95 vs reachable`),
         ],
         base.requests.map((request, i) => [
           `${request.label}${request.failed > 0 ? ` (${fmt(request.failed)} not 200)` : ''}`,
@@ -741,7 +744,7 @@ function markdown(results) {
     );
     out.push(
       table(
-        ['', ...d.phases.map((phase) => phase.label)],
+        ['', ...d.phases.map((_, i) => PHASES[i])],
         [
           ['requests answered (each kind)', ...d.phases.map((p) => fmt(p.requests[0].requests))],
           [
