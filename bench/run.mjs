@@ -4,7 +4,8 @@
 // scenario, writes bench/results.json and the table in docs/benchmarks.md, and removes every
 // process and file it made, whatever happens.
 //
-//   node bench/run.mjs [--only api,console,noisy,files,sftp,backups,ui,startup] [--quick] [--no-build]
+//   node bench/run.mjs [--only api,console,noisy,files,sftp,backups,ui,startup,node-files,node-down]
+//                      [--quick] [--no-build]
 //                      [--cpu-prof <dir>] [--keep] | --rewrite-docs
 //
 // --only and --cpu-prof runs print their figures and leave results.json and the docs alone;
@@ -17,7 +18,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
-import { children, REPO, spawnNode, startPanel } from './lib/panel.mjs';
+import { children, REPO, spawnNode, startPanel, summariseLog } from './lib/panel.mjs';
 import { MachineWatch, quietBudgetLeft, setQuietBudget } from './lib/proc.mjs';
 import { evaluateTargets, writeReport } from './lib/report.mjs';
 import { exitWithin, freePort, log, round, sleep, stopChild } from './lib/util.mjs';
@@ -25,13 +26,28 @@ import { apiScenario } from './scenarios/api.mjs';
 import { backupsScenario } from './scenarios/backups.mjs';
 import { consoleScenario } from './scenarios/console.mjs';
 import { filesScenario } from './scenarios/files.mjs';
+import { nodeDownScenario } from './scenarios/node-down.mjs';
+import { nodeFilesScenario } from './scenarios/node-files.mjs';
 import { noisyScenario } from './scenarios/noisy.mjs';
 import { FILES_SERVER, printerDir, seed } from './scenarios/seed.mjs';
 import { sftpScenario } from './scenarios/sftp.mjs';
 import { startupScenario } from './scenarios/startup.mjs';
 import { uiScenario } from './scenarios/ui.mjs';
 
-const ALL = ['api', 'console', 'noisy', 'files', 'sftp', 'backups', 'ui', 'startup'];
+const ALL = [
+  'api',
+  'console',
+  'noisy',
+  'files',
+  'sftp',
+  'backups',
+  'ui',
+  'startup',
+  'node-files',
+  'node-down',
+];
+/** The scenarios that start a panel of their own, on engines standing in for nodes. */
+const OWN_PANEL = ['startup', 'node-files', 'node-down'];
 /**
  * The whole run is abandoned (and cleaned up) past this: a guard against a hang, not a budget.
  * With other jobs taking both cores, the backups took up to 9.5 minutes and SFTP 14.
@@ -163,7 +179,7 @@ async function main() {
   const results = { machine, startedAt: new Date().toISOString(), buildSeconds, background };
   const quick = options.quick;
 
-  const needsPanel = options.only.some((name) => name !== 'startup');
+  const needsPanel = options.only.some((name) => !OWN_PANEL.includes(name));
   let panel = null;
   let seeded = null;
   if (needsPanel || options.only.includes('startup')) {
@@ -243,6 +259,14 @@ async function main() {
         : [],
     });
   }
+  // Each on a panel of its own with nodes added, so that no other scenario (start-up above all)
+  // measures a panel with nodes.
+  if (options.only.includes('node-files')) {
+    results.nodeFiles = await nodeFilesScenario({ workDir, quick });
+  }
+  if (options.only.includes('node-down')) {
+    results.nodeDown = await nodeDownScenario({ workDir, quick });
+  }
   background.duringRunOthersCpuPercent = round(duringRun.stop().othersCpuPercent, 0);
   background.rowsWaitedForQuietSeconds = options.quick
     ? 0
@@ -260,37 +284,6 @@ async function main() {
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
   }
   log(`done in ${results.runSeconds} s`);
-}
-
-/** What the panel's log says about the run: the sandbox, warnings and errors by message. */
-function summariseLog(file) {
-  const summary = { sandbox: null, stalledConsoleSocketsClosed: 0, warningsAndErrors: {} };
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return summary;
-  }
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    let entry;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof entry.msg === 'string' && entry.msg.startsWith('servers run')) {
-      summary.sandbox = entry.msg;
-    }
-    if (entry.msg === 'closed a console socket that read nothing while data waited') {
-      summary.stalledConsoleSocketsClosed += 1;
-    }
-    if (entry.level >= 40) {
-      const key = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg}`;
-      summary.warningsAndErrors[key] = (summary.warningsAndErrors[key] ?? 0) + 1;
-    }
-  }
-  return summary;
 }
 
 try {

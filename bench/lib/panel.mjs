@@ -2,7 +2,7 @@
 // directory, and talks to its HTTP API.
 import { spawn } from 'node:child_process'; // eslint-disable-line no-restricted-imports -- the panel runs as its own process
 import { Buffer } from 'node:buffer';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import process from 'node:process';
@@ -165,4 +165,35 @@ export class Api {
     }
     return res.body;
   }
+}
+
+/** What the panel's log says about the run: the sandbox, warnings and errors by message. */
+export function summariseLog(file) {
+  const summary = { sandbox: null, stalledConsoleSocketsClosed: 0, warningsAndErrors: {} };
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return summary;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (typeof entry.msg === 'string' && entry.msg.startsWith('servers run')) {
+      summary.sandbox = entry.msg;
+    }
+    if (entry.msg === 'closed a console socket that read nothing while data waited') {
+      summary.stalledConsoleSocketsClosed += 1;
+    }
+    if (entry.level >= 40) {
+      const key = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg}`;
+      summary.warningsAndErrors[key] = (summary.warningsAndErrors[key] ?? 0) + 1;
+    }
+  }
+  return summary;
 }

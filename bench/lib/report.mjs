@@ -624,6 +624,168 @@ function markdown(results) {
       ),
     );
   }
+  const separately = (measuredAt, only) =>
+    results.startedAt &&
+    measuredAt &&
+    Math.abs(Date.parse(measuredAt) - Date.parse(results.startedAt)) > 3_600_000
+      ? ` Measured separately, ${measuredAt.slice(0, 16).replace('T', ' ')} UTC (\`npm run bench -- --only ${only}\`).`
+      : '';
+  const logged = (log) => {
+    const entries = Object.entries(log ?? {});
+    return entries.length === 0
+      ? 'Its panel logged no warning or error.'
+      : `Its panel logged: ${entries.map(([message, count]) => `${message} (${count}×)`).join('; ')}.`;
+  };
+  const leftovers = (removed) =>
+    removed === null || removed === undefined
+      ? ''
+      : typeof removed === 'string'
+        ? ` Removing what the panel left on the node failed: ${removed}.`
+        : removed.containers.length + removed.volumes.length === 0
+          ? ' The panel left nothing on the node.'
+          : ` The panel left on the node, removed by the benchmark: ${[...removed.containers, ...removed.volumes].join(', ')}.`;
+  if (results.nodeFiles?.skipped) {
+    out.push('### 8. Files on a node');
+    out.push(`Skipped: ${results.nodeFiles.skipped}.`);
+  } else if (results.nodeFiles) {
+    const f = results.nodeFiles;
+    const side = (s) =>
+      `${fmt(s.mibPerSecond)} (${s.allMibPerSecond.map((v) => fmt(v)).join(', ')})`;
+    out.push('### 8. Files on a node');
+    out.push(
+      `A panel of its own with one server on \`local\` and one on \`${f.node}\`, an engine ` +
+        'standing in for a remote node (a `dockerd` in a network namespace, mutual TLS), whose ' +
+        'files go through a file agent in a helper container (docs/nodes.md). Everything through ' +
+        'the panel’s HTTP API, the two servers taking turns (which goes first alternates); ' +
+        '"remote / local" is the median of the pair-by-pair ratios of their times (2× = the node ' +
+        `takes twice as long). ${fmt(f.bytes / 2 ** 20)} MiB of random bytes, each transfer ` +
+        `${f.upload.runs}× per server (median shown, then every run); every download hashed ` +
+        `and compared with the file sent: ${fmt(f.download.verified)} identical. The listing is ` +
+        `of a folder of ${fmt(f.listing.entries)} files (${fmt(f.listing.responseBytes / 1024)} ` +
+        `KiB of JSON) unpacked from the same archive on both, ${f.listing.runs}× each after ` +
+        `two warm-ups. Making the server on the node took ${fmt(f.remoteServerCreateMs)} ms ` +
+        '(its volume made and given to its user; the helper image sent unless the node had it), ' +
+        `and the first call on its files ${fmt(f.firstCallMs.remote)} ms ` +
+        `(${fmt(f.firstCallMs.local)} ms on \`local\`).` +
+        separately(f.measuredAt, 'node-files'),
+    );
+    out.push(
+      table(
+        ['', '`local`', 'node', 'remote / local (time)', 'panel CPU: local / node', 'others’ CPU'],
+        [
+          [
+            `listing ${fmt(f.listing.entries)} files, median ms (min–max)`,
+            `${fmt(f.listing.local.p50Ms, 1)} (${fmt(f.listing.local.minMs, 1)}–${fmt(f.listing.local.maxMs, 1)})`,
+            `${fmt(f.listing.remote.p50Ms, 1)} (${fmt(f.listing.remote.minMs, 1)}–${fmt(f.listing.remote.maxMs, 1)})`,
+            `${fmt(f.listing.ratio, 2)}×`,
+            '–',
+            '–',
+          ],
+          ...['upload', 'download'].map((way) => [
+            `${way} (${way === 'upload' ? 'multipart `POST …/files/upload`' : '`GET …/files/download`'}), MiB/s`,
+            side(f[way].local),
+            side(f[way].remote),
+            `${fmt(f[way].ratio, 2)}×`,
+            `${fmt(f[way].local.panelCpuPercent)} / ${fmt(f[way].remote.panelCpuPercent)} %`,
+            `${fmt(f[way].local.othersCpuPercent)} / ${fmt(f[way].remote.othersCpuPercent)} %`,
+          ]),
+        ],
+      ),
+    );
+    out.push(`${logged(f.panelLog)}${leftovers(f.leftoversRemoved)}`);
+  }
+  if (results.nodeDown?.skipped) {
+    out.push('### 9. A node that does not answer');
+    out.push(`Skipped: ${results.nodeDown.skipped}.`);
+  } else if (results.nodeDown) {
+    const d = results.nodeDown;
+    const [base, ...broken] = d.phases;
+    // The phases' labels, short enough for a column's head.
+    const PHASES = ['reachable', 'cut off', 'engine stopped'];
+    const counts = (seen) =>
+      Object.entries(seen)
+        .map(([key, count]) => `${key} ${fmt(count)}×`)
+        .join(', ');
+    out.push('### 9. A node that does not answer');
+    out.push(
+      `A panel of its own, its default settings (each node asked every 15 s, within 5 s), with ` +
+        `${d.localServers} servers on \`local\` and one running in a container on \`${d.node}\`. ` +
+        'One client asks the requests below one at a time, in turn, as a user clicking through ' +
+        'the UI; meanwhile a second asks the stats of the server on the node every second (its ' +
+        `page, open in a browser). First with every node reachable (${base.seconds} s); then ` +
+        `"cut off" (${broken[0].seconds} s): every packet to the node's engine dropped in ` +
+        'its namespace, no refusal, no reset, as behind a dead link; then, the node back, ' +
+        `"engine stopped" (${broken[1].seconds} s): connections refused, the container running ` +
+        'on (`--live-restore`). Each phase starts when the node is broken, so it holds the moment ' +
+        'the panel finds out. "vs reachable" divides by the same request with every node ' +
+        'reachable, same run.' +
+        separately(d.measuredAt, 'node-down'),
+    );
+    out.push(
+      table(
+        [
+          'request',
+          ...d.phases.map((_, i) => `${PHASES[i]}: p50 / p95 ms`),
+          ...broken.map((_, i) => `${PHASES[i + 1]}: p50 / p95 vs reachable`),
+        ],
+        base.requests.map((request, i) => [
+          `${request.label}${request.failed > 0 ? ` (${fmt(request.failed)} not 200)` : ''}`,
+          ...d.phases.map(
+            (phase) =>
+              `${fmt(phase.requests[i].p50Ms, 2)} / ${fmt(phase.requests[i].p95Ms, 2)}` +
+              (phase.requests[i].failed > 0 ? ` (${fmt(phase.requests[i].failed)} not 200)` : ''),
+          ),
+          ...broken.map(
+            (phase) =>
+              `${fmt(phase.requests[i].p50Ratio, 2)}× / ${fmt(phase.requests[i].p95Ratio, 2)}×`,
+          ),
+        ]),
+      ),
+    );
+    out.push(
+      table(
+        ['', ...d.phases.map((_, i) => PHASES[i])],
+        [
+          ['requests answered (each kind)', ...d.phases.map((p) => fmt(p.requests[0].requests))],
+          [
+            'the node as `GET /api/admin/nodes` said it',
+            ...d.phases.map(
+              (p) =>
+                counts(p.nodeHealth) +
+                (p.markedUnreachableAfterS === null
+                  ? ''
+                  : `; first \`unreachable\` ${fmt(p.markedUnreachableAfterS, 1)} s in`),
+            ),
+          ],
+          [
+            'the server on the node as `GET /api/servers` said it',
+            ...d.phases.map((p) => counts(p.remoteStatus)),
+          ],
+          [
+            'its stats (`GET …/stats`, every second): answers, p50 / max ms',
+            ...d.phases.map(
+              (p) =>
+                `${counts(p.remoteStats.statuses)}; ${fmt(p.remoteStats.p50Ms, 1)} / ${fmt(p.remoteStats.maxMs, 1)}`,
+            ),
+          ],
+          ['panel CPU', ...d.phases.map((p) => `${fmt(p.panelCpuPercent)} %`)],
+          ['others’ CPU', ...d.phases.map((p) => `${fmt(p.othersCpuPercent)} %`)],
+        ],
+      ),
+    );
+    out.push(
+      `Once let through again the node was seen \`online\` ${fmt(d.onlineAfterReconnectS, 1)} s ` +
+        `later, and ${fmt(d.onlineAfterStartS, 1)} s after its engine was started again; the server ` +
+        `on it was then \`${d.remoteStatusAtEnd}\`. Stopping it afterwards (\`POST …/stop\`) ` +
+        `answered ${d.remoteStop?.status ?? '–'} (${fmt(d.remoteStop?.ms)} ms)` +
+        (Object.keys(d.deleteFailed ?? {}).length > 0
+          ? `; deleting it answered ${Object.entries(d.deleteFailed)
+              .map(([name, status]) => `${status} (${name})`)
+              .join(', ')}.`
+          : '.') +
+        ` ${logged(d.panelLog)}${leftovers(d.leftoversRemoved)}`,
+    );
+  }
   const notes = Object.entries(results.panelLog.warningsAndErrors);
   out.push(
     notes.length === 0

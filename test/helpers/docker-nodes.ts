@@ -20,9 +20,12 @@
  *
  * Two pools: nodes 1… are shared by the test files that run at once, and never stopped; nodes
  * 11… (`{ stoppable: true }`) are leased to one test file at a time (until its process ends),
- * which may stop and start their engines.
+ * which may stop and start their engines, or cut them off: a rule of iptables in the node's
+ * namespace drops every packet to the engine's port, so the node goes silent (no refusal, no
+ * reset) while its engine and containers run on, as behind a dead link. A rule a killed run left
+ * is removed when the node is next set up.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import {
   closeSync,
@@ -35,6 +38,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import { engineClient, type EngineTls } from '../../src/host/remote/engine-connection.js';
 import { makeTestCa } from './certificates.js';
@@ -65,6 +69,14 @@ export interface DockerNode {
   stop(): Promise<void>;
   /** Starts the node's engine again, once it answers over TLS. */
   start(): Promise<void>;
+  /**
+   * Cuts the node off: every packet to its engine's port is dropped in its namespace, those of
+   * connections already open too; its engine and containers keep running. Only for a stoppable
+   * node (and where iptables is installed).
+   */
+  cutOff(): Promise<void>;
+  /** Lets packets to the node's engine through again (whether or not it was cut off). */
+  reconnect(): Promise<void>;
 }
 
 export type DockerNodesForTests =
@@ -79,6 +91,8 @@ const PORT = 2376;
 /** Ten years: the material persists on the machine; a test CA is never trusted elsewhere. */
 const DAYS = 3650;
 const PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+const execFileAsync = promisify(execFile);
 
 const found = new Map<string, Promise<DockerNodesForTests>>();
 
@@ -170,6 +184,8 @@ function node(
           if (why !== null) throw new Error(why);
         }
       : shared,
+    cutOff: stoppable ? () => cutOff(n) : shared,
+    reconnect: stoppable ? () => reconnect(n) : shared,
   };
 }
 
@@ -304,6 +320,36 @@ function enginePid(n: number): number | undefined {
   }
 }
 
+/** The rule that cuts node `n` off: packets to its engine's port dropped, in its namespace. */
+const cutRule = ['INPUT', '-p', 'tcp', '--dport', String(PORT), '-j', 'DROP'];
+
+/** iptables in node `n`'s namespace (nsenter, as for its engine); rejects on failure. */
+async function iptablesOf(n: number, args: string[]): Promise<void> {
+  await execFileAsync(
+    'nsenter',
+    [`--net=/run/netns/${netns(n)}`, '--', 'iptables', '-w', ...args],
+    { env: { PATH: PATH_ENV } },
+  );
+}
+
+async function cutOff(n: number): Promise<void> {
+  if (!commandExists('iptables')) throw new Error('iptables is not installed: no node is cut off');
+  await reconnect(n);
+  await iptablesOf(n, ['-I', ...cutRule]);
+}
+
+/** Removes every copy of the rule that cuts node `n` off. */
+async function reconnect(n: number): Promise<void> {
+  if (!commandExists('iptables') || !existsSync(`/run/netns/${netns(n)}`)) return;
+  for (;;) {
+    try {
+      await iptablesOf(n, ['-D', ...cutRule]);
+    } catch {
+      return; // No such rule (left).
+    }
+  }
+}
+
 /**
  * Node `n`'s engine answering over TLS: as it runs, else started (again); null, or why not.
  * One that runs without answering over TLS (still starting, or with other certificates) gets a
@@ -311,6 +357,8 @@ function enginePid(n: number): number | undefined {
  */
 async function ensureEngine(n: number, dockerd: string, tls: EngineTls): Promise<string | null> {
   network(n);
+  // A run killed while it had the node cut off left the rule behind.
+  if (n >= FIRST_STOPPABLE) await reconnect(n);
   const docker = engineClient(
     { dockerHost: `tcp://${nodeAddress(n)}:${PORT}`, tls },
     {
