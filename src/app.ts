@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { VERSION } from './version.js';
 import { openMachine, type MachineOverrides } from './machine.js';
 import { PanelEvents } from './events.js';
+import { AppError } from './errors.js';
 import { registerAccessControl } from './http/access.js';
 import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/errors.js';
@@ -80,7 +81,7 @@ import { NodesService } from './modules/nodes/nodes.service.js';
 import { TransfersRepository } from './modules/transfers/transfers.repository.js';
 import { transfersRoutes } from './modules/transfers/transfers.routes.js';
 import { TransfersService } from './modules/transfers/transfers.service.js';
-import { refuseTakenAllocations } from './modules/servers/server-checks.js';
+import { checkNodeAddresses, refuseTakenAllocations } from './modules/servers/server-checks.js';
 import type { TransferPhase } from './domain/transfer.js';
 import { createNodeEngines, engineConnectionOf } from './host/remote/node-engines.js';
 import { RegistriesService } from './modules/registries/registries.service.js';
@@ -397,8 +398,22 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     host,
     arrivals,
     target: (node, memoryBytes) => nodes.transferTarget(node, memoryBytes),
-    refuseTaken: (record, node) =>
-      refuseTakenAllocations(servers, record.name, node, record.allocations),
+    refuseTaken: async (record, node) => {
+      // Its addresses must be the new node's: 0.0.0.0, or that node's public address.
+      const address = await nodes.nodeAddress(node);
+      if (address !== undefined) {
+        try {
+          checkNodeAddresses(record.allocations, address);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          throw new AppError(
+            'CONFLICT',
+            `${error.message.replace(/^allocations\[\d+\]\.ip: /, '')}: change the server's allocations first; nothing was transferred`,
+          );
+        }
+      }
+      await refuseTakenAllocations(servers, record.name, node, record.allocations);
+    },
     events,
     workDir: path.join(config.dataDir, 'transfers'),
     now,

@@ -302,6 +302,14 @@ describe('server transfers between nodes', { skip }, () => {
     const same = await call('POST', '/api/servers/stay/transfer', { node: 'local' });
     assertError(same, 409, 'CONFLICT');
     assert.match(json<{ message: string }>(same).message, /already/);
+    // An address of the panel's own machine is no address of a node's.
+    await create('pinned', 'local', { allocations: [{ ip: '127.0.0.1', port: 30_101 }] });
+    const pinned = await call('POST', '/api/servers/pinned/transfer', { node: one.name });
+    assertError(pinned, 409, 'CONFLICT');
+    assert.match(
+      json<{ message: string }>(pinned).message,
+      /127\.0\.0\.1 is not an address of node/,
+    );
     const taken = await call('POST', '/api/servers/stay/transfer', { node: one.name });
     assertError(taken, 409, 'ALLOCATION_TAKEN');
     assert.match(json<{ message: string }>(taken).message, /30100/);

@@ -70,7 +70,10 @@ export interface TransfersServiceDeps {
   readonly arrivals: Arrivals;
   /** Whether a server with this memory limit may go to `node` now (400, 409, 503). */
   readonly target: (node: string, memoryBytes: number | null) => Promise<void>;
-  /** 409 ALLOCATION_TAKEN naming the address and port another server has on `node`. */
+  /**
+   * 409 CONFLICT when an address of the server's is not one of `node`'s (docs/nodes.md,
+   * "Placement"); 409 ALLOCATION_TAKEN naming the address and port another server has there.
+   */
   readonly refuseTaken: (record: ServerRecord, node: string) => Promise<void>;
   readonly events: PanelEvents;
   /** Where the archives under way are kept (`DATA_DIR/transfers`). */
