@@ -285,12 +285,17 @@ export class HelperContainers {
     }
   }
 
-  /** Removes this panel's helpers left by an earlier run (by label); answers how many. */
-  async removeLeftovers(): Promise<number> {
+  /**
+   * Removes this panel's helpers left by an earlier run (by label), or those of `server` alone
+   * that no connection holds (one whose removal failed while its node did not answer); answers
+   * how many.
+   */
+  async removeLeftovers(server?: string): Promise<number> {
+    const helper = server === undefined ? HELPER_LABEL : `${HELPER_LABEL}=${server}`;
     const found = await deadline(
       this.#options.api.listContainers({
         all: true,
-        filters: { label: [`${PANEL_LABEL}=${this.#options.panelId}`, HELPER_LABEL] },
+        filters: { label: [`${PANEL_LABEL}=${this.#options.panelId}`, helper] },
       }),
       'list the helpers',
     );

@@ -103,6 +103,8 @@ export async function createNodeHost(options: NodeHostOptions): Promise<ServerHo
           void (async () => {
             await files.closeServer(name);
             await helpers.settled();
+            // A helper whose removal failed (its node did not answer then) holds the volume.
+            await helpers.removeLeftovers(name);
             await helpers.volumes.remove(name);
           })().catch((error: unknown) => {
             options.log.warn(
