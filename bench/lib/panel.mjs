@@ -1,6 +1,7 @@
 // Starts the built panel (dist/panel.mjs, what `npm start` runs) as a separate process on loopback with its own data
 // directory, and talks to its HTTP API.
 import { spawn } from 'node:child_process'; // eslint-disable-line no-restricted-imports -- the panel runs as its own process
+import { createHash } from 'node:crypto';
 import { Buffer } from 'node:buffer';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -196,4 +197,25 @@ export function summariseLog(file) {
     }
   }
   return summary;
+}
+
+/** GETs `urlPath`, hashing the bytes; resolves with the status, the byte count and the sha256. */
+export function downloadHashed({ port, token, urlPath }) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: urlPath, headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        const hash = createHash('sha256');
+        let bytes = 0;
+        res.on('data', (chunk) => {
+          bytes += chunk.length;
+          hash.update(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode, bytes, sha256: hash.digest('hex') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }

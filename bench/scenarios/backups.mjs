@@ -11,11 +11,10 @@ import { Buffer } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, rmSync } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { spawnTracked } from '../lib/panel.mjs';
+import { downloadHashed, spawnTracked } from '../lib/panel.mjs';
 import { memory, ProcessWatch, waitForQuiet } from '../lib/proc.mjs';
 import { exitWithin, log, MiB, nowMs, pool, round, waitFor } from '../lib/util.mjs';
 import { printerCommand } from './seed.mjs';
@@ -152,27 +151,6 @@ async function tar(args) {
     throw new Error(`tar ${args.join(' ')} failed (${child.exitCode}): ${errors.slice(0, 300)}`);
   }
   return nowMs() - started;
-}
-
-/** GETs `urlPath`, hashing the bytes; resolves with the status, the byte count and the sha256. */
-function downloadHashed({ port, token, urlPath }) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path: urlPath, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        const hash = createHash('sha256');
-        let bytes = 0;
-        res.on('data', (chunk) => {
-          bytes += chunk.length;
-          hash.update(chunk);
-        });
-        res.on('end', () => resolve({ status: res.statusCode, bytes, sha256: hash.digest('hex') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 /** Changes the folder so that a restore has something to undo: a byte run, a file gone, one more. */

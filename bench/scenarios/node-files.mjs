@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -18,7 +17,7 @@ import {
   removeLeftovers,
   scenarioPanel,
 } from '../lib/nodes.mjs';
-import { spawnTracked, summariseLog } from '../lib/panel.mjs';
+import { downloadHashed, spawnTracked, summariseLog } from '../lib/panel.mjs';
 import { waitForQuiet } from '../lib/proc.mjs';
 import { exitWithin, log, MiB, nowMs, round, stopChild } from '../lib/util.mjs';
 import { makePayload, mbps, pairRatio, upload, watched } from './files.mjs';
@@ -30,27 +29,6 @@ const LISTED_FILES = 1000;
 const LISTING_RUNS = 20;
 /** Pairs of transfers. */
 const TRANSFER_RUNS = 4;
-
-/** GETs `urlPath`, hashing what arrives: `{ status, bytes, sha256 }`. */
-function hashedDownload({ port, token, urlPath }) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path: urlPath, headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        const hash = createHash('sha256');
-        let bytes = 0;
-        res.on('data', (chunk) => {
-          bytes += chunk.length;
-          hash.update(chunk);
-        });
-        res.on('end', () => resolve({ status: res.statusCode, bytes, sha256: hash.digest('hex') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function sha256Of(file) {
   const hash = createHash('sha256');
@@ -192,7 +170,7 @@ export async function nodeFilesScenario({ workDir, quick }) {
     let verified = 0;
     const downloads = await inTurn(pairs, (name) =>
       watched(panel.pid, async () => {
-        const down = await hashedDownload({
+        const down = await downloadHashed({
           port: panel.port,
           token,
           urlPath: `/api/servers/${name}/files/download?path=payload.bin`,
