@@ -68,8 +68,11 @@ export default function ServerPage() {
     action.mutate();
   };
   // The console's status frames are the freshest word; the polled stats stand in until one comes.
+  // Stats saying `unknown` win: the server's node stopped answering, which its console, fed by
+  // that node, cannot tell at once (docs/nodes.md, "When a node fails").
   const [liveStatus, setLiveStatus] = useState<ServerStatus | null>(null);
-  const status = liveStatus ?? stats.data?.status ?? listed?.status ?? null;
+  const polled = stats.data?.status;
+  const status = (polled === 'unknown' ? polled : liveStatus) ?? polled ?? listed?.status ?? null;
   const displayName =
     [config.data?.displayName, listed?.displayName].find(
       (candidate) => candidate !== undefined && candidate !== '',
