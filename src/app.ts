@@ -345,6 +345,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     onServerEvent: (server, kind, exit) => {
       events.emit('server-event', server, kind, exit);
     },
+    refuseStart: () => nodes.refuseStartOn(LOCAL_NODE),
   });
   const hosts = new Map<string, ServerHost>([[LOCAL_NODE, localHost]]);
   // Each remote node's host: the same supervisor over the node's engine, volumes and helper
@@ -371,6 +372,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
           events.emit('server-event', server, kind, exit);
         },
         engineReturnAttempts: overrides.engineReturnAttempts,
+        refuseStart: () => nodes.refuseStartOn(name),
       }),
     log: app.log,
   });

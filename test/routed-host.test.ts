@@ -26,6 +26,7 @@ async function nodeHost(
   root: string,
   node: string,
   records: MemoryRecords,
+  refuseStart?: () => Promise<void>,
 ): Promise<{ host: ServerHost; serversDir: string }> {
   const dataDir = path.join(root, node);
   const serversDir = path.join(dataDir, 'servers');
@@ -57,6 +58,7 @@ async function nodeHost(
     now: () => new Date(),
     diskGraceSeconds: 60,
     diskUsageTtlMs: 0,
+    refuseStart,
   });
   return { host, serversDir };
 }
@@ -86,8 +88,13 @@ describe('routed host', () => {
   before(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'routed-host-'));
     await chmod(root, 0o711);
-    east = await nodeHost(root, 'east', records);
-    west = await nodeHost(root, 'west', records);
+    // Each node's host asks about its maintenance before every start, automatic ones too.
+    const maintenance = (node: string) => () =>
+      refusedNodes.includes(node)
+        ? Promise.reject(new AppError('NODE_MAINTENANCE', `${node} is in maintenance`))
+        : Promise.resolve();
+    east = await nodeHost(root, 'east', records, maintenance('east'));
+    west = await nodeHost(root, 'west', records, maintenance('west'));
     routed = new RoutedHost({
       records,
       hosts: new Map([
@@ -228,6 +235,36 @@ describe('routed host', () => {
     } finally {
       refusedNodes.length = 0;
     }
+  });
+
+  it('makes no automatic start on a node in maintenance, and says why', async () => {
+    records.add('w2', { startCommand: command(), node: 'west', autoRestart: true });
+    await routed.create('w2');
+    await routed.start('w2');
+    await eventually(() => (routed.state('w2').status === 'running' ? true : undefined), 'w2 up');
+    refusedNodes.push('west');
+    try {
+      routed.command('w2', 'crash', 'tester');
+      const lines = () =>
+        routed
+          .console('w2')
+          .history()
+          .map((entry) => entry.line);
+      await eventually(
+        () =>
+          lines().some((line) => line.includes('not started: west is in maintenance'))
+            ? true
+            : undefined,
+        'the refused restart in the console',
+      );
+      assert.equal(routed.state('w2').status, 'crashed');
+      assert.ok(lines().includes('[panel] restarting in 1 s'));
+    } finally {
+      refusedNodes.length = 0;
+    }
+    // A person starts it once the maintenance is over.
+    await routed.start('w2');
+    await routed.stop('w2');
   });
 
   it('sends the whole-host calls to every host', async () => {

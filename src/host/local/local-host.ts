@@ -48,6 +48,8 @@ export interface LocalHostOptions {
     ((server: string, kind: ServerEventKind, exit?: EventExit) => void) | undefined;
   /** Which registries images may be pulled from, and their credentials; by default any, none. */
   readonly registries?: RegistryPolicy | undefined;
+  /** See SupervisorDeps.refuseStart: the node's maintenance. */
+  readonly refuseStart?: (() => Promise<void>) | undefined;
   /**
    * The files the host answers with (`files`, `backupFiles`) and renders config files through,
    * in place of its own storage: a file agent's on the same folders (src/host/remote/; the
@@ -145,6 +147,7 @@ export function createLocalHost(options: LocalHostOptions): ServerHost {
     now: options.now,
     diskGraceSeconds: options.diskGraceSeconds,
     registries: options.registries ?? ANY_REGISTRY,
+    refuseStart: options.refuseStart,
     ...(options.diskCheckMs === undefined ? {} : { diskCheckMs: options.diskCheckMs }),
     ...(options.onServerEvent === undefined ? {} : { onEvent: options.onServerEvent }),
   });

@@ -70,6 +70,12 @@ export interface SupervisorDeps {
   readonly onEvent?: (server: string, kind: ServerEventKind, exit?: EventExit) => void;
   /** Which registries images may be pulled from, and their credentials. */
   readonly registries: RegistryPolicy;
+  /**
+   * Rejects while the servers here may not start (their node is in maintenance: 409
+   * NODE_MAINTENANCE); asked before every start, so that no automatic one (a crash restart,
+   * the panel's own start) is made then either.
+   */
+  readonly refuseStart?: (() => Promise<void>) | undefined;
 }
 
 /** Runs one task at a time, in order of arrival. */

@@ -523,6 +523,14 @@ export class Supervisor {
   ): Promise<ServerStatus> {
     if (this.#closing) throw new AppError('CONFLICT', 'The panel is shutting down');
     if (entry.held !== null) throw new AppError('BACKUP_IN_PROGRESS', entry.held);
+    try {
+      await this.#deps.refuseStart?.();
+    } catch (error) {
+      // A person who asked is answered; an automatic start is told in the console.
+      if (automatic && error instanceof Error)
+        entry.log.append(`[panel] not started: ${error.message}`);
+      throw error;
+    }
     if (
       (!pulled && entry.status === 'starting') ||
       entry.status === 'running' ||

@@ -41,6 +41,8 @@ export interface NodeHostOptions {
   readonly diskGraceSeconds: number;
   readonly network: 'host' | 'none';
   readonly registries?: RegistryPolicy | undefined;
+  /** See SupervisorDeps.refuseStart: the node's maintenance. */
+  readonly refuseStart?: (() => Promise<void>) | undefined;
   readonly onServerEvent?:
     ((server: string, kind: ServerEventKind, exit?: EventExit) => void) | undefined;
   /** How long a helper is kept after its last use (HELPER_IDLE_MS). */
@@ -144,6 +146,7 @@ export async function createNodeHost(options: NodeHostOptions): Promise<ServerHo
     diskGraceSeconds: options.diskGraceSeconds,
     registries: options.registries,
     onServerEvent: options.onServerEvent,
+    refuseStart: options.refuseStart,
     files,
     folders,
     checkPorts: false,
