@@ -31,6 +31,8 @@ export interface TestPanel {
   listen(): Promise<string>;
   /** Closes the app, the second handle and the database; once, however often it is called. */
   close(): Promise<void>;
+  /** Runs `fn` first when this panel closes (a panel on its data closes before its database goes). */
+  beforeClose(fn: () => Promise<void>): void;
 }
 
 /**
@@ -165,8 +167,10 @@ export async function startPanel(
   const db = await openDatabase(config.database);
   let listening: Promise<string> | undefined;
   let closing: Promise<void> | undefined;
+  const first: (() => Promise<void>)[] = [];
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      for (const fn of first) await fn();
       await app.close();
       await db.close();
       await cleanup();
@@ -182,6 +186,7 @@ export async function startPanel(
       return listening;
     },
     close,
+    beforeClose: (fn) => void first.push(fn),
   };
 }
 
@@ -204,6 +209,8 @@ export async function restartedPanel(
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => (closing ??= app.close().then(() => undefined));
   scope.after(close);
+  // Before the first panel's close removes the data and the database this one uses.
+  panel.beforeClose(close);
   return {
     app,
     db: panel.db,
@@ -214,5 +221,8 @@ export async function restartedPanel(
       return listening;
     },
     close,
+    beforeClose: (fn) => {
+      panel.beforeClose(fn);
+    },
   };
 }
