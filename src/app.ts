@@ -81,7 +81,7 @@ import { NodesService } from './modules/nodes/nodes.service.js';
 import { TransfersRepository } from './modules/transfers/transfers.repository.js';
 import { transfersRoutes } from './modules/transfers/transfers.routes.js';
 import { TransfersService } from './modules/transfers/transfers.service.js';
-import { checkNodeAddresses, refuseTakenAllocations } from './modules/servers/server-checks.js';
+import { foreignAddress, refuseTakenAllocations } from './modules/servers/server-checks.js';
 import type { TransferPhase } from './domain/transfer.js';
 import { createNodeEngines, engineConnectionOf } from './host/remote/node-engines.js';
 import { RegistriesService } from './modules/registries/registries.service.js';
@@ -403,16 +403,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}) {
     refuseTaken: async (record, node) => {
       // Its addresses must be the new node's: 0.0.0.0, or that node's public address.
       const address = await nodes.nodeAddress(node);
-      if (address !== undefined) {
-        try {
-          checkNodeAddresses(record.allocations, address);
-        } catch (error) {
-          if (!(error instanceof AppError)) throw error;
-          throw new AppError(
-            'CONFLICT',
-            `${error.message.replace(/^allocations\[\d+\]\.ip: /, '')}: change the server's allocations first; nothing was transferred`,
-          );
-        }
+      const foreign = address === undefined ? null : foreignAddress(record.allocations, address);
+      if (foreign !== null) {
+        throw new AppError(
+          'CONFLICT',
+          `${foreign.message}: change the server's allocations first; nothing was transferred`,
+        );
       }
       await refuseTakenAllocations(servers, record.name, node, record.allocations);
     },

@@ -25,7 +25,8 @@ import {
   serverAction,
   type Session,
   consoleHas,
-  type ServerStatsBody,
+  request,
+  stats as serverStats,
 } from './helpers/factories.js';
 
 const found = await dockerNodesForTests(2);
@@ -66,13 +67,7 @@ describe('servers on nodes', { skip }, () => {
     url: string,
     payload?: object,
     session: Session = admin,
-  ) =>
-    panel.app.inject({
-      method,
-      url,
-      headers: session.headers,
-      ...(payload === undefined ? {} : { payload }),
-    });
+  ) => request(panel, session, method, url, payload);
   const create = (name: string, fields: object = {}, session: Session = admin) =>
     call(
       'POST',
@@ -447,17 +442,8 @@ describe('a node that goes away', { skip }, () => {
   });
 
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
-    panel.app.inject({
-      method,
-      url,
-      headers: admin.headers,
-      ...(payload === undefined ? {} : { payload }),
-    });
-  const stats = async (name: string): Promise<ServerStatsBody> => {
-    const response = await call('GET', `/api/servers/${name}/stats`);
-    assert.equal(response.statusCode, 200, response.body);
-    return json<{ data: ServerStatsBody }>(response).data;
-  };
+    request(panel, admin, method, url, payload);
+  const stats = (name: string) => serverStats(panel, admin, name);
   const statusIs = (name: string, status: string, timeoutMs?: number) =>
     eventually(
       async () => ((await stats(name)).status === status ? true : undefined),

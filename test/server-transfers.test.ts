@@ -24,6 +24,7 @@ import {
   eventually,
   json,
   register,
+  request,
   serverAction,
   type Session,
 } from './helpers/factories.js';
@@ -95,13 +96,7 @@ describe('server transfers between nodes', { skip }, () => {
     url: string,
     payload?: object,
     session: Session = admin,
-  ) =>
-    panel.app.inject({
-      method,
-      url,
-      headers: session.headers,
-      ...(payload === undefined ? {} : { payload }),
-    });
+  ) => request(panel, session, method, url, payload);
 
   /** Holds `server`'s next transfer at the start of `phase` until `release` is called. */
   const holdAt = (server: string, phase: TransferPhase) => {

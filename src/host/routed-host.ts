@@ -188,7 +188,11 @@ export class RoutedHost implements ServerHost {
   }
 
   async #hostFor(server: string): Promise<ServerHost> {
-    const node = await this.#nodeOf(server);
+    return this.#hostOn(await this.#nodeOf(server));
+  }
+
+  /** Node `node`'s host; 503 while it has none here, or does not answer. */
+  #hostOn(node: string): ServerHost {
     const host = this.hostOf(node);
     if (host === null) throw noHostFor(node);
     // Answered at once rather than at the engine's deadline: the panel stays responsive.
@@ -211,10 +215,7 @@ export class RoutedHost implements ServerHost {
   async #startable(server: string): Promise<ServerHost> {
     const node = await this.#nodeOf(server);
     await this.#options.refuseStart?.(node);
-    const host = this.hostOf(node);
-    if (host === null) throw noHostFor(node);
-    if (this.#silent(node)) throw silentNode(node);
-    return host;
+    return this.#hostOn(node);
   }
 
   #all(): ServerHost[] {
@@ -282,7 +283,7 @@ export class RoutedHost implements ServerHost {
     const node = await this.#nodeOf(name);
     // Nothing is known of a server on a node that does not answer: its status says so.
     if (this.#silent(node)) return { cpuPercent: 0, memoryBytes: 0, pids: 0 };
-    return (await this.#hostFor(name)).usage(name);
+    return this.#hostOn(node).usage(name);
   }
 
   report(): readonly HostReport[] {

@@ -157,6 +157,22 @@ export async function createServer(
   assert.equal(response.statusCode, 200, response.body);
 }
 
+/** A request as `session`, with a JSON body when `payload` is given. */
+export function request(
+  panel: TestPanel,
+  session: Session,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  payload?: object,
+): Promise<LightMyRequestResponse> {
+  return panel.app.inject({
+    method,
+    url,
+    headers: session.headers,
+    ...(payload === undefined ? {} : { payload }),
+  });
+}
+
 /** POSTs a lifecycle action (`start`, `stop`) or a console command for a server. */
 export function serverAction(
   panel: TestPanel,

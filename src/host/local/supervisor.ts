@@ -9,7 +9,7 @@
  * without holding the lock (./pull-first.ts), the disk-quota watcher (./disk-quota.ts), and
  * what they share of each server (./server-entry.ts).
  */
-import type { ServerStatus } from '../../domain/server.js';
+import type { ServerRecord, ServerStatus } from '../../domain/server.js';
 import type { FeatureNotice } from '../../domain/features.js';
 import { AppError } from '../../errors.js';
 import type { ConsoleEvent, ConsoleLine, ServerState, Usage } from '../host.js';
@@ -336,19 +336,8 @@ export class Supervisor {
       }
       if (process) {
         const entry = this.#entry(record.name);
-        const template =
-          record.template === null ? null : await this.#deps.templates.find(record.template);
-        entry.features.begin(record, template ?? null);
-        const ended = await settledAlready(process.exited);
-        await entry.lock.run(() =>
-          attach(
-            this.#deps,
-            this.#restarts,
-            record.name,
-            entry,
-            process,
-            ended ? 'ended while away' : 'took over',
-          ),
+        const ended = await entry.lock.run(() =>
+          this.#takeOver(record, entry, process, 'the panel started'),
         );
         // Shown as it ended before the panel serves, never running for a moment.
         if (ended) await entry.exitHandled;
@@ -466,18 +455,7 @@ export class Supervisor {
       } catch (error) {
         throw refusal(error);
       }
-      if (process !== null) {
-        const over = await settledAlready(process.exited);
-        await attach(
-          this.#deps,
-          this.#restarts,
-          name,
-          entry,
-          process,
-          over ? 'ended while unreachable' : 'reconnected',
-        );
-        return over;
-      }
+      if (process !== null) return this.#takeOver(record, entry, process, 'its engine answered');
       entry.log.append('[panel] its engine answers again: the server is not there any more');
       setStatus(entry, 'stopped');
       await this.#deps.servers.recordStopped(name, record.desiredRunning);
@@ -487,6 +465,33 @@ export class Supervisor {
     // Its end is handled under the lock: seen before the caller goes on.
     if (ended === true && entry.process !== null) await entry.exitHandled;
     return ended === true && entry.process === null;
+  }
+
+  /**
+   * Makes `process`, found running by the runtime's `adopt` when `when`, the server's running
+   * one, its template's features watched; one that ended meanwhile is attached with its exit
+   * settled, handled next. Answers whether it had ended. Must run under the entry's lock.
+   */
+  async #takeOver(
+    record: ServerRecord,
+    entry: Entry,
+    process: RunningProcess,
+    when: 'the panel started' | 'its engine answered',
+  ): Promise<boolean> {
+    const template =
+      record.template === null ? null : await this.#deps.templates.find(record.template);
+    entry.features.begin(record, template ?? null);
+    const ended = await settledAlready(process.exited);
+    const how =
+      when === 'the panel started'
+        ? ended
+          ? 'ended while away'
+          : 'took over'
+        : ended
+          ? 'ended while unreachable'
+          : 'reconnected';
+    await attach(this.#deps, this.#restarts, record.name, entry, process, how);
+    return ended;
   }
 
   /**

@@ -98,19 +98,38 @@ function sameAddress(a: string, b: string): boolean {
  * 400 naming the allocation's `ip` otherwise.
  */
 export function checkNodeAddresses(allocations: readonly Allocation[], node: NodeAddress): void {
-  if (node.name === LOCAL_NODE) return;
-  const own = node.publicAddress;
-  allocations.forEach((allocation, index) => {
-    if (isWildcard(allocation.ip) || (own !== null && sameAddress(allocation.ip, own))) return;
-    const accepted =
-      own !== null && isIP(own) !== 0
-        ? `0.0.0.0 (every address of the node) or its public address ${own}`
-        : `0.0.0.0 (every address of the node): its public address ${own ?? ''} is not an IP address`;
-    const message = `${allocation.ip} is not an address of node ${node.name}: use ${accepted}`;
-    throw new AppError('VALIDATION_FAILED', `allocations[${index}].ip: ${message}`, {
-      details: [{ path: `body/allocations/${index}/ip`, message }],
-    });
+  const foreign = foreignAddress(allocations, node);
+  if (foreign === null) return;
+  const { index, message } = foreign;
+  throw new AppError('VALIDATION_FAILED', `allocations[${index}].ip: ${message}`, {
+    details: [{ path: `body/allocations/${index}/ip`, message }],
   });
+}
+
+/**
+ * The first allocation that names no address of `node` (see checkNodeAddresses): its index and
+ * why, in words; null when each one does.
+ */
+export function foreignAddress(
+  allocations: readonly Allocation[],
+  node: NodeAddress,
+): { readonly index: number; readonly message: string } | null {
+  if (node.name === LOCAL_NODE) return null;
+  const own = node.publicAddress;
+  const index = allocations.findIndex(
+    (allocation) =>
+      !isWildcard(allocation.ip) && !(own !== null && sameAddress(allocation.ip, own)),
+  );
+  const allocation = allocations[index];
+  if (allocation === undefined) return null;
+  const accepted =
+    own !== null && isIP(own) !== 0
+      ? `0.0.0.0 (every address of the node) or its public address ${own}`
+      : `0.0.0.0 (every address of the node): its public address ${own ?? ''} is not an IP address`;
+  return {
+    index,
+    message: `${allocation.ip} is not an address of node ${node.name}: use ${accepted}`,
+  };
 }
 
 /**
